@@ -1,0 +1,81 @@
+"""A thread-safe LRU cache with a TTL and hit/miss counters.
+
+Used for the memory read cache (SPEC §4: 60 s, 500 entries, negative caching) and
+for embeddings. A hit refreshes recency (true LRU, unlike the reference's FIFO); an
+expired entry counts as a miss and is dropped.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+_MISSING = object()
+
+
+class TTLCache(Generic[K, V]):
+    def __init__(
+        self, maxsize: int, ttl_s: float, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.maxsize = max(1, int(maxsize))
+        self.ttl_s = float(ttl_s)
+        self._clock = clock
+        self._data: OrderedDict[K, tuple[float, V]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def lookup(self, key: K) -> tuple[bool, V | None]:
+        """``(found, value)``; ``found`` distinguishes a cached None from a miss."""
+        with self._lock:
+            entry = self._data.get(key)
+            if entry is None:
+                self.misses += 1
+                return False, None
+            stored_at, value = entry
+            if self._clock() - stored_at >= self.ttl_s:
+                del self._data[key]
+                self.misses += 1
+                return False, None
+            self._data.move_to_end(key)
+            self.hits += 1
+            return True, value
+
+    def get(self, key: K) -> V | None:
+        return self.lookup(key)[1]
+
+    def set(self, key: K, value: V) -> None:
+        with self._lock:
+            self._data[key] = (self._clock(), value)
+            self._data.move_to_end(key)
+            while len(self._data) > self.maxsize:
+                self._data.popitem(last=False)
+
+    def invalidate(self, key: K) -> None:
+        with self._lock:
+            self._data.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self.hits = self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def stats(self) -> dict[str, int | float]:
+        with self._lock:
+            total = self.hits + self.misses
+            return {
+                "hits": self.hits,
+                "misses": self.misses,
+                "size": len(self._data),
+                "maxSize": self.maxsize,
+                "hitRate": self.hits / total if total else 0.0,
+            }

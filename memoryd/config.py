@@ -1,0 +1,80 @@
+"""Engine configuration read once, at the edge, from the environment.
+
+Everything tunable by an environment variable is here, with its default; nothing
+else in the package reads ``os.environ``. ``docs/CONFIGURATION.md`` documents each
+variable, and a test fails when one is missing from it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memoryd.core.decay import DecayConfig, decay_config_from_env
+
+DEFAULT_PORT = 20128
+DEFAULT_HOST = "127.0.0.1"
+
+
+def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    try:
+        value = int(float(env.get(name, "")))
+    except ValueError:
+        return default
+    return max(low, min(high, value))
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    try:
+        return float(env.get(name, ""))
+    except ValueError:
+        return default
+
+
+def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    raw = env.get("MEMORYD_DATA_DIR", "").strip()
+    return Path(raw).expanduser() if raw else Path.home() / ".memoryd"
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    data_dir: Path
+    rrf_k: int = 60
+    rrf_fts_weight: float = 1.0
+    rrf_vector_weight: float = 1.0
+    vec_top_k: int = 20
+    vec_quantization: str = "none"
+    embedding_cache_max: int = 1000
+    embedding_cache_ttl_ms: int = 300_000
+    max_content_chars: int = 32_768
+    load_vec: bool = True
+    decay: DecayConfig = field(default_factory=DecayConfig)
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "memoryd.db"
+
+    @classmethod
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, *, data_dir: str | Path | None = None
+    ) -> EngineConfig:
+        env = os.environ if env is None else env
+        quant = env.get("MEMORY_VEC_QUANTIZATION", "none").strip().lower()
+        return cls(
+            data_dir=Path(data_dir).expanduser() if data_dir else default_data_dir(env),
+            rrf_k=_int(env, "MEMORY_RRF_K", 60, 1, 10_000),
+            rrf_fts_weight=_float(env, "MEMORY_RRF_FTS_WEIGHT", 1.0),
+            rrf_vector_weight=_float(env, "MEMORY_RRF_VECTOR_WEIGHT", 1.0),
+            vec_top_k=_int(env, "MEMORY_VEC_TOP_K", 20, 1, 100),
+            vec_quantization="int8" if quant == "int8" else "none",
+            embedding_cache_max=_int(env, "MEMORY_EMBEDDING_CACHE_MAX", 1000, 1, 1_000_000),
+            embedding_cache_ttl_ms=_int(
+                env, "MEMORY_EMBEDDING_CACHE_TTL_MS", 300_000, 0, 86_400_000
+            ),
+            max_content_chars=_int(env, "MEMORY_MAX_CONTENT_CHARS", 32_768, 16, 1_048_576),
+            load_vec=env.get("MEMORY_DISABLE_VEC", "").strip().lower() not in {"1", "true", "yes"},
+            decay=decay_config_from_env(env),
+        )

@@ -1,0 +1,240 @@
+"""Put a user's memories into an OpenAI-style chat request (SPEC §9).
+
+Pure functions over plain dict bodies: nothing here does I/O, and the input
+body is never mutated, so the gateway can keep the client's original request
+for logging and retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar, cast, get_args
+
+__all__ = [
+    "MEMORY_PREFIX",
+    "PROVIDERS_WITHOUT_SYSTEM_ROLE",
+    "SYSTEM_FIRST_PROVIDERS",
+    "Injection",
+    "Placement",
+    "SystemRole",
+    "filter_new",
+    "format_memory_context",
+    "has_cache_control",
+    "inject_memory",
+    "request_text",
+    "supports_system_role",
+]
+
+T = TypeVar("T")
+
+MEMORY_PREFIX = "Memory context: "
+
+# Providers that reject (or ignore) a "system" role message: memory goes in as "user".
+PROVIDERS_WITHOUT_SYSTEM_ROLE = frozenset(
+    {"o1", "o1-mini", "o1-preview", "glm", "glmt", "glm-cn", "zai", "qianfan"}
+)
+
+# Providers that only honour a single system message at index 0, so we merge into it.
+SYSTEM_FIRST_PROVIDERS = frozenset({"mimo", "xiaomi-mimo"})
+
+SystemRole = Literal["auto", "system", "user", "first"]
+Placement = Literal[
+    "none",
+    "system",
+    "user",
+    "system-cache-safe",
+    "user-cache-safe",
+    "merged-first",
+    "top-level-system",
+]
+
+# Roles that carry the client's own instructions; memory goes before the first of them
+# so the client's prompt comes later and keeps precedence.
+_INSTRUCTION_ROLES = frozenset({"system", "developer"})
+_TEXT_PART_TYPES = frozenset({"text", "input_text"})
+
+
+@dataclass(frozen=True)
+class Injection:
+    """The request to forward, and where the memory ended up (for logs and tests)."""
+
+    body: dict[str, Any]
+    placement: Placement
+
+
+def format_memory_context(contents: Sequence[str]) -> str:
+    """One prefixed block of memories, one per line; "" when there is nothing to say."""
+    lines = [c.strip() for c in contents if c.strip()]
+    if not lines:
+        return ""
+    return MEMORY_PREFIX + "\n".join(lines)
+
+
+def _model_id(model: str | None) -> str:
+    """The bare model id: routers send "vendor/model", only the last segment matters."""
+    if not model:
+        return ""
+    return model.strip().rsplit("/", 1)[-1].lower()
+
+
+def supports_system_role(provider: str | None, model: str | None = None) -> bool:
+    """Whether a "system" role message is accepted; unknown providers are assumed to."""
+    if provider and provider.strip().lower() in PROVIDERS_WITHOUT_SYSTEM_ROLE:
+        return False
+    return not _model_id(model).startswith("o1")
+
+
+def _texts(value: Any) -> list[str]:
+    """Every text string in a content value (string, part list, or nested tool results)."""
+    if isinstance(value, str):
+        return [value]
+    out: list[str] = []
+    if isinstance(value, list):
+        for part in value:
+            if isinstance(part, str):
+                out.append(part)
+            elif isinstance(part, Mapping):
+                text = part.get("text")
+                if isinstance(text, str):
+                    out.append(text)
+                # Anthropic tool_result blocks nest their own content.
+                nested = part.get("content")
+                if isinstance(nested, str | list):
+                    out.extend(_texts(nested))
+    return out
+
+
+def request_text(body: Mapping[str, Any]) -> str:
+    """All the text the model will see, for the verbatim-duplicate check."""
+    chunks: list[str] = []
+    chunks.extend(_texts(body.get("system")))
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for message in messages:
+            if isinstance(message, Mapping):
+                chunks.extend(_texts(message.get("content")))
+    return "\n".join(chunks)
+
+
+def _contains_key(value: Any, key: str) -> bool:
+    if isinstance(value, Mapping):
+        return key in value or any(_contains_key(v, key) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_contains_key(v, key) for v in value)
+    return False
+
+
+def has_cache_control(body: Mapping[str, Any]) -> bool:
+    """Whether the client uses prompt caching, which any prefix edit would invalidate."""
+    return any(_contains_key(body.get(k), "cache_control") for k in ("messages", "system", "tools"))
+
+
+def filter_new(
+    contents: Sequence[T], body: Mapping[str, Any], text_of: Callable[[T], str]
+) -> list[T]:
+    """Drop memories the request already contains verbatim, so we never repeat them."""
+    haystack = request_text(body)
+    return [item for item in contents if text_of(item).strip() not in haystack]
+
+
+def _resolve_role(
+    system_role: SystemRole, provider: str | None, model: str | None
+) -> Literal["system", "user", "first"]:
+    if system_role not in get_args(SystemRole):
+        raise ValueError(f"unknown system_role: {system_role!r}")
+    if system_role != "auto":
+        return system_role
+    if provider and provider.strip().lower() in SYSTEM_FIRST_PROVIDERS:
+        return "first"
+    return "system" if supports_system_role(provider, model) else "user"
+
+
+def _role_of(message: Any) -> Any:
+    return message.get("role") if isinstance(message, Mapping) else None
+
+
+def _prepend_text(content: Any, text: str, sep: str) -> Any:
+    """Memory first in a content value, leaving the original parts untouched."""
+    if isinstance(content, list):
+        return [{"type": "text", "text": text}, *content]
+    if isinstance(content, str) and content:
+        return text + sep + content
+    return text
+
+
+def _merge_top_level_system(body: dict[str, Any], text: str, cache_safe: bool) -> None:
+    system = body["system"]
+    if isinstance(system, list):
+        block = {"type": "text", "text": text}
+        # Appending keeps the cached block prefix byte-identical.
+        body["system"] = [*system, block] if cache_safe else [block, *system]
+    else:
+        body["system"] = _prepend_text(system, text, "\n\n")
+
+
+def _merge_first(messages: list[Any], text: str) -> None:
+    first = messages[0] if messages else None
+    if isinstance(first, Mapping) and first.get("role") == "system":
+        merged = dict(first)
+        merged["content"] = _prepend_text(first.get("content"), text, "\n")
+        messages[0] = merged
+    else:
+        messages.insert(0, {"role": "system", "content": text})
+
+
+def inject_memory(
+    body: Mapping[str, Any],
+    contents: Sequence[str],
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    system_role: SystemRole = "auto",
+) -> Injection:
+    """Return a copy of ``body`` carrying the memories, placed where the provider honours them.
+
+    An explicit ``system_role="user"`` always adds a user message; otherwise an
+    Anthropic-style top-level ``system`` field is merged into instead.
+    """
+    text = format_memory_context(contents)
+    messages = body.get("messages")
+    system = body.get("system")
+    has_top_system = isinstance(system, str | list)
+    if not text or (not isinstance(messages, list) and not has_top_system):
+        # Nothing to add, or a shape we do not understand: forward untouched.
+        return Injection(body=cast(dict[str, Any], body), placement="none")
+
+    if model is None:
+        raw_model = body.get("model")
+        model = raw_model if isinstance(raw_model, str) else None
+    role = _resolve_role(system_role, provider, model)
+    cache_safe = has_cache_control(body)
+    out = dict(body)
+
+    if has_top_system and (system_role != "user" or not isinstance(messages, list)):
+        _merge_top_level_system(out, text, cache_safe)
+        return Injection(body=out, placement="top-level-system")
+
+    assert isinstance(messages, list)  # guaranteed by the shape check above
+    new_messages = list(messages)
+    out["messages"] = new_messages
+
+    if role == "first":
+        _merge_first(new_messages, text)
+        return Injection(body=out, placement="merged-first")
+
+    message = {"role": role, "content": text}
+    if cache_safe:
+        users = [i for i, m in enumerate(new_messages) if _role_of(m) == "user"]
+        if users:
+            # Everything before the newest turn stays byte-identical, so caches keep hitting.
+            new_messages.insert(users[-1], message)
+            safe: Placement = "system-cache-safe" if role == "system" else "user-cache-safe"
+            return Injection(body=out, placement=safe)
+
+    index = next(
+        (i for i, m in enumerate(new_messages) if _role_of(m) in _INSTRUCTION_ROLES),
+        0,
+    )
+    new_messages.insert(index, message)
+    return Injection(body=out, placement=role)

@@ -1,0 +1,485 @@
+"""``MemoryEngine``: the one service API that REST, the gateway, MCP and the CLI call.
+
+It owns validation of inputs (owners, keys, sizes), the read cache, write
+notifications for the index tiers, background extraction, and delegates retrieval
+and lifecycle work to ``retrieval`` and ``lifecycle``. No SQL lives here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memoryd import lifecycle
+from memoryd.background import BackgroundWorker
+from memoryd.cache import TTLCache
+from memoryd.config import EngineConfig
+from memoryd.core.extraction import Fact, extract_facts, fact_metadata, slugify
+from memoryd.core.scoring import estimate_tokens
+from memoryd.errors import ValidationError, field_error
+from memoryd.models import (
+    Hit,
+    Memory,
+    MemoryPage,
+    MemoryPatch,
+    MemoryType,
+    NewMemory,
+    Preview,
+    to_iso,
+    utcnow,
+)
+from memoryd.retrieval import Retriever
+from memoryd.settings import MemorySettings, SettingsService
+from memoryd.storage import memories as sql
+from memoryd.storage.database import Database
+
+log = logging.getLogger(__name__)
+
+MAX_OWNER_CHARS = 200
+MAX_KEY_CHARS = 500
+MAX_METADATA_CHARS = 65_536
+
+#: Called after a memory's content/key was written (index tiers re-embed) ...
+WriteListener = Callable[[Memory], None]
+#: ... and after memories were deleted, with ``(id, seq)`` pairs.
+DeleteListener = Callable[[list[tuple[str, int]]], None]
+
+
+def require_owner(owner: object, field: str = "apiKeyId") -> str:
+    """An owner id is a non-empty string; "" never means "every owner"."""
+    if not isinstance(owner, str) or not owner.strip():
+        raise field_error(field, "owner id must be a non-empty string")
+    if len(owner) > MAX_OWNER_CHARS or any(ord(c) < 32 for c in owner):
+        raise field_error(field, f"owner id must be at most {MAX_OWNER_CHARS} printable chars")
+    return owner
+
+
+def derive_key(memory_type: MemoryType, content: str) -> str:
+    """A content-addressed key: re-adding the same text upserts instead of duplicating."""
+    digest = hashlib.sha256(content.encode("utf-8")).hexdigest()[:10]
+    slug = slugify(content) or "memory"
+    return f"{memory_type.value}:{slug}:{digest}"
+
+
+class MemoryEngine:
+    def __init__(
+        self,
+        db: Database,
+        config: EngineConfig,
+        settings: SettingsService,
+        *,
+        token_counter: Callable[[str], int] = estimate_tokens,
+    ) -> None:
+        self.db = db
+        self.config = config
+        self.settings = settings
+        self.tokens = token_counter
+        self.cache: TTLCache[str, Memory | None] = TTLCache(500, 60.0)
+        self.retriever = Retriever(db, config, token_counter)
+        self.background = BackgroundWorker("extraction")
+        self.write_listeners: list[WriteListener] = []
+        self.delete_listeners: list[DeleteListener] = []
+        self.extraction_stats = {"scheduled": 0, "stored": 0, "failed": 0}
+
+    @classmethod
+    def open(cls, data_dir: str | Path | None = None, **env_overrides: str) -> MemoryEngine:
+        """Open (creating if needed) the engine for a data dir, configured from env."""
+        from memoryd.bootstrap import open_engine
+
+        return open_engine(data_dir=data_dir, env_overrides=env_overrides)
+
+    # -- writes ------------------------------------------------------------------------
+
+    def _check_new(self, new: NewMemory) -> tuple[NewMemory, str]:
+        require_owner(new.api_key_id)
+        if not isinstance(new.content, str) or not new.content.strip():
+            raise field_error("content", "must be a non-empty string")
+        if len(new.content) > self.config.max_content_chars:
+            raise field_error("content", f"longer than {self.config.max_content_chars} chars")
+        if not isinstance(new.type, MemoryType):
+            raise field_error("type", "must be factual, episodic, procedural or semantic")
+        self._check_metadata(new.metadata)
+        key = new.key if new.key is not None else derive_key(new.type, new.content)
+        self._check_key(key)
+        if not isinstance(new.session_id, str) or len(new.session_id) > MAX_OWNER_CHARS:
+            raise field_error("sessionId", f"must be a string of at most {MAX_OWNER_CHARS} chars")
+        return new, key
+
+    @staticmethod
+    def _check_key(key: object) -> None:
+        if not isinstance(key, str) or not key.strip():
+            raise field_error("key", "must be a non-empty string")
+        if len(key) > MAX_KEY_CHARS:
+            raise field_error("key", f"longer than {MAX_KEY_CHARS} chars")
+
+    @staticmethod
+    def _check_metadata(metadata: object) -> None:
+        if metadata is None:
+            return
+        if not isinstance(metadata, dict):
+            raise field_error("metadata", "must be a JSON object")
+        if len(repr(metadata)) > MAX_METADATA_CHARS:
+            raise field_error("metadata", f"larger than {MAX_METADATA_CHARS} chars")
+
+    def create(self, new: NewMemory) -> tuple[Memory, bool]:
+        """Upsert on ``(owner, key)``; returns ``(memory, created)``."""
+        new, key = self._check_new(new)
+        now = utcnow()
+        memory, created = self.db.write(lambda conn: sql.upsert(conn, new, key, now))
+        self._written([memory])
+        return memory, created
+
+    def create_many(self, items: Iterable[NewMemory]) -> list[tuple[Memory, bool]]:
+        """Upsert a batch in one transaction (bulk ingest, imports, extraction)."""
+        checked = [self._check_new(item) for item in items]
+        now = utcnow()
+        results = self.db.write(
+            lambda conn: [sql.upsert(conn, new, key, now) for new, key in checked]
+        )
+        self._written([memory for memory, _ in results])
+        return results
+
+    def update(
+        self, memory_id: str, patch: MemoryPatch, *, owner: str | None = None
+    ) -> Memory | None:
+        """Apply a patch; None when the id is unknown (or belongs to another owner)."""
+        if self.get(memory_id, owner=owner) is None:
+            return None
+        if patch.content is not None:
+            if not isinstance(patch.content, str) or not patch.content.strip():
+                raise field_error("content", "must be a non-empty string")
+            if len(patch.content) > self.config.max_content_chars:
+                raise field_error("content", f"longer than {self.config.max_content_chars} chars")
+        if patch.key is not None:
+            self._check_key(patch.key)
+        self._check_metadata(patch.metadata)
+        now = utcnow()
+        try:
+            memory = self.db.write(lambda conn: sql.update(conn, memory_id, patch, now))
+        except Exception as exc:
+            if "UNIQUE constraint failed" in str(exc):
+                raise field_error(
+                    "key", "another memory of this owner already has this key"
+                ) from exc
+            raise
+        self.cache.invalidate(memory_id)
+        if memory is not None and (patch.content is not None or patch.key is not None):
+            self._notify_write([memory])
+        return memory
+
+    def delete(self, memory_id: str, *, owner: str | None = None) -> bool:
+        if not isinstance(memory_id, str) or not memory_id:
+            return False
+        if owner is not None and self.get(memory_id, owner=owner) is None:
+            return False
+        seq = self.db.write(lambda conn: sql.delete(conn, memory_id))
+        if seq is None:
+            return False
+        self._deleted([(memory_id, seq)])
+        return True
+
+    def delete_where(self, where: str, params: list[Any]) -> int:
+        """Delete rows matching a storage-layer filter (used by lifecycle helpers)."""
+        removed = self.db.write(lambda conn: sql.delete_where(conn, where, params))
+        if removed:
+            self._deleted(removed)
+        return len(removed)
+
+    def _written(self, memories: list[Memory]) -> None:
+        for memory in memories:
+            self.cache.set(memory.id, memory)
+        self._notify_write(memories)
+
+    def _notify_write(self, memories: list[Memory]) -> None:
+        for listener in self.write_listeners:
+            for memory in memories:
+                try:
+                    listener(memory)
+                except Exception:
+                    log.exception("write listener failed")
+
+    def _deleted(self, removed: list[tuple[str, int]]) -> None:
+        for memory_id, _ in removed:
+            self.cache.invalidate(memory_id)
+        for listener in self.delete_listeners:
+            try:
+                listener(removed)
+            except Exception:
+                log.exception("delete listener failed")
+
+    # -- reads -------------------------------------------------------------------------
+
+    def get(self, memory_id: str, *, owner: str | None = None) -> Memory | None:
+        """A memory by id; with ``owner``, None unless it belongs to that owner."""
+        if not isinstance(memory_id, str) or not memory_id:
+            return None
+        found, memory = self.cache.lookup(memory_id)
+        if not found:
+            memory = sql.get(self.db.read(), memory_id)
+            self.cache.set(memory_id, memory)
+        if memory is not None and owner is not None and memory.api_key_id != owner:
+            return None
+        return memory
+
+    def list_memories(
+        self,
+        *,
+        owner: str | None = None,
+        type: MemoryType | None = None,
+        session_id: str | None = None,
+        q: str | None = None,
+        limit: int = 50,
+        page: int = 1,
+        offset: int | None = None,
+    ) -> MemoryPage:
+        """Newest first with ``total`` and ``byType``. ``owner=None`` lists every owner
+        (admin only); an empty owner string is rejected, never read as "all"."""
+        if owner is not None:
+            require_owner(owner)
+        if not 1 <= limit <= 200:
+            raise field_error("limit", "must be from 1 to 200")
+        if page < 1 or (offset is not None and offset < 0):
+            raise field_error("page", "page must be >= 1 and offset >= 0")
+        start = offset if offset is not None else (page - 1) * limit
+        with self.db.snapshot() as conn:
+            data, total, by_type = sql.list_page(
+                conn, owner=owner, type=type, session_id=session_id, q=q, limit=limit, offset=start
+            )
+        return MemoryPage(data, total, by_type, page=start // limit + 1, limit=limit)
+
+    def tokens_used(self, owner: str | None = None) -> int:
+        return sql.tokens_used(self.db.read(), owner)
+
+    def owners(self) -> list[str]:
+        return sql.owners(self.db.read())
+
+    # -- retrieval ---------------------------------------------------------------------
+
+    def retrieve(
+        self,
+        owner: str,
+        query: str | None = None,
+        *,
+        strategy: str | None = None,
+        max_tokens: int | None = None,
+        scope: str | None = None,
+        session_id: str | None = None,
+        limit: int | None = None,
+        settings: MemorySettings | None = None,
+    ) -> list[Hit]:
+        """The memories to inject for one request; bumps their access counters."""
+        require_owner(owner)
+        settings = settings or self.settings.get()
+        if max_tokens is None and settings.max_tokens == 0:
+            return []
+        req = self.retriever.resolve(
+            settings,
+            owner=owner,
+            query=query,
+            strategy=strategy,
+            max_tokens=max_tokens,
+            scope=scope,
+            session_id=session_id,
+            limit=limit,
+        )
+        hits, _ = self.retriever.run(req, settings)
+        if hits:
+            self._bump([h.memory.id for h in hits])
+        return hits
+
+    def preview(
+        self,
+        owner: str | None,
+        query: str | None = None,
+        *,
+        strategy: str | None = None,
+        max_tokens: int | None = None,
+        scope: str | None = None,
+        session_id: str | None = None,
+        limit: int | None = None,
+    ) -> Preview:
+        """A dry run of retrieval (no access bump) with its resolution. ``owner=None``
+        previews across every owner (the admin dashboard)."""
+        if owner is not None:
+            require_owner(owner)
+        settings = self.settings.get()
+        req = self.retriever.resolve(
+            settings,
+            owner=owner,
+            query=query,
+            strategy=strategy,
+            max_tokens=max_tokens,
+            scope=scope,
+            session_id=session_id,
+            limit=limit,
+        )
+        hits, resolution = self.retriever.run(req, settings)
+        return Preview(hits, resolution, budget_max_tokens=req.max_tokens)
+
+    def _bump(self, ids: list[str]) -> None:
+        """Access bookkeeping goes to the writer without blocking the request."""
+        now = utcnow()
+        future = self.db.submit(lambda conn: sql.bump_access(conn, ids, now))
+
+        def invalidate(_: object) -> None:
+            for memory_id in ids:
+                self.cache.invalidate(memory_id)
+
+        future.add_done_callback(invalidate)
+
+    # -- extraction --------------------------------------------------------------------
+
+    def schedule_extraction(
+        self,
+        owner: str,
+        *,
+        user_text: str | None = None,
+        assistant_text: str | None = None,
+        session_id: str = "",
+        settings: MemorySettings | None = None,
+    ) -> bool:
+        """Queue fact extraction from one exchange; never raises, never blocks."""
+        try:
+            require_owner(owner)
+            sources = (settings or self.settings.get()).extract_from
+            texts = [
+                (t, s)
+                for t, s in ((user_text, "user"), (assistant_text, "assistant"))
+                if s in sources and isinstance(t, str) and t.strip()
+            ]
+            if not texts:
+                return False
+            self.extraction_stats["scheduled"] += 1
+            return self.background.submit(self._extract_and_store, owner, session_id, texts)
+        except Exception:
+            log.exception("could not schedule extraction")
+            self.extraction_stats["failed"] += 1
+            return False
+
+    def _extract_and_store(self, owner: str, session_id: str, texts: list[tuple[str, str]]) -> None:
+        extracted_at = to_iso(utcnow())
+        unique: dict[str, Fact] = {}
+        for text, source in texts:
+            for fact in extract_facts(text, source=source):
+                unique.setdefault(fact.key, fact)  # the first occurrence wins
+        items = [
+            NewMemory(
+                api_key_id=owner,
+                content=f.content,
+                key=f.key,
+                type=MemoryType(f.type),
+                session_id=session_id,
+                metadata=fact_metadata(f, extracted_at),
+            )
+            for f in unique.values()
+        ]
+        if not items:
+            return
+        try:
+            self.create_many(items)
+            self.extraction_stats["stored"] += len(items)
+        except Exception:
+            self.extraction_stats["failed"] += 1
+            raise
+
+    # -- lifecycle (delegated) -----------------------------------------------------------
+
+    def summarize(
+        self, owner: str, session_id: str | None = None, max_tokens: int = 4000
+    ) -> dict[str, int]:
+        return lifecycle.summarize(self, require_owner(owner), session_id, max_tokens)
+
+    def summarize_older_than(
+        self, owner: str, days: int, *, dry_run: bool = False
+    ) -> dict[str, Any]:
+        return lifecycle.summarize_older_than(self, require_owner(owner), days, dry_run=dry_run)
+
+    def sweep_decay(
+        self, *, dry_run: bool = False, owner: str | None = None, now: datetime | None = None
+    ) -> dict[str, Any]:
+        return lifecycle.sweep_decay(self, dry_run=dry_run, owner=owner, now=now)
+
+    def gc(self, now: datetime | None = None) -> int:
+        return lifecycle.delete_expired(self, now or utcnow())
+
+    def clear(
+        self, owner: str, *, type: MemoryType | None = None, older_than: datetime | None = None
+    ) -> int:
+        return lifecycle.clear(self, require_owner(owner), type=type, older_than=older_than)
+
+    def export(self, owner: str) -> Iterator[dict[str, Any]]:
+        return lifecycle.export(self, require_owner(owner))
+
+    def import_jsonl(
+        self, lines: Iterable[str | bytes], *, owner: str | None = None
+    ) -> lifecycle.ImportResult:
+        return lifecycle.import_jsonl(
+            self, lines, owner=require_owner(owner) if owner is not None else None
+        )
+
+    # -- status and shutdown -----------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        caps = self.db.capabilities
+        settings = self.settings.get()
+        pending = sql.count_pending(self.db.read())
+        return {
+            "keyword": {"available": caps.fts5, "backend": "FTS5", "reason": caps.fts5_reason},
+            "embedding": {
+                "source": None,
+                "model": None,
+                "dimensions": None,
+                "available": False,
+                "reason": "auto: no embedding source available",
+                "cacheStats": {"hits": 0, "misses": 0, "size": 0},
+            },
+            "vectorStore": {
+                "backend": "none",
+                "available": False,
+                "rowCount": 0,
+                "needsReindex": pending,
+                "activeDim": None,
+                "signature": None,
+                "reason": "sqlite-vec not available — using FTS5 only",
+            },
+            "qdrant": {
+                "enabled": False,
+                "healthy": None,
+                "latencyMs": None,
+                "error": None,
+                "pointCount": None,
+            },
+            "rerank": {
+                "enabled": settings.rerank_enabled,
+                "available": bool(settings.rerank_enabled and settings.rerank_provider_model),
+                "reason": "rerank disabled"
+                if not settings.rerank_enabled
+                else "rerank not yet supported",
+            },
+            "reindex": {"running": False, "processed": 0, "pending": pending},
+            "extraction": dict(self.extraction_stats) | {"pending": self.background.pending},
+            "readCache": self.cache.stats(),
+        }
+
+    def drain(self, timeout: float | None = 30.0) -> bool:
+        """Wait for background extraction and queued bookkeeping writes to finish."""
+        ok = self.background.join(timeout)
+        self.db.flush()
+        return ok
+
+    def close(self) -> None:
+        self.background.close()
+        self.db.close()
+
+    def __enter__(self) -> MemoryEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["MemoryEngine", "ValidationError", "derive_key", "require_owner"]

@@ -1,0 +1,286 @@
+"""Lifecycle (SPEC §11): expiry, summarization, typed decay, clear, export/import.
+
+Functions over an engine, kept out of ``engine.py`` so the facade stays small. Every
+operation is scoped to one owner (summaries never merge owners), and every delete
+goes through the engine so the index tiers and the read cache hear about it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from memoryd.core.decay import SWEEP_SCAN_CAP, is_decayed
+from memoryd.core.summary import summarize_text, summary_line
+from memoryd.errors import MemorydError, ValidationError, field_error
+from memoryd.models import Memory, MemoryType, NewMemory, parse_iso, to_iso, utcnow
+from memoryd.storage import memories as sql
+
+if TYPE_CHECKING:
+    from memoryd.engine import MemoryEngine
+
+MAX_IMPORT_LINE_BYTES = 1_048_576
+IMPORT_BATCH = 500
+EXPORT_PAGE = 500
+
+
+def summarize(
+    engine: MemoryEngine, owner: str, session_id: str | None, max_tokens: int
+) -> dict[str, int]:
+    """Keep the newest memories that fit ``max_tokens``; compact the rest in place."""
+    rows = sql.for_owner(engine.db.read(), owner, session_id)
+    total = summarized = saved = 0
+    changes: list[tuple[str, str]] = []
+    for memory in rows:
+        tokens = engine.tokens(memory.content)
+        total += tokens
+        if total <= max_tokens:
+            continue
+        summarized += 1
+        short = summarize_text(memory.content)
+        if short != memory.content:
+            saved += tokens - engine.tokens(short)
+            changes.append((memory.id, short))
+    if changes:
+        now = utcnow()
+
+        def apply(conn: Any) -> None:
+            for memory_id, content in changes:
+                sql.set_content(conn, memory_id, content, now)
+
+        engine.db.write(apply)
+        for memory_id, _ in changes:
+            engine.cache.invalidate(memory_id)
+    return {"originalCount": len(rows), "summarizedCount": summarized, "tokensSaved": saved}
+
+
+def _candidate(engine: MemoryEngine, memory: Memory) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "type": memory.type.value,
+        "key": memory.key,
+        "content": memory.content,
+        "tokens": engine.tokens(memory.content),
+        "createdAt": to_iso(memory.created_at),
+    }
+
+
+def summarize_older_than(
+    engine: MemoryEngine, owner: str, days: int, *, dry_run: bool
+) -> dict[str, Any]:
+    """One ``semantic`` summary of this owner's memories older than ``days``, replacing them."""
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 365:
+        raise field_error("olderThanDays", "must be an integer from 1 to 365")
+    now = utcnow()
+    old = sql.older_than(engine.db.read(), owner, now - timedelta(days=days))
+    candidates = [_candidate(engine, m) for m in old]
+    result: dict[str, Any] = {
+        "candidates": candidates,
+        "totalTokens": sum(c["tokens"] for c in candidates),
+        "deletedCount": 0,
+        "summaryId": None,
+        "dryRun": dry_run,
+    }
+    if dry_run or not old:
+        return result
+    lines = [summary_line(m.type.value, m.key, m.content) for m in old]
+    content = f"Summary of {len(old)} memories older than {days} days:\n" + "\n".join(lines)
+    content = content[: engine.config.max_content_chars]
+    summary = NewMemory(
+        api_key_id=owner,
+        content=content,
+        key=f"summary:{to_iso(now)}",
+        type=MemoryType.SEMANTIC,
+        metadata={"summarizedCount": len(old), "olderThanDays": days, "generatedAt": to_iso(now)},
+    )
+    ids = [m.id for m in old]
+
+    def apply(conn: Any) -> tuple[Memory, list[tuple[str, int]]]:
+        stored, _ = sql.upsert(conn, summary, summary.key or "", now)
+        removed = []
+        for memory_id in ids:
+            seq = sql.delete(conn, memory_id)
+            if seq is not None:
+                removed.append((memory_id, seq))
+        return stored, removed
+
+    stored, removed = engine.db.write(apply)
+    engine._written([stored])
+    engine._deleted(removed)
+    result.update(deletedCount=len(removed), summaryId=stored.id)
+    return result
+
+
+def sweep_decay(
+    engine: MemoryEngine, *, dry_run: bool, owner: str | None, now: datetime | None
+) -> dict[str, Any]:
+    """Delete episodic memories past their typed TTL (opt-in; a dry run always reports)."""
+    config = engine.config.decay
+    if not config.enabled and not dry_run:
+        return {
+            "scanned": 0,
+            "decayed": 0,
+            "deletedIds": [],
+            "skippedDisabled": True,
+            "capped": False,
+        }
+    now = now or utcnow()
+    rows = sql.decay_candidates(engine.db.read(), owner, SWEEP_SCAN_CAP + 1)
+    capped = len(rows) > SWEEP_SCAN_CAP
+    rows = rows[:SWEEP_SCAN_CAP]
+    active = replace(config, enabled=True)
+    decayed = [m.id for m in rows if is_decayed(m, active, now)]
+    deleted = [] if dry_run else [i for i in decayed if engine.delete(i)]
+    return {
+        "scanned": len(rows),
+        "decayed": len(decayed),
+        "deletedIds": deleted,
+        "skippedDisabled": False,
+        "capped": capped,
+    }
+
+
+def delete_expired(engine: MemoryEngine, now: datetime) -> int:
+    count = engine.delete_where("m.expires_at IS NOT NULL AND m.expires_at <= ?", [to_iso(now)])
+    if count and engine.db.capabilities.fts5:
+        engine.db.write(sql.optimize_fts)
+    return count
+
+
+def clear(
+    engine: MemoryEngine, owner: str, *, type: MemoryType | None, older_than: datetime | None
+) -> int:
+    """Delete every match (not one page) within one owner."""
+    where, params = "m.api_key_id = ?", [owner]
+    if type is not None:
+        where += " AND m.type = ?"
+        params.append(type.value)
+    if older_than is not None:
+        where += " AND m.created_at < ?"
+        params.append(to_iso(older_than))
+    count = engine.delete_where(where, params)
+    if count and engine.db.capabilities.fts5:
+        engine.db.write(sql.optimize_fts)
+    return count
+
+
+def export(engine: MemoryEngine, owner: str) -> Iterator[dict[str, Any]]:
+    """Every memory of an owner, oldest first, streamed page by page."""
+    after = 0
+    while True:
+        page = sql.owner_rows(engine.db.read(), owner, after_seq=after, batch=EXPORT_PAGE)
+        if not page:
+            return
+        for seq, memory in page:
+            after = seq
+            yield memory.to_dict()
+
+
+@dataclass
+class ImportResult:
+    imported: int = 0
+    updated: int = 0
+    skipped: int = 0
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "imported": self.imported,
+            "updated": self.updated,
+            "skipped": self.skipped,
+            "errors": self.errors,
+        }
+
+
+def _time(value: object, name: str) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise field_error(name, "must be an ISO-8601 string or null")
+    try:
+        return parse_iso(value)
+    except ValueError:
+        raise field_error(name, f"not an ISO-8601 date: {value!r}") from None
+
+
+def parse_line(data: object, owner: str | None) -> NewMemory:
+    """A memory JSON object (the export format) as a NewMemory; ``owner`` wins."""
+    if not isinstance(data, dict):
+        raise ValidationError("line is not a JSON object")
+    raw_type = data.get("type", "factual")
+    try:
+        memory_type = MemoryType(raw_type)
+    except ValueError:
+        raise field_error("type", f"unknown type {raw_type!r}") from None
+    api_key_id = owner if owner is not None else data.get("apiKeyId")
+    memory_id = data.get("id")
+    return NewMemory(
+        api_key_id=api_key_id,  # type: ignore[arg-type]  # validated by the engine
+        content=data.get("content"),  # type: ignore[arg-type]
+        key=data.get("key"),
+        type=memory_type,
+        session_id=data.get("sessionId") or "",
+        metadata=data.get("metadata"),
+        expires_at=_time(data.get("expiresAt"), "expiresAt"),
+        created_at=_time(data.get("createdAt"), "createdAt"),
+        id=memory_id if isinstance(memory_id, str) and memory_id else None,
+    )
+
+
+def _unchanged(existing: Memory | None, new: NewMemory) -> bool:
+    return (
+        existing is not None
+        and existing.content == new.content
+        and existing.type == new.type
+        and existing.session_id == new.session_id
+        and existing.expires_at == new.expires_at
+        and {**existing.metadata, **(new.metadata or {})} == existing.metadata
+    )
+
+
+def import_jsonl(
+    engine: MemoryEngine, lines: Iterable[str | bytes], *, owner: str | None
+) -> ImportResult:
+    """Upsert JSON Lines by ``(owner, key)``; a bad line is reported with its number and
+    the valid lines around it are still imported."""
+    result = ImportResult()
+    batch: list[NewMemory] = []
+
+    def flush() -> None:
+        if not batch:
+            return
+        for _, created in engine.create_many(batch):
+            if created:
+                result.imported += 1
+            else:
+                result.updated += 1
+        batch.clear()
+
+    for number, raw in enumerate(lines, start=1):
+        try:
+            if len(raw) > MAX_IMPORT_LINE_BYTES:
+                raise ValidationError(f"line longer than {MAX_IMPORT_LINE_BYTES} bytes")
+            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+            if not text.strip():
+                continue
+            try:
+                data = json.loads(text)
+            except ValueError as exc:
+                raise ValidationError(f"invalid JSON: {exc}") from None
+            new, key = engine._check_new(parse_line(data, owner))
+            new = replace(new, key=key)
+            if _unchanged(sql.get_by_key(engine.db.read(), new.api_key_id, key), new):
+                result.skipped += 1
+                continue
+        except (MemorydError, UnicodeDecodeError) as exc:
+            message = exc.message if isinstance(exc, MemorydError) else f"invalid UTF-8: {exc}"
+            result.errors.append({"line": number, "message": message})
+            continue
+        batch.append(new)
+        if len(batch) >= IMPORT_BATCH:
+            flush()
+    flush()
+    return result

@@ -1,0 +1,202 @@
+"""The shared vocabulary: memories, hits, and what retrieval resolved to.
+
+Plain dataclasses with no I/O. Times are timezone-aware UTC datetimes in Python and
+ISO-8601 strings with millisecond precision and a ``Z`` suffix on the wire and in
+SQLite, so that string order is time order.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+#: The reserved owner id of the shared pool (SPEC §2). No client key may use it.
+GLOBAL_OWNER = "global"
+
+
+class MemoryType(enum.StrEnum):
+    FACTUAL = "factual"
+    EPISODIC = "episodic"
+    PROCEDURAL = "procedural"
+    SEMANTIC = "semantic"
+
+
+Strategy = Literal["exact", "semantic", "hybrid"]
+Scope = Literal["session", "apiKey", "global"]
+Tier = Literal["fts5", "vector", "hybrid-rrf", "qdrant", "recent"]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def to_iso(value: datetime) -> str:
+    """Canonical wire/storage form: UTC, milliseconds, ``Z``."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def parse_iso(value: str) -> datetime:
+    """Parse any ISO-8601 form (``Z``, offsets, date only, SQLite's space form).
+
+    Naive values are taken as UTC. Raises ValueError on anything else.
+    """
+    text = value.strip()
+    if not text:
+        raise ValueError("empty date")
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    parsed = datetime.fromisoformat(text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    id: str
+    api_key_id: str
+    session_id: str
+    type: MemoryType
+    key: str
+    content: str
+    metadata: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime | None = None
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The camelCase memory object of SPEC §13."""
+        return {
+            "id": self.id,
+            "apiKeyId": self.api_key_id,
+            "sessionId": self.session_id,
+            "type": self.type.value,
+            "key": self.key,
+            "content": self.content,
+            "metadata": self.metadata,
+            "createdAt": to_iso(self.created_at),
+            "updatedAt": to_iso(self.updated_at),
+            "expiresAt": to_iso(self.expires_at) if self.expires_at else None,
+            "accessCount": self.access_count,
+            "lastAccessedAt": to_iso(self.last_accessed_at) if self.last_accessed_at else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """Input of ``create``: upserted on ``(api_key_id, key)``.
+
+    ``key`` may be omitted; the engine then derives a content-addressed key, so
+    adding the same content twice stores it once. ``created_at`` is honoured only for
+    new rows (imports keep their original ages).
+    """
+
+    api_key_id: str
+    content: str
+    key: str | None = None
+    type: MemoryType = MemoryType.FACTUAL
+    session_id: str = ""
+    metadata: dict[str, Any] | None = None
+    expires_at: datetime | None = None
+    created_at: datetime | None = None
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPatch:
+    """Input of ``update``: only the fields that are set change.
+
+    ``metadata`` replaces the stored object (SPEC §4); ``expires_at`` uses
+    ``clear_expiry`` to distinguish "set to never" from "leave alone".
+    """
+
+    type: MemoryType | None = None
+    key: str | None = None
+    content: str | None = None
+    metadata: dict[str, Any] | None = None
+    expires_at: datetime | None = None
+    clear_expiry: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    data: list[Memory]
+    total: int
+    by_type: dict[str, int]
+    page: int
+    limit: int
+
+    @property
+    def total_pages(self) -> int:
+        return (self.total + self.limit - 1) // self.limit if self.limit else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    memory: Memory
+    score: float
+    tier: Tier
+    tokens: int
+    vec_score: float | None = None
+    fts_score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.memory.id,
+            "type": self.memory.type.value,
+            "key": self.memory.key,
+            "content": self.memory.content,
+            "score": self.score,
+            "tokens": self.tokens,
+            "tier": self.tier,
+            "vecScore": self.vec_score,
+            "ftsScore": self.fts_score,
+        }
+
+
+@dataclass(slots=True)
+class Resolution:
+    """How one retrieval was actually served (SPEC §8), for previews and status."""
+
+    embedding_source: str | None = None
+    embedding_model: str | None = None
+    vector_store: str = "none"
+    strategy_used: str = "exact"
+    rerank_applied: bool = False
+    fallback_reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "embeddingSource": self.embedding_source,
+            "embeddingModel": self.embedding_model,
+            "vectorStore": self.vector_store,
+            "strategyUsed": self.strategy_used,
+            "rerankApplied": self.rerank_applied,
+            "fallbackReason": self.fallback_reason,
+        }
+
+
+@dataclass(slots=True)
+class Preview:
+    hits: list[Hit]
+    resolution: Resolution
+    budget_max_tokens: int
+    total_tokens: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.total_tokens = sum(h.tokens for h in self.hits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "memories": [h.to_dict() for h in self.hits],
+            "resolution": self.resolution.to_dict(),
+            "totalTokensUsed": self.total_tokens,
+            "budgetMaxTokens": self.budget_max_tokens,
+        }

@@ -1,0 +1,257 @@
+"""One SQLite file: a single writer thread, per-thread read connections, migrations.
+
+Why a writer thread: SQLite allows one writer at a time. Funnelling every write
+through one connection on one thread means no caller ever sees ``database is locked``
+from contention inside this process; concurrent writers just queue. Queued writes
+are group-committed: the writer takes everything waiting (up to ``MAX_BATCH``), runs
+each task in its own SAVEPOINT inside one ``BEGIN IMMEDIATE`` transaction, and
+acknowledges each task only after the COMMIT, so an acknowledged write is durable and
+one failing task rolls back only itself.
+
+Reads run on a connection per thread (``query_only``), concurrently with the writer
+thanks to WAL. The driver is apsw, because the stdlib ``sqlite3`` here cannot load
+extensions (sqlite-vec).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import apsw
+
+from memoryd.errors import UnavailableError
+from memoryd.storage.migrations import apply_migrations
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Connection = apsw.Connection
+MAX_BATCH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What this SQLite build can do, probed once at start-up."""
+
+    fts5: bool
+    fts5_reason: str
+    vec: bool
+    vec_reason: str
+    sqlite_version: str
+    deferred_migrations: tuple[str, ...] = ()
+
+
+def _probe_fts5(conn: Connection) -> tuple[bool, str]:
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp._memoryd_fts_probe USING fts5(x)")
+        try:
+            conn.execute("INSERT INTO temp._memoryd_fts_probe(x) VALUES ('probe works')")
+            rows = list(
+                conn.execute("SELECT rowid FROM temp._memoryd_fts_probe WHERE x MATCH 'probe'")
+            )
+        finally:
+            conn.execute("DROP TABLE temp._memoryd_fts_probe")
+    except apsw.Error as exc:
+        return False, f"FTS5 unavailable in this SQLite build: {exc}"
+    if len(rows) != 1:
+        return False, "FTS5 probe returned wrong results"
+    return True, "FTS5 available"
+
+
+def _load_vec(conn: Connection) -> tuple[bool, str]:
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+        (version,) = next(conn.execute("SELECT vec_version()"))
+    except Exception as exc:  # ImportError, apsw.Error, OSError: all mean "no vec tier"
+        return False, f"sqlite-vec not loadable: {exc}"
+    return True, f"sqlite-vec {version}"
+
+
+class _WriteTask:
+    __slots__ = ("fn", "future")
+
+    def __init__(self, fn: Callable[[Connection], Any]) -> None:
+        self.fn = fn
+        self.future: Future[Any] = Future()
+
+
+class Database:
+    """The memoryd SQLite file. ``write(fn)`` runs ``fn(conn)`` on the writer thread
+    inside a transaction and returns its result; ``read()`` gives this thread's
+    read-only connection."""
+
+    def __init__(
+        self, path: str | Path, *, load_vec: bool = True, busy_timeout_ms: int = 10_000
+    ) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._busy_timeout_ms = busy_timeout_ms
+        self._want_vec = load_vec
+        self._local = threading.local()
+        self._readers: list[Connection] = []
+        self._readers_lock = threading.Lock()
+        self._closed = False
+
+        self._writer = self._connect(read_only=False)
+        self._writer.execute("PRAGMA journal_mode = WAL")
+        fts5, fts5_reason = _probe_fts5(self._writer)
+        vec, vec_reason = _load_vec(self._writer) if load_vec else (False, "disabled")
+        deferred = apply_migrations(self._writer, fts5=fts5)
+        (version,) = next(self._writer.execute("SELECT sqlite_version()"))
+        self.capabilities = Capabilities(
+            fts5=fts5,
+            fts5_reason=fts5_reason,
+            vec=vec,
+            vec_reason=vec_reason,
+            sqlite_version=str(version),
+            deferred_migrations=tuple(deferred),
+        )
+
+        self._queue: queue.Queue[_WriteTask | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._run_writer, name="memoryd-writer", daemon=True)
+        self._thread.start()
+
+    # -- connections -------------------------------------------------------------------
+
+    def _connect(self, *, read_only: bool) -> Connection:
+        conn = apsw.Connection(str(self.path))
+        conn.set_busy_timeout(self._busy_timeout_ms)
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        if read_only:
+            if self._want_vec and getattr(self, "capabilities", None) and self.capabilities.vec:
+                _load_vec(conn)
+            conn.execute("PRAGMA query_only = 1")
+        return conn
+
+    def read(self) -> Connection:
+        """This thread's read-only connection (opened on first use)."""
+        if self._closed:
+            raise UnavailableError("database is closed")
+        conn: Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect(read_only=True)
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Connection]:
+        """A read transaction: several SELECTs that see one consistent state."""
+        conn = self.read()
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    # -- writes ------------------------------------------------------------------------
+
+    def write(self, fn: Callable[[Connection], T]) -> T:
+        """Run ``fn`` in a write transaction and return its result once committed."""
+        if threading.current_thread() is self._thread:
+            return fn(self._writer)  # nested: already inside the writer's transaction
+        return self.submit(fn).result()
+
+    def submit(self, fn: Callable[[Connection], T]) -> Future[T]:
+        """Queue ``fn`` for the writer without waiting (fire-and-forget bookkeeping)."""
+        if self._closed:
+            raise UnavailableError("database is closed")
+        task = _WriteTask(fn)
+        self._queue.put(task)
+        return task.future
+
+    def flush(self) -> None:
+        """Wait until every write queued before this call has committed."""
+        if not self._closed:
+            self.write(lambda _conn: None)
+
+    def _run_writer(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            stop = False
+            while len(batch) < MAX_BATCH:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                batch.append(nxt)
+            self._commit_batch(batch)
+            if stop:
+                return
+
+    def _commit_batch(self, batch: list[_WriteTask]) -> None:
+        conn = self._writer
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for task in batch:
+                conn.execute("SAVEPOINT task")
+                try:
+                    result = task.fn(conn)
+                except BaseException as exc:
+                    conn.execute("ROLLBACK TO task")
+                    conn.execute("RELEASE task")
+                    outcomes.append((False, exc))
+                else:
+                    conn.execute("RELEASE task")
+                    outcomes.append((True, result))
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            log.exception("write transaction failed")
+            with contextlib.suppress(apsw.Error):
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            for task in batch:
+                if not task.future.done():
+                    task.future.set_exception(exc)
+            return
+        for task, (ok, value) in zip(batch, outcomes, strict=True):
+            if ok:
+                task.future.set_result(value)
+            else:
+                task.future.set_exception(value)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Drain queued writes, stop the writer, close every connection."""
+        if self._closed:
+            return
+        self._queue.put(None)
+        self._thread.join()
+        self._closed = True
+        with self._readers_lock:
+            readers, self._readers = self._readers, []
+        for conn in readers:
+            with contextlib.suppress(apsw.Error):
+                conn.close()
+        self._writer.close()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

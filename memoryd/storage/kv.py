@@ -1,0 +1,34 @@
+"""SQL for the ``settings`` key/value table (values are JSON)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from memoryd.models import to_iso
+
+
+def read_all(conn: Any, prefix: str = "") -> dict[str, Any]:
+    """Every setting whose key starts with ``prefix``; unreadable JSON is skipped."""
+    out: dict[str, Any] = {}
+    rows = conn.execute(
+        "SELECT key, value FROM settings WHERE substr(key, 1, ?) = ?", (len(prefix), prefix)
+    )
+    for key, value in rows:
+        try:
+            out[key[len(prefix) :]] = json.loads(value)
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+def write_many(conn: Any, values: Mapping[str, Any], now: datetime, prefix: str = "") -> None:
+    for key, value in values.items():
+        conn.execute(
+            "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET "
+            "value = excluded.value, updated_at = excluded.updated_at",
+            (prefix + key, json.dumps(value, ensure_ascii=False), to_iso(now)),
+        )

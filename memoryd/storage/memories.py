@@ -1,0 +1,379 @@
+"""SQL for the ``memories`` table and its FTS5 index. No business rules here.
+
+Every function takes a connection: read functions any connection, write functions
+the writer's (they run inside ``Database.write``). Times are bound as canonical ISO
+strings (``models.to_iso``), so comparisons are plain string comparisons that can use
+the indexes.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memoryd.core.scoring import parse_metadata
+from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, parse_iso, to_iso
+
+COLUMNS = (
+    "m.id, m.api_key_id, m.session_id, m.type, m.key, m.content, m.metadata, "
+    "m.created_at, m.updated_at, m.expires_at, m.access_count, m.last_accessed_at"
+)
+
+
+def _opt_time(value: object) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parse_iso(str(value))
+    except ValueError:
+        return None
+
+
+def row_to_memory(row: Sequence[Any]) -> Memory:
+    created = _opt_time(row[7])
+    assert created is not None, "created_at is NOT NULL"
+    return Memory(
+        id=row[0],
+        api_key_id=row[1],
+        session_id=row[2] or "",
+        type=MemoryType(row[3]),
+        key=row[4],
+        content=row[5],
+        metadata=parse_metadata(row[6]),
+        created_at=created,
+        updated_at=_opt_time(row[8]) or created,
+        expires_at=_opt_time(row[9]),
+        access_count=int(row[10] or 0),
+        last_accessed_at=_opt_time(row[11]),
+    )
+
+
+def _dumps(metadata: dict[str, Any]) -> str:
+    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """Rows one retrieval may see: owners, optional session, not expired, in retention."""
+
+    owners: tuple[str, ...]
+    now: datetime
+    session_id: str | None = None
+    created_after: datetime | None = None
+    type: MemoryType | None = None
+
+    def sql(self) -> tuple[str, list[Any]]:
+        marks = ", ".join("?" for _ in self.owners)
+        clauses = [f"m.api_key_id IN ({marks})", "(m.expires_at IS NULL OR m.expires_at > ?)"]
+        params: list[Any] = [*self.owners, to_iso(self.now)]
+        if self.session_id is not None:
+            clauses.append("m.session_id = ?")
+            params.append(self.session_id)
+        if self.created_after is not None:
+            clauses.append("m.created_at >= ?")
+            params.append(to_iso(self.created_after))
+        if self.type is not None:
+            clauses.append("m.type = ?")
+            params.append(self.type.value)
+        return " AND ".join(clauses), params
+
+
+# -- reads ---------------------------------------------------------------------------
+
+
+def get(conn: Any, memory_id: str) -> Memory | None:
+    rows = conn.execute(f"SELECT {COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,))
+    row = next(iter(rows), None)
+    return row_to_memory(row) if row else None
+
+
+def get_many(conn: Any, ids: Sequence[str]) -> dict[str, Memory]:
+    found: dict[str, Memory] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        for row in conn.execute(f"SELECT {COLUMNS} FROM memories m WHERE m.id IN ({marks})", chunk):
+            found[row[0]] = row_to_memory(row)
+    return found
+
+
+def get_by_key(conn: Any, owner: str, key: str) -> Memory | None:
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories m WHERE m.api_key_id = ? AND m.key = ?", (owner, key)
+    )
+    row = next(iter(rows), None)
+    return row_to_memory(row) if row else None
+
+
+def escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def list_page(
+    conn: Any,
+    *,
+    owner: str | None,
+    type: MemoryType | None,
+    session_id: str | None,
+    q: str | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[Memory], int, dict[str, int]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if owner is not None:
+        clauses.append("m.api_key_id = ?")
+        params.append(owner)
+    if session_id is not None:
+        clauses.append("m.session_id = ?")
+        params.append(session_id)
+    if q:
+        pattern = f"%{escape_like(q.lower())}%"
+        clauses.append("(lower(m.content) LIKE ? ESCAPE '\\' OR lower(m.key) LIKE ? ESCAPE '\\')")
+        params += [pattern, pattern]
+    base_where = " AND ".join(clauses) or "1"
+    # byType ignores the type filter, so a UI can show every type's count as tabs.
+    by_type = {
+        t: int(n)
+        for t, n in conn.execute(
+            f"SELECT m.type, COUNT(*) FROM memories m WHERE {base_where} GROUP BY m.type", params
+        )
+    }
+    where, page_params = base_where, list(params)
+    if type is not None:
+        where += " AND m.type = ?"
+        page_params.append(type.value)
+    (total,) = next(
+        iter(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", page_params))
+    )
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories m WHERE {where} "
+        "ORDER BY m.created_at DESC, m.seq DESC LIMIT ? OFFSET ?",
+        [*page_params, limit, offset],
+    )
+    return [row_to_memory(r) for r in rows], int(total), by_type
+
+
+def tokens_used(conn: Any, owner: str | None = None) -> int:
+    sql = "SELECT COALESCE(SUM((length(content) + 3) / 4), 0) FROM memories"
+    rows = conn.execute(sql + " WHERE api_key_id = ?", (owner,)) if owner else conn.execute(sql)
+    (total,) = next(iter(rows))
+    return int(total)
+
+
+def recent(conn: Any, flt: Filter, limit: int) -> list[Memory]:
+    where, params = flt.sql()
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories m WHERE {where} "
+        "ORDER BY m.created_at DESC, m.seq DESC LIMIT ?",
+        [*params, limit],
+    )
+    return [row_to_memory(r) for r in rows]
+
+
+def fts_search(conn: Any, match: str, flt: Filter, limit: int) -> list[tuple[Memory, float]]:
+    """BM25-ranked matches as ``(memory, relevance)`` with relevance > 0, higher better.
+
+    FTS5's ``bm25()`` is negative (more negative = better); it is negated here. The
+    FTS side drives the join (one index lookup, then rowid lookups into memories).
+    """
+    where, params = flt.sql()
+    rows = conn.execute(
+        f"SELECT {COLUMNS}, bm25(memory_fts, 1.0, 0.5) AS rank FROM memory_fts "
+        "JOIN memories m ON m.seq = memory_fts.rowid "
+        f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
+        [match, *params, limit],
+    )
+    return [(row_to_memory(r), -float(r[12])) for r in rows]
+
+
+def older_than(conn: Any, owner: str, cutoff: datetime) -> list[Memory]:
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories m WHERE m.api_key_id = ? AND m.created_at < ? "
+        "ORDER BY m.created_at ASC, m.seq ASC",
+        (owner, to_iso(cutoff)),
+    )
+    return [row_to_memory(r) for r in rows]
+
+
+def owner_rows(conn: Any, owner: str, *, after_seq: int, batch: int) -> list[tuple[int, Memory]]:
+    """One keyset page of an owner's memories, oldest first (export streams these)."""
+    rows = conn.execute(
+        f"SELECT m.seq, {COLUMNS} FROM memories m WHERE m.api_key_id = ? AND m.seq > ? "
+        "ORDER BY m.seq LIMIT ?",
+        (owner, after_seq, batch),
+    )
+    return [(int(r[0]), row_to_memory(r[1:])) for r in rows]
+
+
+def decay_candidates(conn: Any, owner: str | None, limit: int) -> list[Memory]:
+    sql = f"SELECT {COLUMNS} FROM memories m"
+    params: list[Any] = []
+    if owner:
+        sql += " WHERE m.api_key_id = ?"
+        params.append(owner)
+    sql += " ORDER BY m.created_at ASC, m.seq ASC LIMIT ?"
+    return [row_to_memory(r) for r in conn.execute(sql, [*params, max(1, limit)])]
+
+
+def reindex_queue(conn: Any, limit: int, owner: str | None = None) -> list[tuple[str, str, str]]:
+    sql = "SELECT id, content, key FROM memories WHERE needs_reindex = 1"
+    params: list[Any] = []
+    if owner:
+        sql += " AND api_key_id = ?"
+        params.append(owner)
+    sql += " ORDER BY created_at ASC, seq ASC LIMIT ?"
+    return [(r[0], r[1], r[2]) for r in conn.execute(sql, [*params, limit])]
+
+
+def count_pending(conn: Any) -> int:
+    (n,) = next(iter(conn.execute("SELECT COUNT(*) FROM memories WHERE needs_reindex = 1")))
+    return int(n)
+
+
+def owners(conn: Any) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT DISTINCT api_key_id FROM memories ORDER BY 1")]
+
+
+# -- writes (run on the writer connection) -------------------------------------------
+
+
+def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, bool]:
+    """Insert, or update in place on ``(owner, key)``; returns ``(memory, created)``."""
+    existing = get_by_key(conn, new.api_key_id, key)
+    expires = to_iso(new.expires_at) if new.expires_at else None
+    if existing is not None:
+        merged = {**existing.metadata, **(new.metadata or {})}
+        conn.execute(
+            "UPDATE memories SET content = ?, type = ?, session_id = ?, expires_at = ?, "
+            "metadata = ?, updated_at = ?, "
+            "needs_reindex = CASE WHEN content IS NOT ? THEN 1 ELSE needs_reindex END "
+            "WHERE id = ?",
+            (
+                new.content,
+                new.type.value,
+                new.session_id,
+                expires,
+                _dumps(merged),
+                to_iso(now),
+                new.content,
+                existing.id,
+            ),
+        )
+        stored = get(conn, existing.id)
+        assert stored is not None
+        return stored, False
+    memory_id = new.id if new.id and get(conn, new.id) is None else str(uuid.uuid4())
+    created = new.created_at or now
+    conn.execute(
+        "INSERT INTO memories (id, api_key_id, session_id, type, key, content, metadata, "
+        "created_at, updated_at, expires_at, needs_reindex) VALUES (?,?,?,?,?,?,?,?,?,?,1)",
+        (
+            memory_id,
+            new.api_key_id,
+            new.session_id,
+            new.type.value,
+            key,
+            new.content,
+            _dumps(new.metadata or {}),
+            to_iso(created),
+            to_iso(created),
+            expires,
+        ),
+    )
+    stored = get(conn, memory_id)
+    assert stored is not None
+    return stored, True
+
+
+def update(conn: Any, memory_id: str, patch: MemoryPatch, now: datetime) -> Memory | None:
+    sets: list[str] = []
+    params: list[Any] = []
+    if patch.type is not None:
+        sets.append("type = ?")
+        params.append(patch.type.value)
+    if patch.key is not None:
+        sets.append("key = ?")
+        params.append(patch.key)
+    if patch.content is not None:
+        sets.append("content = ?")
+        params.append(patch.content)
+    if patch.metadata is not None:
+        sets.append("metadata = ?")
+        params.append(_dumps(patch.metadata))
+    if patch.clear_expiry:
+        sets.append("expires_at = NULL")
+    elif patch.expires_at is not None:
+        sets.append("expires_at = ?")
+        params.append(to_iso(patch.expires_at))
+    changed = [(col, val) for col, val in (("content", patch.content), ("key", patch.key)) if val]
+    if changed:
+        # Re-embed only when the embedded text or the key really changed.
+        cond = " OR ".join(f"{col} IS NOT ?" for col, _ in changed)
+        sets.append(f"needs_reindex = CASE WHEN {cond} THEN 1 ELSE needs_reindex END")
+        params += [val for _, val in changed]
+    sets.append("updated_at = ?")
+    params.append(to_iso(now))
+    conn.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", [*params, memory_id])
+    if conn.changes() == 0:
+        return None
+    return get(conn, memory_id)
+
+
+def delete(conn: Any, memory_id: str) -> int | None:
+    """Delete one row; returns its seq (for the vector tiers) or None if unknown."""
+    rows = list(conn.execute("DELETE FROM memories WHERE id = ? RETURNING seq", (memory_id,)))
+    return int(rows[0][0]) if rows else None
+
+
+def delete_where(conn: Any, where: str, params: Sequence[Any]) -> list[tuple[str, int]]:
+    rows = conn.execute(f"DELETE FROM memories AS m WHERE {where} RETURNING id, seq", params)
+    return [(r[0], int(r[1])) for r in rows]
+
+
+def bump_access(conn: Any, ids: Iterable[str], now: datetime) -> int:
+    unique = sorted({i for i in ids if isinstance(i, str) and i})
+    if not unique:
+        return 0
+    marks = ", ".join("?" for _ in unique)
+    conn.execute(
+        "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
+        f"WHERE id IN ({marks})",
+        [to_iso(now), *unique],
+    )
+    return int(conn.changes())
+
+
+def set_content(conn: Any, memory_id: str, content: str, now: datetime) -> None:
+    conn.execute(
+        "UPDATE memories SET content = ?, updated_at = ?, needs_reindex = 1 WHERE id = ?",
+        (content, to_iso(now), memory_id),
+    )
+
+
+def mark_reindex(conn: Any, memory_id: str, flag: bool) -> None:
+    conn.execute("UPDATE memories SET needs_reindex = ? WHERE id = ?", (int(flag), memory_id))
+
+
+def mark_all_reindex(conn: Any) -> int:
+    conn.execute("UPDATE memories SET needs_reindex = 1 WHERE needs_reindex = 0")
+    return int(conn.changes())
+
+
+def optimize_fts(conn: Any) -> None:
+    conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+
+
+def for_owner(conn: Any, owner: str, session_id: str | None = None) -> list[Memory]:
+    """Every memory of an owner (optionally one session), newest first."""
+    sql = f"SELECT {COLUMNS} FROM memories m WHERE m.api_key_id = ?"
+    params: list[Any] = [owner]
+    if session_id is not None:
+        sql += " AND m.session_id = ?"
+        params.append(session_id)
+    sql += " ORDER BY m.created_at DESC, m.seq DESC"
+    return [row_to_memory(r) for r in conn.execute(sql, params)]
