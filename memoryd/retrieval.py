@@ -97,8 +97,9 @@ class Retriever:
 
     def _filter(self, req: Request, settings: MemorySettings) -> sql.Filter:
         now = utcnow()
+        owners: tuple[str, ...] | None
         if req.owner is None:
-            owners: tuple[str, ...] = ()
+            owners = None
         elif req.scope == "global" and req.owner != GLOBAL_OWNER:
             owners = (req.owner, GLOBAL_OWNER)
         else:

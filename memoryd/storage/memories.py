@@ -60,16 +60,20 @@ def _dumps(metadata: dict[str, Any]) -> str:
 class Filter:
     """Rows one retrieval may see: owners, optional session, not expired, in retention."""
 
-    owners: tuple[str, ...]
+    #: ``None`` = every owner (admin previews only); an empty tuple matches nothing.
+    owners: tuple[str, ...] | None
     now: datetime
     session_id: str | None = None
     created_after: datetime | None = None
     type: MemoryType | None = None
 
     def sql(self) -> tuple[str, list[Any]]:
-        marks = ", ".join("?" for _ in self.owners)
-        clauses = [f"m.api_key_id IN ({marks})", "(m.expires_at IS NULL OR m.expires_at > ?)"]
-        params: list[Any] = [*self.owners, to_iso(self.now)]
+        clauses = ["(m.expires_at IS NULL OR m.expires_at > ?)"]
+        params: list[Any] = [to_iso(self.now)]
+        if self.owners is not None:
+            marks = ", ".join("?" for _ in self.owners) or "NULL"
+            clauses.insert(0, f"m.api_key_id IN ({marks})")
+            params[:0] = self.owners
         if self.session_id is not None:
             clauses.append("m.session_id = ?")
             params.append(self.session_id)
@@ -184,7 +188,9 @@ def fts_search(conn: Any, match: str, flt: Filter, limit: int) -> list[tuple[Mem
     where, params = flt.sql()
     rows = conn.execute(
         f"SELECT {COLUMNS}, bm25(memory_fts, 1.0, 0.5) AS rank FROM memory_fts "
-        "JOIN memories m ON m.seq = memory_fts.rowid "
+        # CROSS JOIN pins the loop order: SQLite would otherwise drive from the
+        # memories owner index and re-run the MATCH once per candidate row.
+        "CROSS JOIN memories m ON m.seq = memory_fts.rowid "
         f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
         [match, *params, limit],
     )

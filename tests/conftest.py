@@ -1,0 +1,63 @@
+"""Shared fixtures: a real engine on a real SQLite file in a temporary data dir."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memoryd.bootstrap import build_engine
+from memoryd.config import EngineConfig
+from memoryd.engine import MemoryEngine
+from memoryd.models import Memory, MemoryType, NewMemory, to_iso
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
+    eng = build_engine(EngineConfig.from_env({}, data_dir=tmp_path / "data"))
+    try:
+        yield eng
+    finally:
+        eng.close()
+
+
+def add(
+    engine: MemoryEngine,
+    owner: str,
+    content: str,
+    *,
+    key: str | None = None,
+    type: MemoryType = MemoryType.FACTUAL,
+    session_id: str = "",
+    metadata: dict[str, Any] | None = None,
+    expires_at: datetime | None = None,
+    created_at: datetime | None = None,
+) -> Memory:
+    """Create a memory; ``created_at`` backdates it (written straight to the row)."""
+    memory, _ = engine.create(
+        NewMemory(
+            api_key_id=owner,
+            content=content,
+            key=key,
+            type=type,
+            session_id=session_id,
+            metadata=metadata,
+            expires_at=expires_at,
+        )
+    )
+    if created_at is not None:
+        stamp = to_iso(created_at)
+        engine.db.write(
+            lambda conn: conn.execute(
+                "UPDATE memories SET created_at = ?, updated_at = ? WHERE id = ?",
+                (stamp, stamp, memory.id),
+            )
+        )
+        engine.cache.invalidate(memory.id)
+        fresh = engine.get(memory.id)
+        assert fresh is not None
+        return fresh
+    return memory
