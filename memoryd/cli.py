@@ -18,7 +18,7 @@ import click
 from memoryd import __version__
 from memoryd.config import default_data_dir
 from memoryd.engine import MemoryEngine
-from memoryd.errors import MemorydError, ValidationError
+from memoryd.errors import MemorydError, NotFoundError, ValidationError
 from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, parse_iso
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -69,7 +69,11 @@ def _json_option(fn: F) -> F:
         return value
 
     return click.option(
-        "--json", "as_json", is_flag=True, expose_value=False, callback=remember,
+        "--json",
+        "as_json",
+        is_flag=True,
+        expose_value=False,
+        callback=remember,
         help="Print machine-readable JSON.",
     )(fn)
 
@@ -94,7 +98,9 @@ def _row(memory: Memory) -> str:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="memoryd")
 @click.option(
-    "--data-dir", type=click.Path(file_okay=False), default=None,
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    default=None,
     help="Data directory (default $MEMORYD_DATA_DIR or ~/.memoryd).",
 )
 @_json_option
@@ -122,8 +128,14 @@ def memory() -> None:
 @click.pass_context
 @handles_errors
 def memory_add(
-    ctx: click.Context, content: str, owner: str, key: str | None, type_: str, session: str,
-    metadata: str | None, expires_at: str | None,
+    ctx: click.Context,
+    content: str,
+    owner: str,
+    key: str | None,
+    type_: str,
+    session: str,
+    metadata: str | None,
+    expires_at: str | None,
 ) -> None:
     """Store CONTENT for an owner (upsert on owner + key)."""
     try:
@@ -131,14 +143,22 @@ def memory_add(
     except ValueError as exc:
         raise ValidationError(f"metadata: invalid JSON: {exc}") from None
     new = NewMemory(
-        api_key_id=owner, content=content, key=key, type=MemoryType(type_), session_id=session,
-        metadata=meta, expires_at=_date(expires_at, "expires-at"),
+        api_key_id=owner,
+        content=content,
+        key=key,
+        type=MemoryType(type_),
+        session_id=session,
+        metadata=meta,
+        expires_at=_date(expires_at, "expires-at"),
     )
     with _engine(ctx) as engine:
         stored, created = engine.create(new)
     verb = "created" if created else "updated"
-    _emit(ctx, {"id": stored.id, "created": created, "memory": stored.to_dict()},
-          f"{verb} {stored.id} ({stored.key})")
+    _emit(
+        ctx,
+        {"id": stored.id, "created": created, "memory": stored.to_dict()},
+        f"{verb} {stored.id} ({stored.key})",
+    )
 
 
 @memory.command("list")
@@ -152,25 +172,40 @@ def memory_add(
 @click.pass_context
 @handles_errors
 def memory_list(
-    ctx: click.Context, owner: str | None, type_: str | None, session: str | None,
-    query: str | None, limit: int, page: int,
+    ctx: click.Context,
+    owner: str | None,
+    type_: str | None,
+    session: str | None,
+    query: str | None,
+    limit: int,
+    page: int,
 ) -> None:
     """List memories, newest first."""
     with _engine(ctx) as engine:
         result = engine.list_memories(
-            owner=owner, type=MemoryType(type_) if type_ else None, session_id=session,
-            q=query, limit=limit, page=page,
+            owner=owner,
+            type=MemoryType(type_) if type_ else None,
+            session_id=session,
+            q=query,
+            limit=limit,
+            page=page,
         )
     payload = {
-        "data": [m.to_dict() for m in result.data], "total": result.total, "page": result.page,
-        "limit": result.limit, "totalPages": result.total_pages, "byType": result.by_type,
+        "data": [m.to_dict() for m in result.data],
+        "total": result.total,
+        "page": result.page,
+        "limit": result.limit,
+        "totalPages": result.total_pages,
+        "byType": result.by_type,
     }
 
     def show() -> None:
         for item in result.data:
             click.echo(_row(item))
-        click.echo(f"-- {len(result.data)} of {result.total} (page {result.page}/"
-                   f"{max(1, result.total_pages)})")
+        click.echo(
+            f"-- {len(result.data)} of {result.total} (page {result.page}/"
+            f"{max(1, result.total_pages)})"
+        )
 
     _emit(ctx, payload, show)
 
@@ -185,16 +220,15 @@ def memory_get(ctx: click.Context, memory_id: str) -> None:
     with _engine(ctx) as engine:
         found = engine.get(memory_id)
     if found is None:
-        from memoryd.errors import NotFoundError
-
         raise NotFoundError(f"no memory with id {memory_id}")
-    _emit(ctx, {"memory": found.to_dict()}, lambda: click.echo(json.dumps(found.to_dict(), indent=2, ensure_ascii=False)))
+    data = found.to_dict()
+    _emit(ctx, {"memory": data}, json.dumps(data, indent=2, ensure_ascii=False))
 
 
 @memory.command("search")
 @click.argument("query")
 @click.option("--owner", "-k", required=True)
-@click.option("--strategy", type=click.Choice(["recent", "exact", "semantic", "hybrid"]), default=None)
+@click.option("--strategy", type=click.Choice(["recent", "exact", "semantic", "hybrid"]))
 @click.option("--max-tokens", type=int, default=None)
 @click.option("--limit", type=int, default=None)
 @click.option("--session", default=None)
@@ -202,23 +236,36 @@ def memory_get(ctx: click.Context, memory_id: str) -> None:
 @click.pass_context
 @handles_errors
 def memory_search(
-    ctx: click.Context, query: str, owner: str, strategy: str | None, max_tokens: int | None,
-    limit: int | None, session: str | None,
+    ctx: click.Context,
+    query: str,
+    owner: str,
+    strategy: str | None,
+    max_tokens: int | None,
+    limit: int | None,
+    session: str | None,
 ) -> None:
     """Preview what would be injected for QUERY (does not count as an access)."""
     with _engine(ctx) as engine:
         preview = engine.preview(
-            owner, query, strategy=strategy, max_tokens=max_tokens, limit=limit,
-            session_id=session, scope="session" if session else None,
+            owner,
+            query,
+            strategy=strategy,
+            max_tokens=max_tokens,
+            limit=limit,
+            session_id=session,
+            scope="session" if session else None,
         )
 
     def show() -> None:
         for hit in preview.hits:
-            click.echo(f"{hit.score:8.4f}  {hit.tier:10s} {hit.tokens:4d}t  {hit.memory.content}")
+            line = f"{hit.score:8.4f}  {hit.tier:10s} {hit.tokens:4d}t  {hit.memory.content}"
+            click.echo(line)
         res = preview.resolution
-        click.echo(f"-- {len(preview.hits)} hits, {preview.total_tokens}/{preview.budget_max_tokens}"
-                   f" tokens, strategy {res.strategy_used}"
-                   + (f" ({res.fallback_reason})" if res.fallback_reason else ""))
+        click.echo(
+            f"-- {len(preview.hits)} hits, {preview.total_tokens}/{preview.budget_max_tokens}"
+            f" tokens, strategy {res.strategy_used}"
+            + (f" ({res.fallback_reason})" if res.fallback_reason else "")
+        )
 
     _emit(ctx, preview.to_dict(), show)
 
@@ -233,8 +280,6 @@ def memory_delete(ctx: click.Context, memory_id: str) -> None:
     with _engine(ctx) as engine:
         deleted = engine.delete(memory_id)
     if not deleted:
-        from memoryd.errors import NotFoundError
-
         raise NotFoundError(f"no memory with id {memory_id}")
     _emit(ctx, {"deleted": True}, f"deleted {memory_id}")
 
@@ -275,8 +320,6 @@ def memory_update(
     with _engine(ctx) as engine:
         updated = engine.update(memory_id, patch)
     if updated is None:
-        from memoryd.errors import NotFoundError
-
         raise NotFoundError(f"no memory with id {memory_id}")
     _emit(ctx, {"memory": updated.to_dict()}, f"updated {memory_id}")
 
@@ -309,8 +352,10 @@ def import_cmd(ctx: click.Context, source: Any, owner: str | None) -> None:
         result = engine.import_jsonl(source, owner=owner)
 
     def show() -> None:
-        click.echo(f"imported {result.imported}, updated {result.updated}, "
-                   f"skipped {result.skipped}, errors {len(result.errors)}")
+        click.echo(
+            f"imported {result.imported}, updated {result.updated}, "
+            f"skipped {result.skipped}, errors {len(result.errors)}"
+        )
         for err in result.errors:
             click.echo(f"  line {err['line']}: {err['message']}", err=True)
 

@@ -7,6 +7,7 @@ variable, and a test fails when one is missing from it.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,16 +22,17 @@ DEFAULT_HOST = "127.0.0.1"
 def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
     try:
         value = int(float(env.get(name, "")))
-    except ValueError:
+    except (ValueError, OverflowError):  # "abc", "nan"; "inf", "1e400"
         return default
     return max(low, min(high, value))
 
 
 def _float(env: Mapping[str, str], name: str, default: float) -> float:
     try:
-        return float(env.get(name, ""))
+        value = float(env.get(name, ""))
     except ValueError:
         return default
+    return value if math.isfinite(value) else default
 
 
 def default_data_dir(env: Mapping[str, str] | None = None) -> Path:

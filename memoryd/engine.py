@@ -147,7 +147,8 @@ class MemoryEngine:
         self, memory_id: str, patch: MemoryPatch, *, owner: str | None = None
     ) -> Memory | None:
         """Apply a patch; None when the id is unknown (or belongs to another owner)."""
-        if self.get(memory_id, owner=owner) is None:
+        current = self.get(memory_id, owner=owner)
+        if current is None:
             return None
         if patch.content is not None:
             if not isinstance(patch.content, str) or not patch.content.strip():
@@ -158,14 +159,15 @@ class MemoryEngine:
             self._check_key(patch.key)
         self._check_metadata(patch.metadata)
         now = utcnow()
-        try:
-            memory = self.db.write(lambda conn: sql.update(conn, memory_id, patch, now))
-        except Exception as exc:
-            if "UNIQUE constraint failed" in str(exc):
-                raise field_error(
-                    "key", "another memory of this owner already has this key"
-                ) from exc
-            raise
+
+        def apply(conn: Any) -> Memory | None:
+            if patch.key is not None:
+                clash = sql.get_by_key(conn, current.api_key_id, patch.key)
+                if clash is not None and clash.id != memory_id:
+                    raise field_error("key", "another memory of this owner already has this key")
+            return sql.update(conn, memory_id, patch, now)
+
+        memory = self.db.write(apply)
         self.cache.invalidate(memory_id)
         if memory is not None and (patch.content is not None or patch.key is not None):
             self._notify_write([memory])

@@ -1,0 +1,105 @@
+"""The CLI over a real data dir: in process through click, plus one real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memoryd.cli import main
+
+
+@pytest.fixture
+def run(tmp_path: Path):  # type: ignore[no-untyped-def]
+    runner = CliRunner()
+    data_dir = str(tmp_path / "data")
+
+    def invoke(*args: str, input: str | bytes | None = None):  # type: ignore[no-untyped-def]
+        return runner.invoke(main, ["--data-dir", data_dir, *args], input=input)
+
+    return invoke
+
+
+def test_add_list_get_search_delete_roundtrip(run) -> None:  # type: ignore[no-untyped-def]
+    added = run("memory", "add", "I love C++ programming", "--owner", "alice", "--json")
+    assert added.exit_code == 0, added.output
+    memory_id = json.loads(added.output)["id"]
+    run("memory", "add", "vim is my editor", "--owner", "alice")
+    run("memory", "add", "bob's secret", "--owner", "bob")
+
+    listed = json.loads(run("memory", "list", "--owner", "alice", "--json").output)
+    assert listed["total"] == 2
+    assert {m["apiKeyId"] for m in listed["data"]} == {"alice"}
+
+    got = json.loads(run("memory", "get", memory_id, "--json").output)
+    assert got["memory"]["content"] == "I love C++ programming"
+
+    found = json.loads(run("memory", "search", "what is C++?", "--owner", "alice", "--json").output)
+    assert [m["content"] for m in found["memories"]] == ["I love C++ programming"]
+    assert found["resolution"]["fallbackReason"]
+
+    assert run("memory", "delete", memory_id).exit_code == 0
+    missing = run("memory", "get", memory_id)
+    assert missing.exit_code == 1
+    assert "no memory" in missing.output
+
+
+def test_bad_input_is_one_clean_error(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("memory", "add", "x y z", "--owner", "", "--json")
+    assert result.exit_code == 1
+    error = json.loads(result.output.strip().splitlines()[-1])
+    assert error["error"]["code"] == "invalid_request"
+    assert "Traceback" not in result.output
+    bad_meta = run("memory", "add", "content", "--owner", "a", "--metadata", "{nope")
+    assert bad_meta.exit_code == 1
+    assert "metadata" in bad_meta.output
+
+
+def test_export_import_with_line_errors(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    for i in range(3):
+        run("memory", "add", f"fact number {i}", "--owner", "alice")
+    exported = run("export", "--owner", "alice")
+    lines = exported.output.strip().splitlines()
+    assert len(lines) == 3
+    assert all(json.loads(line)["apiKeyId"] == "alice" for line in lines)
+
+    payload = "\n".join([lines[0], "not json", *lines[1:]]) + "\n"
+    result = run("import", "-", "--owner", "bob", "--json", input=payload.encode())
+    assert result.exit_code == 1  # an error line makes the exit status non-zero
+    report = json.loads(result.output.strip().splitlines()[0])
+    assert report["imported"] == 3
+    assert report["errors"][0]["line"] == 2
+    listed = json.loads(run("memory", "list", "--owner", "bob", "--json").output)
+    assert listed["total"] == 3
+
+
+def test_clear_and_status(run) -> None:  # type: ignore[no-untyped-def]
+    for i in range(60):
+        run("memory", "add", f"note {i}", "--owner", "alice", "--type", "episodic")
+    cleared = json.loads(run("memory", "clear", "--owner", "alice", "--yes", "--json").output)
+    assert cleared["deletedCount"] == 60
+    status = json.loads(run("status", "--json").output)
+    assert status["keyword"]["available"] is True
+    assert status["memories"] == 0
+
+
+def test_console_script_runs_in_a_subprocess(tmp_path: Path) -> None:
+    exe = Path(sys.executable).with_name("memoryd")
+    env = {"MEMORYD_DATA_DIR": str(tmp_path / "d"), "PATH": "/usr/bin:/bin"}
+    add = subprocess.run(
+        [str(exe), "memory", "add", "I prefer tabs", "-k", "k1", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert json.loads(add.stdout)["created"] is True
+    listed = subprocess.run(
+        [str(exe), "--json", "memory", "list"], capture_output=True, text=True, env=env, check=True
+    )
+    assert json.loads(listed.stdout)["data"][0]["content"] == "I prefer tabs"
+    assert (tmp_path / "d" / "memoryd.db").exists()

@@ -1,0 +1,257 @@
+"""Tests for the storage layer: migrations, the single writer, FTS5 triggers (SPEC §3)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+
+from conftest import add
+from memoryd.engine import MemoryEngine
+from memoryd.models import MemoryPatch, NewMemory, to_iso, utcnow
+from memoryd.storage import memories as sql
+from memoryd.storage.database import Database
+from memoryd.storage.migrations import apply_migrations
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    database = Database(tmp_path / "store.db", load_vec=False)
+    try:
+        yield database
+    finally:
+        database.close()
+
+
+def _rows(conn: Any, query: str, params: Any = ()) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in conn.execute(query, params)]
+
+
+def _insert_raw(conn: Any, memory_id: str, owner: str, content: str, key: str) -> None:
+    stamp = to_iso(utcnow())
+    conn.execute(
+        "INSERT INTO memories (id, api_key_id, type, key, content, created_at, updated_at) "
+        "VALUES (?, ?, 'factual', ?, ?, ?, ?)",
+        (memory_id, owner, key, content, stamp, stamp),
+    )
+
+
+def _fts_ids(db: Database, match: str) -> list[str]:
+    return [
+        r[0]
+        for r in db.read().execute(
+            "SELECT m.id FROM memory_fts JOIN memories m ON m.seq = memory_fts.rowid "
+            "WHERE memory_fts MATCH ? ORDER BY m.seq",
+            (match,),
+        )
+    ]
+
+
+# --- migrations --------------------------------------------------------------------
+
+
+def test_fresh_db_records_both_migrations_with_names(db: Database) -> None:
+    rows = _rows(db.read(), "SELECT version, name FROM schema_migrations ORDER BY version")
+    assert rows == [(1, "initial"), (2, "memory_fts")]
+    assert db.capabilities.deferred_migrations == ()
+
+
+def test_reopening_applies_nothing_new(tmp_path: Path) -> None:
+    path = tmp_path / "reopen.db"
+    with Database(path, load_vec=False) as first:
+        before = _rows(first.read(), "SELECT * FROM schema_migrations ORDER BY version")
+    with Database(path, load_vec=False) as second:
+        after = _rows(second.read(), "SELECT * FROM schema_migrations ORDER BY version")
+    assert len(before) == 2
+    assert after == before  # same rows, same applied_at: nothing re-applied
+
+
+def test_schema_tables_exist(db: Database) -> None:
+    conn = db.read()
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"memories", "memory_fts", "memory_vec_meta", "api_keys", "settings"} <= names
+    meta = _rows(conn, "SELECT id, active_dim, vec_ready FROM memory_vec_meta")
+    assert meta == [(1, None, 0)]
+
+
+def test_spec_indexes_exist(db: Database) -> None:
+    conn = db.read()
+    indexes = {
+        r[1]: (bool(r[2]), bool(r[4])) for r in conn.execute("PRAGMA index_list(memories)")
+    }
+    columns = {
+        name: tuple(r[2] for r in conn.execute(f"PRAGMA index_info({name})")) for name in indexes
+    }
+    by_columns = {columns[name]: indexes[name] for name in indexes}
+    assert by_columns[("api_key_id", "key")] == (True, False)  # UNIQUE
+    assert ("api_key_id", "session_id") in by_columns
+    assert ("api_key_id", "created_at") in by_columns
+    assert ("expires_at",) in by_columns
+    assert by_columns[("needs_reindex",)] == (False, True)  # partial
+    (partial_sql,) = next(
+        conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memories' "
+            "AND sql LIKE '%(needs_reindex)%'"
+        )
+    )
+    assert "WHERE needs_reindex = 1" in partial_sql
+
+
+def test_capabilities_and_pragmas(db: Database) -> None:
+    assert db.capabilities.fts5 is True
+    assert db.capabilities.fts5_reason
+    assert db.capabilities.sqlite_version.count(".") == 2
+    assert _rows(db.read(), "PRAGMA journal_mode") == [("wal",)]
+    ((timeout,),) = db.write(lambda conn: _rows(conn, "PRAGMA busy_timeout"))
+    assert timeout > 0
+
+
+def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> None:
+    conn = apsw.Connection(str(tmp_path / "deferred.db"))
+    try:
+        assert apply_migrations(conn, fts5=False) == ["0002_memory_fts"]
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        assert "memories" in tables
+        assert "memory_fts" not in tables
+        assert _rows(conn, "SELECT version FROM schema_migrations") == [(1,)]
+
+        _insert_raw(conn, "pre-fts", "key-a", "legacy row about kubernetes", "legacy:k8s")
+
+        assert apply_migrations(conn, fts5=True) == []
+        assert _rows(conn, "SELECT version FROM schema_migrations ORDER BY 1") == [(1,), (2,)]
+        found = _rows(
+            conn,
+            "SELECT m.id FROM memory_fts JOIN memories m ON m.seq = memory_fts.rowid "
+            "WHERE memory_fts MATCH ?",
+            ("kubernetes",),
+        )
+        assert found == [("pre-fts",)]
+    finally:
+        conn.close()
+
+
+# --- connections and the writer ----------------------------------------------------
+
+
+def test_read_connections_are_query_only(db: Database) -> None:
+    with pytest.raises(apsw.ReadOnlyError):
+        _insert_raw(db.read(), "ro", "key-a", "should not be written", "ro:1")
+    assert _rows(db.read(), "SELECT COUNT(*) FROM memories") == [(0,)]
+
+
+def test_group_commit_rolls_back_only_the_failing_task(db: Database) -> None:
+    gate = threading.Event()
+    started = threading.Event()
+
+    def hold(_conn: Any) -> None:
+        started.set()
+        assert gate.wait(5)
+
+    def good(memory_id: str) -> Any:
+        return lambda conn: _insert_raw(conn, memory_id, "key-a", f"row {memory_id}", memory_id)
+
+    def bad(conn: Any) -> None:
+        _insert_raw(conn, "bad", "key-a", "half-written", "bad")
+        raise RuntimeError("task failed")
+
+    blocker = db.submit(hold)
+    assert started.wait(5)  # the writer is busy: the next tasks queue into one batch
+    futures: list[Future[Any]] = [db.submit(good("ok-1")), db.submit(bad), db.submit(good("ok-2"))]
+    gate.set()
+    blocker.result(5)
+    assert futures[0].result(5) is None
+    assert futures[2].result(5) is None
+    with pytest.raises(RuntimeError, match="task failed"):
+        futures[1].result(5)
+    assert _rows(db.read(), "SELECT id FROM memories ORDER BY id") == [("ok-1",), ("ok-2",)]
+
+
+def test_second_database_sees_committed_writes(db: Database, tmp_path: Path) -> None:
+    with Database(tmp_path / "store.db", load_vec=False) as other:
+        db.write(lambda conn: _insert_raw(conn, "from-first", "key-a", "hello", "k:1"))
+        assert _rows(other.read(), "SELECT id FROM memories") == [("from-first",)]
+        other.write(lambda conn: _insert_raw(conn, "from-second", "key-a", "hi", "k:2"))
+        assert _rows(db.read(), "SELECT id FROM memories ORDER BY seq") == [
+            ("from-first",),
+            ("from-second",),
+        ]
+
+
+# --- FTS triggers (reference bugs B1 and B3) ------------------------------------------
+
+
+def test_new_memory_is_searchable_and_triggers_follow_updates(engine: MemoryEngine) -> None:
+    memory = add(engine, "key-a", "I deploy with kubernetes", key="tooling:deploy")
+    assert _fts_ids(engine.db, "kubernetes") == [memory.id]
+    assert _fts_ids(engine.db, "deploy") == [memory.id]  # key column is indexed too
+
+    assert engine.update(memory.id, MemoryPatch(content="I deploy with nomad")) is not None
+    assert _fts_ids(engine.db, "kubernetes") == []
+    assert _fts_ids(engine.db, "nomad") == [memory.id]
+
+    assert engine.delete(memory.id)
+    assert _fts_ids(engine.db, "nomad") == []
+    assert _rows(engine.db.read(), "SELECT COUNT(*) FROM memory_fts_docsize") == [(0,)]
+
+
+def _fts_size(db: Database) -> tuple[Any, ...]:
+    conn = db.read()
+    data = _rows(conn, "SELECT COUNT(*), SUM(length(block)) FROM memory_fts_data")[0]
+    docs = _rows(conn, "SELECT COUNT(*) FROM memory_fts_docsize")[0]
+    return (*data, *docs)
+
+
+def test_access_bumps_do_not_grow_the_fts_index(engine: MemoryEngine) -> None:
+    memory = add(engine, "key-a", "The staging cluster runs on espresso servers")
+    before = _fts_size(engine.db)
+    for _ in range(100):
+        hits = engine.retrieve("key-a", "espresso", strategy="exact")
+        assert [h.memory.id for h in hits] == [memory.id]
+    assert engine.drain()
+    assert _fts_size(engine.db) == before
+    bumped = engine.get(memory.id)
+    assert bumped is not None
+    assert bumped.access_count == 100
+    assert bumped.last_accessed_at is not None
+    assert _fts_ids(engine.db, "espresso") == [memory.id]
+
+
+def test_bump_access_sql_leaves_fts_untouched(engine: MemoryEngine) -> None:
+    memory = add(engine, "key-a", "a note about rust lifetimes")
+    before = _fts_size(engine.db)
+    later = utcnow() + timedelta(seconds=1)
+    for _ in range(20):
+        assert engine.db.write(lambda conn: sql.bump_access(conn, [memory.id], later)) == 1
+    assert _fts_size(engine.db) == before
+    assert _rows(engine.db.read(), "SELECT access_count FROM memories") == [(20,)]
+
+
+# --- write concurrency (acceptance point) -------------------------------------------
+
+
+def test_concurrent_creates_all_land_without_lock_errors(engine: MemoryEngine) -> None:
+    errors: list[BaseException] = []
+    start = threading.Barrier(8)
+
+    def writer(t: int) -> None:
+        try:
+            start.wait(5)
+            for i in range(200):
+                engine.create(NewMemory(api_key_id="key-a", content=f"fact {t}-{i}", key=f"k:{t}:{i}"))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert errors == []
+    assert engine.list_memories(owner="key-a").total == 1600
+    assert _rows(engine.db.read(), "SELECT COUNT(DISTINCT key) FROM memories") == [(1600,)]
