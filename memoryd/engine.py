@@ -254,6 +254,9 @@ class MemoryEngine:
         return MemoryPage(data, total, by_type, page=start // limit + 1, limit=limit)
 
     def tokens_used(self, owner: str | None = None) -> int:
+        """Estimated tokens stored by one owner, or by every owner with ``owner=None``."""
+        if owner is not None:
+            require_owner(owner)
         return sql.tokens_used(self.db.read(), owner)
 
     def owners(self) -> list[str]:

@@ -282,11 +282,12 @@ def test_limit_is_respected(engine: MemoryEngine) -> None:
 
 
 def test_max_tokens_zero_disables_retrieval(engine: MemoryEngine) -> None:
-    add(engine, "b", "something to remember")
+    add(engine, "b", "note")  # 1 token: it would fit even a budget clamped to 1
     assert engine.retrieve("b", strategy="exact")
     engine.settings.update({"maxTokens": 0})
     assert engine.retrieve("b", strategy="exact") == []
-    assert engine.retrieve("b", "remember", strategy="hybrid") == []
+    assert engine.retrieve("b", "note", strategy="hybrid") == []
+    assert engine.retrieve("b", strategy="exact", max_tokens=100)  # explicit budget wins
 
 
 def test_min_score_abstains(engine: MemoryEngine) -> None:

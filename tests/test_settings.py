@@ -19,7 +19,7 @@ from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
-from memoryd.settings import PREFIX, MemorySettings, SettingsService, normalize
+from memoryd.settings import MemorySettings, SettingsService, normalize
 
 FIELDS_14 = {
     "enabled",
@@ -210,13 +210,13 @@ def test_unknown_stored_keys_are_ignored() -> None:
 
 
 def test_garbage_in_the_settings_table_reads_as_defaults(engine: MemoryEngine) -> None:
-    put_raw(engine, PREFIX + "maxTokens", '"lots"')
-    put_raw(engine, PREFIX + "strategy", "not json")
-    put_raw(engine, PREFIX + "retentionDays", "NaN")
-    put_raw(engine, PREFIX + "scope", "{")
-    put_raw(engine, PREFIX + "extractFrom", '{"user": true}')
-    put_raw(engine, PREFIX + "minScore", "1e999")
-    put_raw(engine, PREFIX + "enabled", "false")  # a valid value next to the garbage
+    put_raw(engine, "memory.maxTokens", '"lots"')
+    put_raw(engine, "memory.strategy", "not json")
+    put_raw(engine, "memory.retentionDays", "NaN")
+    put_raw(engine, "memory.scope", "{")
+    put_raw(engine, "memory.extractFrom", '{"user": true}')
+    put_raw(engine, "memory.minScore", "1e999")
+    put_raw(engine, "memory.enabled", "false")  # a valid value next to the garbage
     settings = engine.settings.get()
     assert settings.max_tokens == 2000
     assert settings.strategy == "hybrid"
@@ -230,15 +230,15 @@ def test_garbage_in_the_settings_table_reads_as_defaults(engine: MemoryEngine) -
 def test_values_are_stored_under_prefixed_camel_case_keys(engine: MemoryEngine) -> None:
     engine.settings.update({"maxTokens": 4096, "strategy": "semantic", "extractFrom": ["user"]})
     rows = stored_rows(engine)
-    assert rows[PREFIX + "maxTokens"] == 4096
-    assert rows[PREFIX + "strategy"] == "semantic"
-    assert rows[PREFIX + "extractFrom"] == ["user"]
+    assert rows["memory.maxTokens"] == 4096
+    assert rows["memory.strategy"] == "semantic"
+    assert rows["memory.extractFrom"] == ["user"]
     # Only the fields that were sent are written.
-    assert set(rows) == {PREFIX + "maxTokens", PREFIX + "strategy", PREFIX + "extractFrom"}
+    assert set(rows) == {"memory.maxTokens", "memory.strategy", "memory.extractFrom"}
 
 
 def test_raw_stored_value_under_prefixed_key_is_read(engine: MemoryEngine) -> None:
-    put_raw(engine, PREFIX + "maxTokens", "3200")
+    put_raw(engine, "memory.maxTokens", "3200")
     put_raw(engine, "maxTokens", "100")  # no prefix: not a memory setting
     assert engine.settings.get().max_tokens == 3200
 
@@ -392,7 +392,7 @@ def test_invalidate_forces_a_reread(engine: MemoryEngine) -> None:
     clock = FakeClock()
     service = SettingsService(engine.db, ttl_s=60.0, clock=clock)
     assert service.get().retention_days == 30
-    put_raw(engine, PREFIX + "retentionDays", "90")
+    put_raw(engine, "memory.retentionDays", "90")
     assert service.get().retention_days == 30
     service.invalidate()
     assert service.get().retention_days == 90
@@ -419,7 +419,7 @@ def test_with_overrides_does_not_change_stored_settings(engine: MemoryEngine) ->
     assert engine.settings.get().enabled is True
     engine.settings.invalidate()
     assert engine.settings.get().enabled is True
-    assert PREFIX + "enabled" not in stored_rows(engine)
+    assert "memory.enabled" not in stored_rows(engine)
 
 
 def test_max_tokens_zero_disables_injection(engine: MemoryEngine) -> None:
@@ -456,7 +456,9 @@ def test_vec_top_k_is_clamped(tmp_path: Path, raw: str, expected: int) -> None:
     assert config.vec_top_k == expected
 
 
-@pytest.mark.parametrize(("raw", "expected"), [("int8", "int8"), ("none", "none"), ("bf16", "none")])
+@pytest.mark.parametrize(
+    ("raw", "expected"), [("int8", "int8"), ("none", "none"), ("bf16", "none")]
+)
 def test_vec_quantization(tmp_path: Path, raw: str, expected: str) -> None:
     config = EngineConfig.from_env({"MEMORY_VEC_QUANTIZATION": raw}, data_dir=tmp_path)
     assert config.vec_quantization == expected

@@ -11,8 +11,8 @@ from typing import Any
 
 import apsw
 import pytest
-
 from conftest import add
+
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryPatch, NewMemory, to_iso, utcnow
 from memoryd.storage import memories as sql
@@ -82,9 +82,7 @@ def test_schema_tables_exist(db: Database) -> None:
 
 def test_spec_indexes_exist(db: Database) -> None:
     conn = db.read()
-    indexes = {
-        r[1]: (bool(r[2]), bool(r[4])) for r in conn.execute("PRAGMA index_list(memories)")
-    }
+    indexes = {r[1]: (bool(r[2]), bool(r[4])) for r in conn.execute("PRAGMA index_list(memories)")}
     columns = {
         name: tuple(r[2] for r in conn.execute(f"PRAGMA index_info({name})")) for name in indexes
     }
@@ -243,7 +241,9 @@ def test_concurrent_creates_all_land_without_lock_errors(engine: MemoryEngine) -
         try:
             start.wait(5)
             for i in range(200):
-                engine.create(NewMemory(api_key_id="key-a", content=f"fact {t}-{i}", key=f"k:{t}:{i}"))
+                engine.create(
+                    NewMemory(api_key_id="key-a", content=f"fact {t}-{i}", key=f"k:{t}:{i}")
+                )
         except BaseException as exc:
             errors.append(exc)
 

@@ -1,0 +1,220 @@
+"""Keeping vectors in step with memories: write-path embedding, backfill, reindex.
+
+Writes set ``needs_reindex = 1`` in their own transaction (storage layer), so the
+flag is the durable to-do list: whatever this worker has not done yet, including
+work lost to a crash, is still flagged. One worker thread serves three sources of
+work, in order: ids of freshly written memories (batched: everything queued is
+embedded together, up to ``BATCH``), then, while a reindex runs, the flagged queue.
+A vector is stored and the flag cleared in one transaction, and only if the memory
+still has the content that was embedded, so a racing edit is never marked done.
+
+``backfill_owner`` embeds a bounded batch of one owner's pending memories on the
+caller's thread just before a semantic search.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from memoryd.embedding import Embedder, EmbeddingError, EmbeddingResolution
+from memoryd.semantic import EmbeddingService
+from memoryd.storage import memories as sql
+from memoryd.storage.database import Database
+from memoryd.vectors.base import VectorItem
+from memoryd.vectors.sqlite_vec import SqliteVecStore
+
+log = logging.getLogger(__name__)
+
+BATCH = 64
+BACKFILL_LIMIT = 16
+
+
+class Indexer:
+    def __init__(self, db: Database, store: SqliteVecStore | None, embeddings: EmbeddingService):
+        self.db = db
+        self.store = store
+        self.embeddings = embeddings
+        self._pending: dict[str, None] = {}
+        self._cond = threading.Condition()
+        self._busy = False
+        self._closed = False
+        self.reindex_running = False
+        self.processed = 0
+        self.errors = 0
+        self.last_error: str | None = None
+        self._skip: set[str] = set()
+        self._signature: str | None = None
+        self._thread = threading.Thread(target=self._run, name="memoryd-index", daemon=True)
+        self._thread.start()
+
+    # -- readiness ---------------------------------------------------------------------
+
+    def ready(self) -> tuple[EmbeddingResolution, Embedder] | None:
+        """The active embedder with the store prepared for its signature, or None."""
+        if self.store is None:
+            return None
+        resolution, embedder = self.embeddings.current()
+        if embedder is None:
+            return None
+        if not resolution.dimensions:
+            try:  # learn the dimension from one real vector (remote models)
+                self.embeddings.embed(embedder, ["dimension probe"])
+            except EmbeddingError:
+                return None
+            resolution, embedder = self.embeddings.current()
+            if embedder is None or not resolution.dimensions:
+                return None
+        state = self.store.ensure_ready(resolution.signature, resolution.dimensions)
+        if not state.ready:
+            return None
+        if state.recreated or self._signature is None:
+            self._signature = resolution.signature
+            if state.recreated:
+                log.info("vector index reset: %s", state.reason)
+                self.start_reindex()
+        return resolution, embedder
+
+    # -- work intake -------------------------------------------------------------------
+
+    def notify(self, memory_id: str) -> None:
+        with self._cond:
+            if self._closed:
+                return
+            self._pending[memory_id] = None
+            self._cond.notify()
+
+    def start_reindex(self, *, force: bool = False) -> dict[str, Any]:
+        if force:
+            self.db.write(sql.mark_all_reindex)
+        with self._cond:
+            self._skip.clear()
+            self.reindex_running = True
+            self._cond.notify()
+        return {"started": True, "pending": sql.count_pending(self.db.read())}
+
+    def progress(self) -> dict[str, Any]:
+        return {
+            "running": self.reindex_running,
+            "processed": self.processed,
+            "pending": sql.count_pending(self.db.read()),
+            "errors": self.errors,
+            "lastError": self.last_error,
+        }
+
+    # -- the worker --------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._closed and not self._pending and not self.reindex_running:
+                    self._cond.wait()
+                if self._closed:
+                    return
+                ids = list(self._pending)[:BATCH]
+                for memory_id in ids:
+                    del self._pending[memory_id]
+                self._busy = True
+            try:
+                if ids:
+                    self._index(self._rows(ids))
+                else:
+                    self._reindex_step()
+            except Exception as exc:  # never let the worker die
+                self.errors += 1
+                self.last_error = str(exc)
+                log.exception("indexing failed")
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+
+    def _rows(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        marks = ", ".join("?" for _ in ids)
+        rows = self.db.read().execute(
+            f"SELECT id, api_key_id, content FROM memories WHERE needs_reindex = 1 "
+            f"AND id IN ({marks})",
+            list(ids),
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def _reindex_step(self) -> None:
+        conn: Any = self.db.read()
+        rows = conn.execute(
+            "SELECT id, api_key_id, content FROM memories WHERE needs_reindex = 1 "
+            "ORDER BY created_at, seq LIMIT ?",
+            (BATCH + len(self._skip),),
+        ).fetchall()
+        batch = [(r[0], r[1], r[2]) for r in rows if r[0] not in self._skip][:BATCH]
+        if not batch or self.ready() is None:
+            self.reindex_running = False
+            return
+        if self._index(batch) == 0:
+            self._skip.update(row[0] for row in batch)  # do not spin on rows that fail
+
+    def _index(self, rows: list[tuple[str, str, str]]) -> int:
+        """Embed and store ``(id, owner, content)`` rows; returns how many were stored."""
+        if not rows:
+            return 0
+        active = self.ready()
+        if active is None:
+            return 0
+        _, embedder = active
+        try:
+            vectors = self.embeddings.embed(embedder, [content for _, _, content in rows])
+        except EmbeddingError as exc:
+            if len(rows) == 1:
+                self.errors += 1
+                self.last_error = f"{exc.reason}: {exc.message}"
+                return 0
+            return sum(self._index([row]) for row in rows)  # isolate the failing text
+        items = [VectorItem(mid, owner, vec) for (mid, owner, _), vec in zip(rows, vectors, strict=True)]
+        contents = {mid: content for mid, _, content in rows}
+        store = self.store
+        assert store is not None
+
+        def apply(conn: Any) -> int:
+            done = 0
+            for item in items:
+                conn.execute(
+                    "UPDATE memories SET needs_reindex = 0 WHERE id = ? AND content = ?",
+                    (item.memory_id, contents[item.memory_id]),
+                )
+                if conn.changes():
+                    store.upsert_in(conn, [item])
+                    done += 1
+            return done
+
+        done: int = self.db.write(apply)
+        self.processed += done
+        return done
+
+    def backfill_owner(self, owner: str, limit: int = BACKFILL_LIMIT) -> int:
+        """Embed up to ``limit`` pending memories of one owner now (before a search)."""
+        rows = self.db.read().execute(
+            "SELECT id, api_key_id, content FROM memories WHERE needs_reindex = 1 "
+            "AND api_key_id = ? ORDER BY created_at DESC LIMIT ?",
+            (owner, limit),
+        )
+        batch = [(r[0], r[1], r[2]) for r in rows]
+        return self._index(batch) if batch else 0
+
+    # -- shutdown ----------------------------------------------------------------------
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until queued writes are embedded and any running reindex has drained."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: self._closed
+                or (not self._pending and not self._busy and not self.reindex_running),
+                timeout,
+            )
+
+    def close(self) -> None:
+        """Stop after the current batch; unfinished work stays flagged for next start."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._thread.join(timeout=30)

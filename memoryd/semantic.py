@@ -1,0 +1,111 @@
+"""The active embedder, chosen from settings at run time, and its health.
+
+``EmbeddingService.current()`` resolves the embedding source from the settings
+(SPEC §6 ``auto`` order), builds the embedder through the registry once per
+source/model, wraps it in the shared embedding cache, and remembers a load failure
+for a while so a broken model does not cost every request a retry. Callers that get
+``None`` (or an ``EmbeddingError``) degrade to the keyword tier.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from memoryd.embedding import (
+    CachedEmbedder,
+    Embedder,
+    EmbeddingContext,
+    EmbeddingError,
+    EmbeddingResolution,
+    create,
+    resolve_source,
+)
+from memoryd.settings import SettingsService
+
+log = logging.getLogger(__name__)
+
+#: How long a failed model load is remembered before it is tried again.
+LOAD_RETRY_S = 60.0
+
+
+class EmbeddingService:
+    def __init__(
+        self,
+        settings: SettingsService,
+        context: Callable[[], EmbeddingContext],
+        cache: Any,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.context = context
+        self.cache = cache
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._key: tuple[str | None, str | None] | None = None
+        self._embedder: Embedder | None = None
+        self._failure: tuple[float, str] | None = None
+        self.last_error: str | None = None
+        self.calls = 0
+        self.total_ms = 0.0
+
+    def resolution(self) -> EmbeddingResolution:
+        return resolve_source(self.settings.get(), self.context())
+
+    def current(self) -> tuple[EmbeddingResolution, Embedder | None]:
+        """The resolution and a ready-to-use embedder, or ``None`` with the reason."""
+        resolution = self.resolution()
+        if resolution.source is None:
+            return resolution, None
+        key = (resolution.source, resolution.model)
+        with self._lock:
+            if key != self._key:
+                self._key, self._embedder, self._failure = key, None, None
+            if self._embedder is None:
+                if self._failure and self._clock() - self._failure[0] < LOAD_RETRY_S:
+                    return replace(resolution, source=None, reason=self._failure[1]), None
+                try:
+                    self._embedder = CachedEmbedder(create(resolution, self.context()), self.cache)
+                except EmbeddingError as exc:
+                    reason = f"{resolution.source} unavailable ({exc.reason}): {exc.message}"
+                    self._failure = (self._clock(), reason)
+                    self.last_error = reason
+                    log.warning("embedding source unavailable: %s", reason)
+                    return replace(resolution, source=None, reason=reason), None
+            embedder = self._embedder
+        dims = embedder.dimensions or resolution.dimensions
+        return replace(resolution, dimensions=dims), embedder
+
+    def embed(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+        """Embed with latency bookkeeping; EmbeddingError propagates to the caller."""
+        start = time.perf_counter()
+        try:
+            vectors = embedder.embed_batch(list(texts))
+        except EmbeddingError as exc:
+            self.last_error = f"{exc.reason}: {exc.message}"
+            raise
+        self.calls += 1
+        self.total_ms += (time.perf_counter() - start) * 1000
+        return vectors
+
+    def status(self) -> dict[str, Any]:
+        resolution, embedder = self.current()
+        stats = self.cache.stats()
+        return {
+            "source": resolution.source,
+            "model": resolution.model,
+            "dimensions": resolution.dimensions,
+            "available": embedder is not None,
+            "reason": resolution.reason,
+            "signature": resolution.signature,
+            "cacheStats": {k: stats[k] for k in ("hits", "misses", "size")},
+            "lastError": self.last_error,
+            "meanLatencyMs": round(self.total_ms / self.calls, 3) if self.calls else None,
+        }

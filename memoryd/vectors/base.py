@@ -1,0 +1,56 @@
+"""The vector-store contract every backend implements.
+
+Ownership rules:
+
+- ``search`` returns ``(memory_id, score)`` pairs with **score = cosine similarity,
+  higher is better**, at most ``k``, best first, and only memories that pass the
+  filter (owner first, then session, expiry, retention): a backend that cannot filter
+  inside its search must over-fetch until it has ``k`` passing hits or none remain.
+- ``ensure_ready(signature, dimensions)`` is called before any write or search with
+  the active embedder's signature. A backend whose stored vectors were made under
+  another signature discards them and says ``recreated=True``; the caller then marks
+  every memory ``needs_reindex``. It never raises for "not configured": it returns
+  ``ready=False`` with a reason.
+- ``upsert``/``delete`` are idempotent. Vectors arrive L2-normalized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from memoryd.storage.memories import Filter
+
+
+@dataclass(frozen=True, slots=True)
+class VectorItem:
+    memory_id: str
+    owner: str
+    vector: np.ndarray
+    payload: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyState:
+    ready: bool
+    reason: str
+    recreated: bool = False
+
+
+class VectorStore(Protocol):
+    name: str
+
+    def ensure_ready(self, signature: str, dimensions: int | None) -> ReadyState: ...
+
+    def upsert(self, items: Sequence[VectorItem]) -> None: ...
+
+    def delete(self, memory_ids: Sequence[str]) -> None: ...
+
+    def search(self, vector: np.ndarray, k: int, flt: Filter) -> list[tuple[str, float]]: ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+    def health(self) -> dict[str, Any]: ...
