@@ -170,7 +170,9 @@ class Indexer:
                 self.last_error = f"{exc.reason}: {exc.message}"
                 return 0
             return sum(self._index([row]) for row in rows)  # isolate the failing text
-        items = [VectorItem(mid, owner, vec) for (mid, owner, _), vec in zip(rows, vectors, strict=True)]
+        items = [
+            VectorItem(mid, owner, vec) for (mid, owner, _), vec in zip(rows, vectors, strict=True)
+        ]
         contents = {mid: content for mid, _, content in rows}
         store = self.store
         assert store is not None
@@ -207,8 +209,10 @@ class Indexer:
         """Wait until queued writes are embedded and any running reindex has drained."""
         with self._cond:
             return self._cond.wait_for(
-                lambda: self._closed
-                or (not self._pending and not self._busy and not self.reindex_running),
+                lambda: (
+                    self._closed
+                    or (not self._pending and not self._busy and not self.reindex_running)
+                ),
                 timeout,
             )
 

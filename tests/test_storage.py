@@ -122,7 +122,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
         _insert_raw(conn, "pre-fts", "key-a", "legacy row about kubernetes", "legacy:k8s")
 
         assert apply_migrations(conn, fts5=True) == []
-        assert _rows(conn, "SELECT version FROM schema_migrations ORDER BY 1") == [(1,), (2,)]
+        assert _rows(conn, "SELECT version FROM schema_migrations ORDER BY 1") == [(1,), (2,), (3,)]
         found = _rows(
             conn,
             "SELECT m.id FROM memory_fts JOIN memories m ON m.seq = memory_fts.rowid "
