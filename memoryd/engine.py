@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd import lifecycle
 from memoryd.background import BackgroundWorker
@@ -36,6 +36,10 @@ from memoryd.retrieval import Retriever
 from memoryd.settings import MemorySettings, SettingsService
 from memoryd.storage import memories as sql
 from memoryd.storage.database import Database
+
+if TYPE_CHECKING:
+    from memoryd.indexing import Indexer
+    from memoryd.semantic import EmbeddingService
 
 log = logging.getLogger(__name__)
 
@@ -73,16 +77,22 @@ class MemoryEngine:
         settings: SettingsService,
         *,
         token_counter: Callable[[str], int] = estimate_tokens,
+        embeddings: EmbeddingService | None = None,
+        indexer: Indexer | None = None,
     ) -> None:
         self.db = db
         self.config = config
         self.settings = settings
         self.tokens = token_counter
+        self.embeddings = embeddings
+        self.indexer = indexer
         self.cache: TTLCache[str, Memory | None] = TTLCache(500, 60.0)
-        self.retriever = Retriever(db, config, token_counter)
+        self.retriever = Retriever(db, config, token_counter, indexer)
         self.background = BackgroundWorker("extraction")
         self.write_listeners: list[WriteListener] = []
         self.delete_listeners: list[DeleteListener] = []
+        if indexer is not None:
+            self.write_listeners.append(lambda memory: indexer.notify(memory.id))
         self.extraction_stats = {"scheduled": 0, "stored": 0, "failed": 0}
 
     @classmethod
@@ -429,55 +439,30 @@ class MemoryEngine:
     # -- status and shutdown -----------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        caps = self.db.capabilities
-        settings = self.settings.get()
-        pending = sql.count_pending(self.db.read())
-        return {
-            "keyword": {"available": caps.fts5, "backend": "FTS5", "reason": caps.fts5_reason},
-            "embedding": {
-                "source": None,
-                "model": None,
-                "dimensions": None,
-                "available": False,
-                "reason": "auto: no embedding source available",
-                "cacheStats": {"hits": 0, "misses": 0, "size": 0},
-            },
-            "vectorStore": {
-                "backend": "none",
-                "available": False,
-                "rowCount": 0,
-                "needsReindex": pending,
-                "activeDim": None,
-                "signature": None,
-                "reason": "sqlite-vec not available — using FTS5 only",
-            },
-            "qdrant": {
-                "enabled": False,
-                "healthy": None,
-                "latencyMs": None,
-                "error": None,
-                "pointCount": None,
-            },
-            "rerank": {
-                "enabled": settings.rerank_enabled,
-                "available": bool(settings.rerank_enabled and settings.rerank_provider_model),
-                "reason": "rerank disabled"
-                if not settings.rerank_enabled
-                else "rerank not yet supported",
-            },
-            "reindex": {"running": False, "processed": 0, "pending": pending},
-            "extraction": dict(self.extraction_stats) | {"pending": self.background.pending},
-            "readCache": self.cache.stats(),
-        }
+        from memoryd.status import engine_status
 
-    def drain(self, timeout: float | None = 30.0) -> bool:
-        """Wait for background extraction and queued bookkeeping writes to finish."""
+        return engine_status(self)
+
+    def reindex(self, *, force: bool = False) -> dict[str, Any]:
+        """Start draining the ``needs_reindex`` queue in the background."""
+        if self.indexer is None:
+            pending = sql.count_pending(self.db.read())
+            return {"started": False, "pending": pending, "reason": "no vector store"}
+        return self.indexer.start_reindex(force=force)
+
+    def drain(self, timeout: float | None = 30.0, *, include_index: bool = True) -> bool:
+        """Wait for background extraction, embedding (unless ``include_index`` is false)
+        and queued bookkeeping writes to finish."""
         ok = self.background.join(timeout)
+        if include_index and self.indexer is not None:
+            ok = self.indexer.join(timeout) and ok
         self.db.flush()
         return ok
 
     def close(self) -> None:
         self.background.close()
+        if self.indexer is not None:
+            self.indexer.close()
         self.db.close()
 
     def __enter__(self) -> MemoryEngine:

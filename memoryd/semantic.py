@@ -27,7 +27,10 @@ from memoryd.embedding import (
     create,
     resolve_source,
 )
-from memoryd.settings import SettingsService
+from memoryd.settings import MemorySettings, SettingsService
+
+#: Chooses the embedding source from the settings (``resolve_source`` by default).
+Resolver = Callable[[MemorySettings, EmbeddingContext], EmbeddingResolution]
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +45,10 @@ class EmbeddingService:
         context: Callable[[], EmbeddingContext],
         cache: Any,
         *,
+        resolver: Resolver | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.resolver: Resolver = resolver or resolve_source
         self.settings = settings
         self.context = context
         self.cache = cache
@@ -57,7 +62,7 @@ class EmbeddingService:
         self.total_ms = 0.0
 
     def resolution(self) -> EmbeddingResolution:
-        return resolve_source(self.settings.get(), self.context())
+        return self.resolver(self.settings.get(), self.context())
 
     def current(self) -> tuple[EmbeddingResolution, Embedder | None]:
         """The resolution and a ready-to-use embedder, or ``None`` with the reason."""

@@ -17,7 +17,27 @@ from memoryd.models import Memory, MemoryType, NewMemory, to_iso
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
-    eng = build_engine(EngineConfig.from_env({}, data_dir=tmp_path / "data"))
+    """Keyword-only: no embedding source (the vector tier has its own fixtures)."""
+    data = tmp_path / "data"
+    eng = build_engine(EngineConfig.from_env({}, data_dir=data), {"MEMORYD_DATA_DIR": str(data)})
+    eng.settings.update({"transformersEnabled": False, "staticEnabled": False})
+    try:
+        yield eng
+    finally:
+        eng.close()
+
+
+@pytest.fixture
+def semantic_engine(tmp_path: Path) -> Iterator[MemoryEngine]:
+    """The vector tier on, with the deterministic hash embedder (tests/embedders.py)."""
+    from embedders import fixed_resolver
+
+    data = tmp_path / "sdata"
+    eng = build_engine(
+        EngineConfig.from_env({}, data_dir=data),
+        {"MEMORYD_DATA_DIR": str(data)},
+        embedding_resolver=fixed_resolver("hash", 64),
+    )
     try:
         yield eng
     finally:

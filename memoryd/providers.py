@@ -1,0 +1,76 @@
+"""Upstream providers (SPEC §12): named OpenAI-compatible endpoints with keys.
+
+Stored as one JSON list in the settings table (key ``providers``). The default
+upstream from ``MEMORYD_UPSTREAM_BASE_URL`` / ``MEMORYD_UPSTREAM_API_KEY`` is the
+provider named ``default`` unless one with that name is stored. Embedding and rerank
+models are addressed as ``"provider/model"`` against these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memoryd.storage import kv
+from memoryd.storage.database import Database
+
+SYSTEM_ROLES = ("auto", "system", "user", "first")
+SETTINGS_KEY = "providers"
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    name: str
+    base_url: str
+    api_key: str | None = None
+    system_role: str = "auto"
+
+    def to_dict(self, *, mask: bool = True) -> dict[str, Any]:
+        key = self.api_key
+        return {
+            "name": self.name,
+            "baseUrl": self.base_url,
+            "apiKey": mask_secret(key) if mask else key,
+            "hasKey": bool(key),
+            "systemRole": self.system_role,
+        }
+
+
+def mask_secret(secret: str | None) -> str | None:
+    """``sk-a…wxyz``: enough to recognise a key, never enough to use it."""
+    if not secret:
+        return None
+    if len(secret) <= 8:
+        return "…" + secret[-2:]
+    return f"{secret[:4]}…{secret[-4:]}"
+
+
+def _parse(item: object) -> Provider | None:
+    if not isinstance(item, dict):
+        return None
+    name, base_url = item.get("name"), item.get("baseUrl")
+    if not isinstance(name, str) or not name or not isinstance(base_url, str) or not base_url:
+        return None
+    key = item.get("apiKey")
+    role = item.get("systemRole", "auto")
+    return Provider(
+        name=name,
+        base_url=base_url.rstrip("/"),
+        api_key=key if isinstance(key, str) and key else None,
+        system_role=role if role in SYSTEM_ROLES else "auto",
+    )
+
+
+def load_providers(db: Database, env: Mapping[str, str]) -> dict[str, Provider]:
+    stored = kv.read_one(db.read(), SETTINGS_KEY, [])
+    providers: dict[str, Provider] = {}
+    base = env.get("MEMORYD_UPSTREAM_BASE_URL", "").strip()
+    if base:
+        key = env.get("MEMORYD_UPSTREAM_API_KEY", "").strip() or None
+        providers["default"] = Provider("default", base.rstrip("/"), key)
+    for item in stored if isinstance(stored, list) else []:
+        parsed = _parse(item)
+        if parsed is not None:
+            providers[parsed.name] = parsed
+    return providers

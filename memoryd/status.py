@@ -1,0 +1,83 @@
+"""Engine status (SPEC §13 ``engine-status``): what each tier can do right now, and why."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memoryd.storage import memories as sql
+
+if TYPE_CHECKING:
+    from memoryd.engine import MemoryEngine
+
+
+def _embedding(engine: MemoryEngine) -> dict[str, Any]:
+    if engine.embeddings is None:
+        return {
+            "source": None,
+            "model": None,
+            "dimensions": None,
+            "available": False,
+            "reason": "auto: no embedding source available",
+            "cacheStats": {"hits": 0, "misses": 0, "size": 0},
+        }
+    return engine.embeddings.status()
+
+
+def _vector_store(engine: MemoryEngine, pending: int) -> dict[str, Any]:
+    indexer = engine.indexer
+    if indexer is None or indexer.store is None:
+        return {
+            "backend": "none",
+            "available": False,
+            "rowCount": 0,
+            "needsReindex": pending,
+            "activeDim": None,
+            "signature": None,
+            "reason": f"sqlite-vec not available — using FTS5 only ({engine.db.capabilities.vec_reason})",
+        }
+    stats = indexer.store.stats()
+    ready = indexer.ready() is not None
+    reason = (
+        f"sqlite-vec active, dim={stats['activeDim']}"
+        if ready
+        else "sqlite-vec loaded; waiting for an embedding source"
+    )
+    return {"backend": "sqlite-vec", "available": ready, **stats, "reason": reason}
+
+
+def engine_status(engine: MemoryEngine) -> dict[str, Any]:
+    caps = engine.db.capabilities
+    settings = engine.settings.get()
+    pending = sql.count_pending(engine.db.read())
+    reindex = (
+        engine.indexer.progress()
+        if engine.indexer is not None
+        else {"running": False, "processed": 0, "pending": pending}
+    )
+    rerank_ready = bool(settings.rerank_enabled and settings.rerank_provider_model)
+    return {
+        "keyword": {"available": caps.fts5, "backend": "FTS5", "reason": caps.fts5_reason},
+        "embedding": _embedding(engine),
+        "vectorStore": _vector_store(engine, pending),
+        "qdrant": {
+            "enabled": False,
+            "healthy": None,
+            "latencyMs": None,
+            "error": None,
+            "pointCount": None,
+        },
+        "rerank": {
+            "enabled": settings.rerank_enabled,
+            "available": rerank_ready,
+            "reason": (
+                f"rerank active: {settings.rerank_provider_model}"
+                if rerank_ready
+                else "rerank enabled but provider not configured"
+                if settings.rerank_enabled
+                else "rerank disabled"
+            ),
+        },
+        "reindex": reindex,
+        "extraction": dict(engine.extraction_stats) | {"pending": engine.background.pending},
+        "readCache": engine.cache.stats(),
+    }
