@@ -47,7 +47,7 @@ def build_engine(
     settings = SettingsService(db, defaults=defaults)
     embeddings, indexer = _semantic_tier(db, config, settings, env, embedding_resolver)
     engine = MemoryEngine(db, config, settings, embeddings=embeddings, indexer=indexer)
-    if start_indexing and indexer.ready() is not None:
+    if start_indexing and indexer is not None and indexer.ready() is not None:
         indexer.start_reindex()  # drain anything a previous run left flagged
     return engine
 
@@ -58,12 +58,16 @@ def _semantic_tier(
     settings: SettingsService,
     env: Mapping[str, str],
     resolver: Resolver | None,
-) -> tuple[EmbeddingService, Indexer]:
-    from memoryd.embedding import EmbeddingContext, ProviderConfig
-    from memoryd.indexing import Indexer
+) -> tuple[EmbeddingService | None, Indexer | None]:
+    try:
+        from memoryd.embedding import EmbeddingContext, ProviderConfig
+        from memoryd.indexing import Indexer
+        from memoryd.semantic import EmbeddingService
+        from memoryd.vectors.sqlite_vec import SqliteVecStore
+    except ImportError as exc:  # a broken install: keep the keyword tier working
+        log.warning("semantic retrieval unavailable: %s", exc)
+        return None, None
     from memoryd.providers import load_providers
-    from memoryd.semantic import EmbeddingService
-    from memoryd.vectors.sqlite_vec import SqliteVecStore
 
     def context() -> EmbeddingContext:
         providers = {

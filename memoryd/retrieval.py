@@ -1,9 +1,10 @@
 """Retrieval: strategies, the degradation ladder, abstention and the budget walk.
 
 Every path filters by owner first, then session (session scope), expiry and
-retention, inside SQL. Ladder for ``semantic``/``hybrid``: vector tiers (added by the
-embeddings issue) -> FTS5 -> keyword scoring over recent rows. Each step down records
-a ``fallbackReason``; nothing here raises for a query's text.
+retention, inside SQL. Ladder for ``semantic``/``hybrid``: the vector tier
+(sqlite-vec KNN, or RRF of its ranks with FTS5 ranks for hybrid) -> FTS5 -> keyword
+scoring over recent rows. Each step down records a ``fallbackReason``; nothing here
+raises for a query's text, and a failing embedder only costs the vector tier.
 """
 
 from __future__ import annotations
@@ -11,15 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from memoryd.config import EngineConfig
 from memoryd.core.fts_query import build_fts_query
-from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score
+from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
 from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, Memory, Resolution, Scope, Strategy, utcnow
 from memoryd.settings import MemorySettings
 from memoryd.storage import memories as sql
 from memoryd.storage.database import Database
+
+if TYPE_CHECKING:
+    from memoryd.indexing import Indexer
 
 #: How many recent rows the keyword-scoring fallback looks at.
 KEYWORD_POOL = 200
@@ -62,11 +69,16 @@ def _clamp(value: int, low: int, high: int) -> int:
 
 class Retriever:
     def __init__(
-        self, db: Database, config: EngineConfig, token_counter: Callable[[str], int]
+        self,
+        db: Database,
+        config: EngineConfig,
+        token_counter: Callable[[str], int],
+        indexer: Indexer | None = None,
     ) -> None:
         self.db = db
         self.config = config
         self.tokens = token_counter
+        self.indexer = indexer
 
     def resolve(
         self,
@@ -115,9 +127,14 @@ class Retriever:
         """Ranked, filtered, budgeted hits plus how they were found."""
         resolution = Resolution(strategy_used=req.strategy)
         flt = self._filter(req, settings)
+        query_vector = None
+        if req.strategy != "exact":
+            query_vector = self._prepare_vector(req, resolution)
         with self.db.snapshot() as conn:
             if req.strategy == "exact":
                 ranked = self._recent(conn, flt, req)
+            elif query_vector is not None:
+                ranked = self._vector(conn, flt, req, query_vector, resolution)
             else:
                 ranked = self._keyword(conn, flt, req, resolution)
         if not passes_min_score(ranked, settings.min_score):
@@ -127,6 +144,83 @@ class Retriever:
             return [], resolution
         chosen = budget_walk(ranked, req.max_tokens, lambda h: h.tokens, limit=req.limit)
         return chosen, resolution
+
+    # -- vector tier -------------------------------------------------------------------
+
+    def _prepare_vector(self, req: Request, resolution: Resolution) -> np.ndarray | None:
+        """Embed the query (after a bounded backfill of the owner's pending memories);
+        None, with the reason recorded, whenever the vector tier cannot serve."""
+        if self.indexer is None:
+            resolution.fallback_reason = "sqlite-vec not available: keyword search"
+            return None
+        if not req.query:
+            return None
+        active = self.indexer.ready()
+        if active is None:
+            status = self.indexer.embeddings.resolution()
+            resolution.fallback_reason = f"no embedding source available ({status.reason})"
+            return None
+        from memoryd.embedding import EmbeddingError
+
+        embedding, embedder = active
+        resolution.embedding_source = embedding.source
+        resolution.embedding_model = embedding.model
+        resolution.vector_store = "sqlite-vec"
+        try:
+            if req.owner is not None:
+                self.indexer.backfill_owner(req.owner)
+            vector: np.ndarray = self.indexer.embeddings.embed(embedder, [req.query])[0]
+        except EmbeddingError as exc:
+            resolution.fallback_reason = f"query embedding failed ({exc.reason}): {exc.message}"
+            return None
+        return vector
+
+    def _vector(
+        self, conn: Any, flt: sql.Filter, req: Request, vector: np.ndarray, resolution: Resolution
+    ) -> list[Hit]:
+        assert self.indexer is not None and self.indexer.store is not None
+        k = self.config.vec_top_k
+        knn = self.indexer.store.search(vector, k, flt, conn)
+        similarity = dict(knn)
+        if req.strategy == "semantic":
+            found = sql.get_many(conn, [mid for mid, _ in knn])
+            hits = [
+                self._hit(found[mid], sim, "vector", vec_score=sim)
+                for mid, sim in knn
+                if mid in found
+            ]
+            if hits:
+                return hits
+            resolution.fallback_reason = "no vectors for these memories yet: keyword search"
+            return self._keyword(conn, flt, req, resolution, first_reason=None)
+        fts: list[tuple[Memory, float]] = []
+        match = build_fts_query(req.query) if self.db.capabilities.fts5 else None
+        if match is not None:
+            fts = sql.fts_search(conn, match, flt, k)
+        bm25 = {m.id: score for m, score in fts}
+        fused = rrf_fuse(
+            [[m.id for m in (f[0] for f in fts)], [mid for mid, _ in knn]],
+            k=self.config.rrf_k,
+            weights=[self.config.rrf_fts_weight, self.config.rrf_vector_weight],
+        )
+        if not fused:
+            resolution.fallback_reason = "no keyword or vector match: keyword scoring"
+            return self._keyword_scored(conn, flt, req, tier="fts5")
+        found = {m.id: m for m, _ in fts} | sql.get_many(
+            conn, [mid for mid, _ in fused if mid not in bm25]
+        )
+        resolution.strategy_used = "hybrid"
+        return [
+            self._hit(
+                found[mid],
+                score,
+                "hybrid-rrf",
+                vec_score=similarity.get(mid),
+                fts_score=bm25.get(mid),
+            )
+            for mid, score in fused
+            if mid in found
+        ]
 
     # -- tiers -------------------------------------------------------------------------
 
@@ -151,9 +245,14 @@ class Retriever:
         return [self._hit(m, float(s), tier) for s, m in scored]
 
     def _keyword(
-        self, conn: object, flt: sql.Filter, req: Request, resolution: Resolution
+        self,
+        conn: object,
+        flt: sql.Filter,
+        req: Request,
+        resolution: Resolution,
+        first_reason: str | None = "no embedding source available: keyword search",
     ) -> list[Hit]:
-        reasons = ["no embedding source available: keyword search"]
+        reasons = [r for r in (resolution.fallback_reason or first_reason,) if r]
         resolution.strategy_used = "keyword"
         if not req.query:
             resolution.fallback_reason = "empty query: most recent memories"

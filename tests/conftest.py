@@ -18,9 +18,14 @@ from memoryd.models import Memory, MemoryType, NewMemory, to_iso
 @pytest.fixture
 def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
     """Keyword-only: no embedding source (the vector tier has its own fixtures)."""
+    from embedders import no_source
+
     data = tmp_path / "data"
-    eng = build_engine(EngineConfig.from_env({}, data_dir=data), {"MEMORYD_DATA_DIR": str(data)})
-    eng.settings.update({"transformersEnabled": False, "staticEnabled": False})
+    eng = build_engine(
+        EngineConfig.from_env({}, data_dir=data),
+        {"MEMORYD_DATA_DIR": str(data)},
+        embedding_resolver=no_source,
+    )
     try:
         yield eng
     finally:

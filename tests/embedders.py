@@ -66,3 +66,8 @@ def fixed_resolver(source: str = "hash", dim: int = 64):  # type: ignore[no-unty
         return EmbeddingResolution(source, f"{source}-{dim}", dim, f"test embedder {source}")
 
     return resolve
+
+
+def no_source(settings: MemorySettings, ctx: EmbeddingContext) -> EmbeddingResolution:
+    """As on an install without any embedding model."""
+    return EmbeddingResolution(None, None, None, "auto: no embedding source available")

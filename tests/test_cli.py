@@ -39,8 +39,11 @@ def test_add_list_get_search_delete_roundtrip(run) -> None:  # type: ignore[no-u
     assert got["memory"]["content"] == "I love C++ programming"
 
     found = json.loads(run("memory", "search", "what is C++?", "--owner", "alice", "--json").output)
-    assert [m["content"] for m in found["memories"]] == ["I love C++ programming"]
-    assert found["resolution"]["fallbackReason"]
+    assert found["memories"][0]["content"] == "I love C++ programming"
+    assert {m["content"] for m in found["memories"]} <= {
+        "I love C++ programming",
+        "vim is my editor",
+    }
 
     assert run("memory", "delete", memory_id).exit_code == 0
     missing = run("memory", "get", memory_id)

@@ -29,7 +29,9 @@ ErrorReason = Literal["no_key", "model_load_failed", "request_failed", "rate_lim
 _MAX_MESSAGE = 300
 # "File "/x/y.py", line 3", "at /x/y.js:1:2", "/src/onnxruntime/core/x.cc:123" and the like.
 _STACK_BITS = re.compile(
-    r'File "[^"]*", line \d+(?:, in \S+)?|\bat (?:\S+ )?\(?/[^\s)]*\)?|(?:/[\w.+-]+)+\.\w+:\d+(?::\d+)?'
+    r'File "[^"]*", line \d+(?:, in \S+)?'
+    r"|\bat (?:\S+ )?\(?/[^\s)]*\)?"
+    r"|(?:/[\w.+-]+)+\.\w+:\d+(?::\d+)?"
 )
 
 
@@ -148,7 +150,8 @@ def l2_normalize(matrix: np.ndarray) -> np.ndarray:
     row stays zero."""
     out = np.asarray(matrix, dtype=np.float32)
     if out.ndim == 1:
-        return l2_normalize(out[None, :])[0]
+        row: np.ndarray = l2_normalize(out[None, :])[0]
+        return row
     out = np.where(np.isfinite(out), out, 0.0).astype(np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     safe = np.where(norms > 0, norms, 1.0)

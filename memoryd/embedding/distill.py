@@ -71,14 +71,16 @@ def pca(table: np.ndarray, dims: int) -> np.ndarray:
     centered = table.astype(np.float64) - table.mean(axis=0, dtype=np.float64)
     _, _, components = np.linalg.svd(centered, full_matrices=False)
     k = max(1, min(dims, components.shape[0]))
-    return (centered @ components[:k].T).astype(np.float32)
+    projected: np.ndarray = (centered @ components[:k].T).astype(np.float32)
+    return projected
 
 
 def sif_weights(rows: int, coefficient: float = SIF_COEFFICIENT) -> np.ndarray:
     """``a / (a + p)`` with ``p`` proportional to ``1 / (rank + 2)`` (model2vec)."""
     inv_rank = 1.0 / np.arange(2, rows + 2, dtype=np.float64)
     proba = inv_rank / inv_rank.sum()
-    return (coefficient / (coefficient + proba)).astype(np.float32)
+    weights: np.ndarray = (coefficient / (coefficient + proba)).astype(np.float32)
+    return weights
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

@@ -12,6 +12,7 @@ Rust tokenizer are safe to call from several threads after that.
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -81,8 +82,6 @@ class MiniLMEmbedder:
 
     def load(self) -> None:
         """Load the tokenizer and the ONNX session (idempotent, thread-safe)."""
-        if self._session is not None:
-            return
         with self._lock:
             if self._session is not None:
                 return
@@ -90,7 +89,7 @@ class MiniLMEmbedder:
             if files is None:
                 raise self._fail_load("model files not found")
             try:
-                import onnxruntime as ort
+                ort = importlib.import_module("onnxruntime")
                 from tokenizers import Tokenizer
             except ImportError as exc:
                 raise self._fail_load(f"missing package {exc.name or exc}") from None
@@ -131,8 +130,9 @@ class MiniLMEmbedder:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
         hidden = np.asarray(self._session.run([self._output_name], feeds)[0], dtype=np.float32)
         weights = mask[:, :, None].astype(np.float32)
-        summed = (hidden * weights).sum(axis=1)
-        return summed / np.maximum(weights.sum(axis=1), 1e-9)
+        summed: np.ndarray = (hidden * weights).sum(axis=1)
+        pooled: np.ndarray = summed / np.maximum(weights.sum(axis=1), 1e-9)
+        return pooled
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

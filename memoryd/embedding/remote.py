@@ -108,9 +108,9 @@ class RemoteEmbedder:
     # -- one request -------------------------------------------------------------------
 
     def _post(self, texts: list[str]) -> Any:
+        client = self._http()
         import httpx
 
-        client = self._http()
         self.requests += 1
         try:
             response = client.post(self._url, json={"model": self.wire_model, "input": texts})
@@ -152,6 +152,7 @@ class RemoteEmbedder:
             raise self._error(
                 "request_failed", f"dimension changed from {self._learned} to {matrix.shape[1]}"
             )
+        self._learned = int(matrix.shape[1])
         return matrix
 
     def _chunk(self, texts: list[str]) -> np.ndarray:
@@ -170,7 +171,6 @@ class RemoteEmbedder:
         items = [str(t) for t in texts]
         parts = [self._chunk(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK)]
         matrix = parts[0] if len(parts) == 1 else np.vstack(parts)
-        self._learned = int(matrix.shape[1])
         return l2_normalize(matrix)
 
     def embed(self, text: str) -> np.ndarray:

@@ -93,8 +93,6 @@ class StaticEmbedder:
 
     def load(self) -> np.ndarray:
         """Load the table and the tokenizer (idempotent, thread-safe)."""
-        if self._matrix is not None:
-            return self._matrix
         with self._lock:
             if self._matrix is not None:
                 return self._matrix

@@ -156,8 +156,8 @@ class SqliteVecStore:
     def search(
         self, vector: np.ndarray, k: int, flt: Filter, conn: Any | None = None
     ) -> list[tuple[str, float]]:
-        if self._dim is None:
-            return []
+        if self._dim is None or k <= 0:
+            return []  # (a negative LIMIT would mean "no limit" to SQLite)
         where, params = flt.sql()
         query = np.asarray(vector, dtype=np.float32).tobytes()
         if self.quantization == "int8":
@@ -169,7 +169,8 @@ class SqliteVecStore:
             f"WHERE {where} AND length(v.emb) = ? ORDER BY d LIMIT ?",
             [query, *params, self._blob_len(), k],
         )
-        return [(r[0], 1.0 - float(r[1])) for r in rows]
+        # float32 rounding can put an exact match a hair past 1: keep scores in [-1, 1].
+        return [(r[0], max(-1.0, min(1.0, 1.0 - float(r[1])))) for r in rows]
 
     def stats(self) -> dict[str, Any]:
         conn: Any = self.db.read()
