@@ -178,7 +178,8 @@ class Retriever:
     def _vector(
         self, conn: Any, flt: sql.Filter, req: Request, vector: np.ndarray, resolution: Resolution
     ) -> list[Hit]:
-        assert self.indexer is not None and self.indexer.store is not None
+        assert self.indexer is not None
+        assert self.indexer.store is not None
         k = self.config.vec_top_k
         knn = self.indexer.store.search(vector, k, flt, conn)
         similarity = dict(knn)
@@ -230,7 +231,7 @@ class Retriever:
     def _recent(self, conn: object, flt: sql.Filter, req: Request) -> list[Hit]:
         """Newest first; with a query, ranked by keyword relevance (zero scores dropped)."""
         if not req.query:
-            rows = sql.recent(conn, flt, max(req.limit, 100))
+            rows = sql.recent(conn, flt, req.limit * 2)  # slack for the budget walk's skips
             return [self._hit(m, 0.0, "recent") for m in rows]
         return self._keyword_scored(conn, flt, req, tier="recent")
 

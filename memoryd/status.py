@@ -33,7 +33,8 @@ def _vector_store(engine: MemoryEngine, pending: int) -> dict[str, Any]:
             "needsReindex": pending,
             "activeDim": None,
             "signature": None,
-            "reason": f"sqlite-vec not available — using FTS5 only ({engine.db.capabilities.vec_reason})",
+            "reason": "sqlite-vec not available — using FTS5 only "
+            f"({engine.db.capabilities.vec_reason})",
         }
     stats = indexer.store.stats()
     ready = indexer.ready() is not None

@@ -510,10 +510,13 @@ def test_vec_migration_is_idempotent(engine: MemoryEngine, make_store: StoreFact
 # -- self-heal -----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("same_instance", [False, True])
 @pytest.mark.parametrize("drop_trigger", [True, False])
-def test_missing_table_is_recreated_by_a_new_instance(
-    engine: MemoryEngine, make_store: StoreFactory, drop_trigger: bool
+def test_missing_table_is_recreated(
+    engine: MemoryEngine, make_store: StoreFactory, drop_trigger: bool, same_instance: bool
 ) -> None:
+    """A dropped ``vec_memories`` (with or without its trigger) is rebuilt by the next
+    ``ensure_ready``: by a new store, and by a long-lived one that was already ready."""
     store = make_store()
     mems = three(engine)
     for i, memory in enumerate(mems, start=1):
@@ -529,7 +532,7 @@ def test_missing_table_is_recreated_by_a_new_instance(
     assert "vec_memories" not in schema_names(engine)
     assert SqliteVecStore(engine.db).stats()["rowCount"] == 0  # a missing table is tolerated
 
-    healed = SqliteVecStore(engine.db)
+    healed = store if same_instance else SqliteVecStore(engine.db)
     state = healed.ensure_ready(SIG4, 4)
     assert state.ready
     assert state.recreated
@@ -543,6 +546,24 @@ def test_missing_table_is_recreated_by_a_new_instance(
     assert engine.delete(mems[1].id)
     assert vec_count(engine) == 2
     assert mems[1].id not in ids(healed.search(e(2), 3, flt("k1")))
+
+
+def test_missing_trigger_alone_is_recreated_without_a_reindex(
+    engine: MemoryEngine, make_store: StoreFactory
+) -> None:
+    store = make_store()
+    memory = add(engine, "k1", "orphan-proof")
+    put(store, memory, e(1))
+    clear_flags(engine)
+    engine.db.write(lambda c: c.execute("DROP TRIGGER vec_memories_ad"))
+    state = store.ensure_ready(SIG4, 4)
+    assert state.ready
+    assert not state.recreated
+    assert schema_names(engine) == {"vec_memories", "vec_memories_ad"}
+    assert vec_count(engine) == 1
+    assert flags(engine) == {memory.id: 0}
+    assert engine.delete(memory.id)
+    assert vec_count(engine) == 0
 
 
 # -- int8 quantization ---------------------------------------------------------------
@@ -599,6 +620,24 @@ def test_int8_recall_matches_exact_float_search(
     assert len(exact_top3 & set(ids(hits))) >= 2
     assert hits[0][1] == pytest.approx(float(fixture[2][1] @ query), abs=0.02)
     assert all(-1.0 <= s <= 1.0 for _, s in hits)
+
+
+@pytest.mark.parametrize("quantization", ["none", "int8"])
+def test_exact_matches_score_at_most_one(
+    engine: MemoryEngine, make_store: StoreFactory, quantization: str
+) -> None:
+    """Rounding (int8 above all) can give an exact match a cosine distance just below
+    zero; the score is still a cosine similarity, so never above 1."""
+    store = make_store(quantization)
+    rng = np.random.default_rng(3)
+    raw = rng.standard_normal((20, 4)).astype(np.float32)
+    vectors = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+    mems = [add(engine, "k1", f"random {i}") for i in range(len(vectors))]
+    store.upsert([VectorItem(m.id, "k1", v) for m, v in zip(mems, vectors, strict=True)])
+    for memory, v in zip(mems, vectors, strict=True):
+        best_id, best = store.search(v, 1, flt("k1"))[0]
+        assert best_id == memory.id
+        assert 0.98 < best <= 1.0
 
 
 def test_switching_to_int8_recreates_and_flags_everything(

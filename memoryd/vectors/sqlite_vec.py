@@ -39,6 +39,13 @@ def _table_exists(conn: Any) -> bool:
     return bool(rows)
 
 
+def _schema_present(conn: Any) -> bool:
+    rows = conn.execute(
+        "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('vec_memories', 'vec_memories_ad')"
+    ).fetchall()
+    return int(rows[0][0]) == 2
+
+
 def read_meta(conn: Any) -> dict[str, Any]:
     row = conn.execute(
         "SELECT active_dim, embedding_signature, last_reset_at, vec_ready "
@@ -84,7 +91,11 @@ class SqliteVecStore:
         if not dimensions:
             return ReadyState(False, "no dimensions available yet (learned from the first vector)")
         wanted = self.effective_signature(signature)
-        if self._signature == wanted and self._dim == dimensions:
+        if (
+            self._signature == wanted
+            and self._dim == dimensions
+            and _schema_present(self.db.read())  # else self-heal, even in a long-lived store
+        ):
             return ReadyState(True, "sqlite-vec ready")
 
         def apply(conn: Any) -> ReadyState:

@@ -1,0 +1,1 @@
+"""memoryd benchmarks: ``python -m bench`` runs them and writes ``bench/results/``."""

@@ -1,0 +1,100 @@
+"""The local MiniLM (ONNX Runtime): files, loading failures, truncation."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memoryd.embedding import (
+    EmbeddingContext,
+    EmbeddingError,
+    EmbeddingResolution,
+    create,
+    local_model_files,
+)
+from memoryd.embedding.onnx_minilm import MiniLMEmbedder
+
+FILES = local_model_files()
+pytestmark = pytest.mark.skipif(FILES is None, reason="pip install 'memoryd[local]'")
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    embedder = create(
+        EmbeddingResolution("transformers", "all-MiniLM-L6-v2", 384, "t"), EmbeddingContext()
+    )
+    assert isinstance(embedder, MiniLMEmbedder)
+    return embedder
+
+
+def test_the_installed_packages_are_found() -> None:
+    assert FILES is not None
+    onnx, tokenizer = FILES
+    assert onnx.name == "model.onnx"
+    assert onnx.is_file()
+    assert tokenizer.name == "tokenizer.json"
+    assert tokenizer.is_file()
+    assert local_model_files(packages=False) is None
+
+
+def test_an_explicit_directory_wins(tmp_path: Path) -> None:
+    assert FILES is not None
+    for src in FILES:
+        shutil.copy(src, tmp_path / src.name)
+    env = {"MEMORY_TRANSFORMERS_MODEL_DIR": str(tmp_path)}
+    assert local_model_files(env) == (tmp_path / "model.onnx", tmp_path / "tokenizer.json")
+    embedder = MiniLMEmbedder(env=env, packages=False)
+    assert embedder.embed("hello").shape == (384,)
+
+
+def test_missing_model_is_model_load_failed_with_an_install_hint(tmp_path: Path) -> None:
+    env = {"MEMORY_TRANSFORMERS_MODEL_DIR": str(tmp_path)}  # an empty directory
+    assert local_model_files(env) is None
+    for embedder in (
+        MiniLMEmbedder(env=env, packages=False),
+        create(EmbeddingResolution("transformers", None, 384, "t"), EmbeddingContext(env=env)),
+    ):
+        with pytest.raises(EmbeddingError) as info:
+            embedder.embed("hello")
+        assert info.value.reason == "model_load_failed"
+        assert info.value.source == "transformers"
+        assert "pip install 'memoryd[local]'" in info.value.message
+
+
+def test_a_corrupt_onnx_file_is_model_load_failed(tmp_path: Path) -> None:
+    assert FILES is not None
+    (tmp_path / "model.onnx").write_bytes(b"not an onnx model")
+    shutil.copy(FILES[1], tmp_path / "tokenizer.json")
+    embedder = MiniLMEmbedder(env={"MEMORY_TRANSFORMERS_MODEL_DIR": str(tmp_path)})
+    with pytest.raises(EmbeddingError) as info:
+        embedder.embed("hello")
+    assert info.value.reason == "model_load_failed"
+    assert "\n" not in info.value.message
+
+
+def test_identity(minilm: MiniLMEmbedder) -> None:
+    assert (minilm.name, minilm.model, minilm.dimensions) == (
+        "transformers",
+        "all-MiniLM-L6-v2",
+        384,
+    )
+
+
+def test_texts_are_truncated_at_256_tokens_not_128(minilm: MiniLMEmbedder) -> None:
+    words = [f"w{i % 50}" for i in range(400)]  # "w7" is two tokens: ~800 tokens in all
+    head = " ".join(words[:200])
+    a, b, c, d = minilm.embed_batch(
+        [head, head + " tail words here", " ".join(words[:70]), " ".join(words[:70]) + " zebra"]
+    )
+    np.testing.assert_allclose(a, b, atol=1e-6)  # past 256 tokens nothing counts
+    assert float(c @ d) < 0.9999  # ~140 tokens: the tail still counts
+
+
+def test_similar_texts_score_higher(minilm: MiniLMEmbedder) -> None:
+    cat, kitten, tax = minilm.embed_batch(
+        ["A cat sits on the mat", "A kitten is sitting on a rug", "Quarterly tax filing deadline"]
+    )
+    assert float(cat @ kitten) > float(cat @ tax) + 0.3
