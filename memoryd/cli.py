@@ -437,8 +437,7 @@ def build_static_cmd(ctx: click.Context, output: str | None, dims: int) -> None:
     """
     from pathlib import Path
 
-    from memoryd.embedding import EmbeddingError
-    from memoryd.embedding import build_static
+    from memoryd.embedding import EmbeddingError, build_static
 
     target = Path(output) if output else Path(ctx.obj["data_dir"]) / "models" / "static"
     with click.progressbar(length=100, label="distilling", file=sys.stderr) as bar:

@@ -181,7 +181,12 @@ class Retriever:
         assert self.indexer is not None
         assert self.indexer.store is not None
         k = self.config.vec_top_k
-        knn = self.indexer.store.search(vector, k, flt, conn)
+        try:
+            knn = self.indexer.store.search(vector, k, flt, conn)
+        except Exception as exc:  # a broken vector store costs only its tier
+            resolution.fallback_reason = f"vector search failed: {exc}"
+            resolution.vector_store = "none"
+            return self._keyword(conn, flt, req, resolution, first_reason=None)
         similarity = dict(knn)
         if req.strategy == "semantic":
             found = sql.get_many(conn, [mid for mid, _ in knn])

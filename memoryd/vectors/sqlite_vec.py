@@ -102,6 +102,13 @@ class SqliteVecStore:
             meta = read_meta(conn)
             healed = not _table_exists(conn)
             conn.execute(_SCHEMA)
+            if (
+                meta["signature"] is None
+                and not conn.execute("SELECT 1 FROM vec_memories LIMIT 1").fetchall()
+            ):
+                # First embedder on this database: nothing to discard, nothing to reset.
+                _write_meta(conn, dimensions, wanted, reset=False)
+                return ReadyState(True, f"vec_memories ready for {wanted}")
             if meta["signature"] != wanted or meta["activeDim"] != dimensions:
                 conn.execute("DELETE FROM vec_memories")
                 marked = mark_all_reindex(conn)
