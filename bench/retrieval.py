@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import tempfile
 import time
@@ -82,7 +83,7 @@ def embedding_throughput(sources: dict[str, Any], n: int = 2000) -> list[dict[st
                 for text in texts[:200]:
                     inner.embed_batch([text])
                     singles.append(time.perf_counter())
-                one = [(b - a) * 1000 for a, b in zip(singles, singles[1:], strict=False)]
+                one = [(b - a) * 1000 for a, b in itertools.pairwise(singles)]
             finally:
                 engine.close()
         rows.append(
