@@ -46,7 +46,7 @@ def build_engine(
     defaults = MemorySettings(transformers_enabled=local_model_installed())
     settings = SettingsService(db, defaults=defaults)
     embeddings, indexer = _semantic_tier(db, config, settings, env, embedding_resolver)
-    engine = MemoryEngine(db, config, settings, embeddings=embeddings, indexer=indexer)
+    engine = MemoryEngine(db, config, settings, embeddings=embeddings, indexer=indexer, env=env)
     if start_indexing and indexer is not None and indexer.ready() is not None:
         indexer.start_reindex()  # drain anything a previous run left flagged
     return engine

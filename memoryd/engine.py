@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,7 @@ from memoryd.models import (
     to_iso,
     utcnow,
 )
+from memoryd.providers import Provider, load_providers
 from memoryd.retrieval import Retriever
 from memoryd.settings import MemorySettings, SettingsService
 from memoryd.storage import memories as sql
@@ -79,6 +80,7 @@ class MemoryEngine:
         token_counter: Callable[[str], int] = estimate_tokens,
         embeddings: EmbeddingService | None = None,
         indexer: Indexer | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.db = db
         self.config = config
@@ -87,7 +89,8 @@ class MemoryEngine:
         self.embeddings = embeddings
         self.indexer = indexer
         self.cache: TTLCache[str, Memory | None] = TTLCache(500, 60.0)
-        self.retriever = Retriever(db, config, token_counter, indexer)
+        self.env: Mapping[str, str] = env or {}
+        self.retriever = Retriever(db, config, token_counter, indexer, self.providers)
         self.background = BackgroundWorker("extraction")
         self.write_listeners: list[WriteListener] = []
         self.delete_listeners: list[DeleteListener] = []
@@ -222,6 +225,10 @@ class MemoryEngine:
                 listener(removed)
             except Exception:
                 log.exception("delete listener failed")
+
+    def providers(self) -> dict[str, Provider]:
+        """Configured upstream providers (stored ones plus the env default)."""
+        return load_providers(self.db, self.env)
 
     # -- reads -------------------------------------------------------------------------
 

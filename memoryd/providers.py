@@ -74,3 +74,17 @@ def load_providers(db: Database, env: Mapping[str, str]) -> dict[str, Provider]:
         if parsed is not None:
             providers[parsed.name] = parsed
     return providers
+
+
+def save_providers(db: Database, providers: list[Provider]) -> None:
+    """Replace the stored provider list (names must be unique)."""
+    from memoryd.models import utcnow
+
+    names = [p.name for p in providers]
+    if len(set(names)) != len(names):
+        raise ValueError("provider names must be unique")
+    payload = [
+        {"name": p.name, "baseUrl": p.base_url, "apiKey": p.api_key, "systemRole": p.system_role}
+        for p in providers
+    ]
+    db.write(lambda conn: kv.write_many(conn, {SETTINGS_KEY: payload}, utcnow()))

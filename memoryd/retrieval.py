@@ -9,7 +9,7 @@ raises for a query's text, and a failing embedder only costs the vector tier.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -21,6 +21,7 @@ from memoryd.core.fts_query import build_fts_query
 from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
 from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, Memory, Resolution, Scope, Strategy, utcnow
+from memoryd.providers import Provider
 from memoryd.settings import MemorySettings
 from memoryd.storage import memories as sql
 from memoryd.storage.database import Database
@@ -74,7 +75,9 @@ class Retriever:
         config: EngineConfig,
         token_counter: Callable[[str], int],
         indexer: Indexer | None = None,
+        providers: Callable[[], Mapping[str, Provider]] | None = None,
     ) -> None:
+        self.providers = providers or dict
         self.db = db
         self.config = config
         self.tokens = token_counter
@@ -137,6 +140,8 @@ class Retriever:
                 ranked = self._vector(conn, flt, req, query_vector, resolution)
             else:
                 ranked = self._keyword(conn, flt, req, resolution)
+        if settings.rerank_enabled and settings.rerank_provider_model and req.query and ranked:
+            ranked = self._rerank(ranked, req.query, settings.rerank_provider_model, resolution)
         if not passes_min_score(ranked, settings.min_score):
             resolution.fallback_reason = (
                 f"best hit below minScore {settings.min_score}: nothing injected"
@@ -144,6 +149,23 @@ class Retriever:
             return [], resolution
         chosen = budget_walk(ranked, req.max_tokens, lambda h: h.tokens, limit=req.limit)
         return chosen, resolution
+
+    def _rerank(
+        self, ranked: list[Hit], query: str, provider_model: str, resolution: Resolution
+    ) -> list[Hit]:
+        from memoryd.rerank import rerank
+
+        name, _, model = provider_model.partition("/")
+        provider = self.providers().get(name)
+        if provider is None:
+            resolution.fallback_reason = f"rerank provider {name!r} is not configured"
+            return ranked
+        reordered, failure = rerank(ranked, query, provider, model)
+        if failure:
+            resolution.fallback_reason = failure
+        else:
+            resolution.rerank_applied = True
+        return reordered
 
     # -- vector tier -------------------------------------------------------------------
 
