@@ -21,13 +21,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def local_model_installed() -> bool:
+def local_model_installed(env: Mapping[str, str]) -> bool:
     """Whether the local MiniLM files are present (SPEC §10 ``transformersEnabled``)."""
     try:
         from memoryd.embedding import local_model_files
     except ImportError:
         return False
-    return local_model_files() is not None
+    return local_model_files(env) is not None
 
 
 def build_engine(
@@ -43,7 +43,7 @@ def build_engine(
     env.setdefault("MEMORYD_DATA_DIR", str(config.data_dir))
     config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     db = Database(config.db_path, load_vec=config.load_vec)
-    defaults = MemorySettings(transformers_enabled=local_model_installed())
+    defaults = MemorySettings(transformers_enabled=local_model_installed(env))
     settings = SettingsService(db, defaults=defaults)
     embeddings, indexer = _semantic_tier(db, config, settings, env, embedding_resolver)
     engine = MemoryEngine(db, config, settings, embeddings=embeddings, indexer=indexer, env=env)
