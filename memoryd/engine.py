@@ -7,7 +7,6 @@ and lifecycle work to ``retrieval`` and ``lifecycle``. No SQL lives here.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
@@ -18,7 +17,7 @@ from memoryd import lifecycle
 from memoryd.background import BackgroundWorker
 from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
-from memoryd.core.extraction import Fact, extract_facts, fact_metadata, slugify
+from memoryd.core.extraction import Fact, extract_facts, fact_metadata
 from memoryd.core.scoring import estimate_tokens
 from memoryd.errors import ValidationError, field_error
 from memoryd.models import (
@@ -37,6 +36,14 @@ from memoryd.retrieval import Retriever
 from memoryd.settings import MemorySettings, SettingsService
 from memoryd.storage import memories as sql
 from memoryd.storage.database import Database
+from memoryd.validation import (
+    check_content,
+    check_key,
+    check_metadata,
+    check_new,
+    derive_key,
+    require_owner,
+)
 
 if TYPE_CHECKING:
     from memoryd.indexing import Indexer
@@ -44,30 +51,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_OWNER_CHARS = 200
-MAX_KEY_CHARS = 500
-MAX_METADATA_CHARS = 65_536
-
 #: Called after a memory's content/key was written (index tiers re-embed) ...
 WriteListener = Callable[[Memory], None]
 #: ... and after memories were deleted, with ``(id, seq)`` pairs.
 DeleteListener = Callable[[list[tuple[str, int]]], None]
-
-
-def require_owner(owner: object, field: str = "apiKeyId") -> str:
-    """An owner id is a non-empty string; "" never means "every owner"."""
-    if not isinstance(owner, str) or not owner.strip():
-        raise field_error(field, "owner id must be a non-empty string")
-    if len(owner) > MAX_OWNER_CHARS or any(ord(c) < 32 for c in owner):
-        raise field_error(field, f"owner id must be at most {MAX_OWNER_CHARS} printable chars")
-    return owner
-
-
-def derive_key(memory_type: MemoryType, content: str) -> str:
-    """A content-addressed key: re-adding the same text upserts instead of duplicating."""
-    digest = hashlib.sha256(content.encode("utf-8")).hexdigest()[:10]
-    slug = slugify(content) or "memory"
-    return f"{memory_type.value}:{slug}:{digest}"
 
 
 class MemoryEngine:
@@ -108,35 +95,7 @@ class MemoryEngine:
     # -- writes ------------------------------------------------------------------------
 
     def _check_new(self, new: NewMemory) -> tuple[NewMemory, str]:
-        require_owner(new.api_key_id)
-        if not isinstance(new.content, str) or not new.content.strip():
-            raise field_error("content", "must be a non-empty string")
-        if len(new.content) > self.config.max_content_chars:
-            raise field_error("content", f"longer than {self.config.max_content_chars} chars")
-        if not isinstance(new.type, MemoryType):
-            raise field_error("type", "must be factual, episodic, procedural or semantic")
-        self._check_metadata(new.metadata)
-        key = new.key if new.key is not None else derive_key(new.type, new.content)
-        self._check_key(key)
-        if not isinstance(new.session_id, str) or len(new.session_id) > MAX_OWNER_CHARS:
-            raise field_error("sessionId", f"must be a string of at most {MAX_OWNER_CHARS} chars")
-        return new, key
-
-    @staticmethod
-    def _check_key(key: object) -> None:
-        if not isinstance(key, str) or not key.strip():
-            raise field_error("key", "must be a non-empty string")
-        if len(key) > MAX_KEY_CHARS:
-            raise field_error("key", f"longer than {MAX_KEY_CHARS} chars")
-
-    @staticmethod
-    def _check_metadata(metadata: object) -> None:
-        if metadata is None:
-            return
-        if not isinstance(metadata, dict):
-            raise field_error("metadata", "must be a JSON object")
-        if len(repr(metadata)) > MAX_METADATA_CHARS:
-            raise field_error("metadata", f"larger than {MAX_METADATA_CHARS} chars")
+        return new, check_new(new, self.config.max_content_chars)
 
     def create(self, new: NewMemory) -> tuple[Memory, bool]:
         """Upsert on ``(owner, key)``; returns ``(memory, created)``."""
@@ -164,13 +123,10 @@ class MemoryEngine:
         if current is None:
             return None
         if patch.content is not None:
-            if not isinstance(patch.content, str) or not patch.content.strip():
-                raise field_error("content", "must be a non-empty string")
-            if len(patch.content) > self.config.max_content_chars:
-                raise field_error("content", f"longer than {self.config.max_content_chars} chars")
+            check_content(patch.content, self.config.max_content_chars)
         if patch.key is not None:
-            self._check_key(patch.key)
-        self._check_metadata(patch.metadata)
+            check_key(patch.key)
+        check_metadata(patch.metadata)
         now = utcnow()
 
         def apply(conn: Any) -> Memory | None:
@@ -449,6 +405,17 @@ class MemoryEngine:
         from memoryd.status import engine_status
 
         return engine_status(self)
+
+    def health_check(self) -> dict[str, Any]:
+        return lifecycle.health_check(self)
+
+    def embedding_providers(self) -> list[dict[str, Any]]:
+        """Embedding sources and models this engine could use (local and remote)."""
+        if self.embeddings is None:
+            return []
+        from memoryd.embedding import list_embedding_providers
+
+        return list_embedding_providers(self.embeddings.context(), self.settings.get())
 
     def reindex(self, *, force: bool = False) -> dict[str, Any]:
         """Start draining the ``needs_reindex`` queue in the background."""

@@ -284,3 +284,35 @@ def import_jsonl(
             flush()
     flush()
     return result
+
+
+HEALTH_OWNER = "__memoryd_health__"
+
+
+def health_check(engine: MemoryEngine) -> dict[str, Any]:
+    """A real write -> read -> delete round trip, in one transaction that leaves no
+    trace (and no vector work: the index tiers are never told)."""
+    import time
+    import uuid
+
+    start = time.perf_counter()
+    probe = NewMemory(HEALTH_OWNER, "memoryd health probe", key=f"health:{uuid.uuid4()}")
+
+    def roundtrip(conn: Any) -> bool:
+        stored, _ = sql.upsert(conn, probe, probe.key or "", utcnow())
+        read_back = sql.get(conn, stored.id)
+        removed = sql.delete(conn, stored.id)
+        return read_back is not None and read_back.content == probe.content and removed is not None
+
+    try:
+        working = bool(engine.db.write(roundtrip))
+        error = None if working else "read back a different row"
+    except Exception as exc:
+        working, error = False, str(exc)
+    result: dict[str, Any] = {
+        "working": working,
+        "latencyMs": round((time.perf_counter() - start) * 1000, 3),
+    }
+    if error:
+        result["error"] = error
+    return result

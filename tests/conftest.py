@@ -86,3 +86,18 @@ def add(
         assert fresh is not None
         return fresh
     return memory
+
+
+ADMIN = "test-admin-token"
+
+
+@pytest.fixture
+def client(engine: MemoryEngine) -> Iterator[Any]:
+    """The real app in process over ASGI, authenticated with the admin token."""
+    from fastapi.testclient import TestClient
+
+    from memoryd.api import create_app
+
+    app = create_app(engine, admin_token=ADMIN)
+    with TestClient(app, headers={"Authorization": f"Bearer {ADMIN}"}) as http:
+        yield http

@@ -1,0 +1,85 @@
+"""One JSON error shape for every failure (SPEC §13), and no tracebacks, ever.
+
+``{"error": {"message": ..., "code": ..., "details": [...]}}``: engine errors carry
+their status and code; FastAPI's request validation becomes 400 ``invalid_request``
+with one detail per problem (422 is not used); unknown routes and methods keep their
+404/405; anything unexpected is a 500 with a request id and nothing else.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from memoryd.errors import MemorydError
+
+log = logging.getLogger("memoryd.api")
+
+_HTTP_CODES = {
+    400: "invalid_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
+
+
+def error_body(
+    message: str, code: str, details: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    return {"error": {"message": message, "code": code, "details": details or []}}
+
+
+def _location(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    return ".".join(parts) or "body"
+
+
+def _validation_details(exc: RequestValidationError) -> tuple[str, list[dict[str, Any]]]:
+    details = []
+    for err in exc.errors():
+        kind = err.get("type", "")
+        field = _location(err.get("loc", ()))
+        if kind == "json_invalid":
+            return "request body is not valid JSON", [{"field": "body", "message": "invalid JSON"}]
+        message = "unknown field" if kind == "extra_forbidden" else str(err.get("msg", "invalid"))
+        details.append({"field": field, "message": message})
+    summary = "; ".join(f"{d['field']}: {d['message']}" for d in details[:5])
+    return f"invalid request: {summary}", details
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    async def memoryd_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, MemorydError)
+        return JSONResponse(error_body(exc.message, exc.code, exc.details), status_code=exc.status)
+
+    async def validation_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        message, details = _validation_details(exc)
+        return JSONResponse(error_body(message, "invalid_request", details), status_code=400)
+
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        code = _HTTP_CODES.get(exc.status_code, "error")
+        message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+        return JSONResponse(
+            error_body(message, code), status_code=exc.status_code, headers=exc.headers
+        )
+
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        request_id = getattr(request.state, "request_id", None)
+        log.error("unhandled error", exc_info=exc, extra={"request_id": request_id})
+        message = "internal error" + (f" (request id {request_id})" if request_id else "")
+        return JSONResponse(error_body(message, "internal"), status_code=500)
+
+    app.add_exception_handler(MemorydError, memoryd_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(Exception, unexpected)

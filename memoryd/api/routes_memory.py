@@ -1,0 +1,220 @@
+"""``/api/memory*``: thin routes that parse, call the engine, and shape the answer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from memoryd.api import schemas as s
+from memoryd.api.deps import EngineDep
+from memoryd.engine import require_owner
+from memoryd.errors import NotFoundError, PayloadTooLargeError, ValidationError
+from memoryd.models import MemoryPatch, MemoryType, NewMemory
+
+router = APIRouter(prefix="/api/memory", tags=["memory"])
+
+OwnerQuery = Annotated[str | None, Query(min_length=1, max_length=200)]
+MAX_IMPORT_BYTES = 64 * 1024 * 1024
+
+
+@router.get("", response_model=s.MemoryList)
+def list_memories(
+    engine: EngineDep,
+    apiKeyId: OwnerQuery = None,
+    type: Annotated[s.TypeName | None, Query()] = None,
+    sessionId: Annotated[str | None, Query(max_length=200)] = None,
+    q: Annotated[str | None, Query(max_length=1000)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    offset: Annotated[int | None, Query(ge=0, le=100_000_000)] = None,
+) -> dict[str, Any]:
+    result = engine.list_memories(
+        owner=apiKeyId,
+        type=s.memory_type(type),
+        session_id=sessionId,
+        q=q,
+        limit=limit,
+        page=page,
+        offset=offset,
+    )
+    return {
+        "data": [m.to_dict() for m in result.data],
+        "total": result.total,
+        "page": result.page,
+        "limit": result.limit,
+        "totalPages": result.total_pages,
+        "stats": {
+            "total": result.total,
+            "byType": result.by_type,
+            "tokensUsed": engine.tokens_used(apiKeyId),
+        },
+    }
+
+
+@router.post("", response_model=s.MemoryCreated, status_code=201)
+def create_memory(body: s.MemoryCreate, engine: EngineDep, response: Response) -> dict[str, Any]:
+    """Upsert on ``(apiKeyId, key)``: 201 when created, 200 when it updated a memory."""
+    memory, created = engine.create(
+        NewMemory(
+            api_key_id=body.apiKeyId,
+            content=body.content,
+            key=body.key,
+            type=MemoryType(body.type),
+            session_id=body.sessionId or "",
+            metadata=body.metadata,
+            expires_at=body.expiresAt,
+        )
+    )
+    if not created:
+        response.status_code = 200
+    return {"id": memory.id, "memory": memory.to_dict()}
+
+
+@router.get(
+    "/export",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "content": {"application/x-ndjson": {}},
+            "description": "Every memory of the owner, one JSON object per line",
+        }
+    },
+)
+def export_memories(
+    engine: EngineDep,
+    apiKeyId: Annotated[str, Query(min_length=1, max_length=200)],
+) -> StreamingResponse:
+    require_owner(apiKeyId)
+
+    def lines() -> Iterator[bytes]:
+        for item in engine.export(apiKeyId):
+            yield (json.dumps(item, ensure_ascii=False) + "\n").encode("utf-8")
+
+    filename = f"memoryd-{apiKeyId}.jsonl".replace('"', "")
+    return StreamingResponse(
+        lines(),
+        media_type="application/x-ndjson",
+        headers={"content-disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+@router.post(
+    "/import",
+    response_model=s.ImportResult,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/x-ndjson": {"schema": {"type": "string"}},
+                "text/plain": {"schema": {"type": "string"}},
+            },
+        }
+    },
+)
+async def import_memories(
+    request: Request,
+    engine: EngineDep,
+    apiKeyId: OwnerQuery = None,
+) -> dict[str, Any]:
+    """JSON Lines in the export format; upserts by (owner, key). With ``apiKeyId`` every
+    line goes to that owner; without it each line must carry its own ``apiKeyId``."""
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_IMPORT_BYTES:
+            raise PayloadTooLargeError(f"import body larger than {MAX_IMPORT_BYTES} bytes")
+    lines = bytes(body).splitlines()
+    result = await run_in_threadpool(engine.import_jsonl, lines, owner=apiKeyId)
+    return result.to_dict()
+
+
+@router.get("/health", response_model=s.HealthResult)
+def memory_health(engine: EngineDep) -> dict[str, Any]:
+    """A real write -> read -> delete round trip in the store (no vector work)."""
+    return engine.health_check()
+
+
+@router.post("/retrieve-preview", response_model=s.PreviewResult)
+def retrieve_preview(body: s.PreviewRequest, engine: EngineDep) -> dict[str, Any]:
+    if not body.query.strip():
+        raise ValidationError(
+            "query: must not be blank", details=[{"field": "query", "message": "blank"}]
+        )
+    preview = engine.preview(
+        body.apiKeyId,
+        body.query,
+        strategy=body.strategy,
+        max_tokens=body.maxTokens,
+        session_id=body.sessionId,
+        scope="session" if body.sessionId else None,
+        limit=body.limit,
+    )
+    return preview.to_dict()
+
+
+@router.get("/engine-status")
+def engine_status(engine: EngineDep) -> dict[str, Any]:
+    return engine.status()
+
+
+@router.get("/embedding-providers")
+def embedding_providers(engine: EngineDep) -> dict[str, Any]:
+    return {"providers": engine.embedding_providers()}
+
+
+@router.post("/summarize", response_model=s.SummarizeResult)
+def summarize(body: s.SummarizeRequest, engine: EngineDep) -> dict[str, Any]:
+    return engine.summarize_older_than(body.apiKeyId, body.olderThanDays, dry_run=body.dryRun)
+
+
+@router.post("/reindex", response_model=s.ReindexStarted, status_code=202)
+def reindex(engine: EngineDep, body: s.ReindexRequest | None = None) -> dict[str, Any]:
+    body = body or s.ReindexRequest()
+    if body.target == "qdrant":
+        raise ValidationError(
+            "target qdrant: Qdrant is not configured",
+            details=[{"field": "target", "message": "qdrant not enabled"}],
+        )
+    return engine.reindex(force=body.force)
+
+
+@router.get("/{memory_id}", response_model=s.MemoryOne)
+def get_memory(memory_id: str, engine: EngineDep) -> dict[str, Any]:
+    memory = engine.get(memory_id)
+    if memory is None:
+        raise NotFoundError(f"no memory with id {memory_id}")
+    return {"memory": memory.to_dict()}
+
+
+@router.put("/{memory_id}", response_model=s.MemoryOne)
+def update_memory(memory_id: str, body: s.MemoryUpdate, engine: EngineDep) -> dict[str, Any]:
+    given = body.model_fields_set
+    for name in ("type", "key", "content", "metadata"):
+        if name in given and getattr(body, name) is None:
+            raise ValidationError(
+                f"{name}: must not be null", details=[{"field": name, "message": "null"}]
+            )
+    patch = MemoryPatch(
+        type=MemoryType(body.type) if body.type else None,
+        key=body.key,
+        content=body.content,
+        metadata=body.metadata,
+        expires_at=body.expiresAt,
+        clear_expiry="expiresAt" in given and body.expiresAt is None,
+    )
+    memory = engine.update(memory_id, patch)
+    if memory is None:
+        raise NotFoundError(f"no memory with id {memory_id}")
+    return {"memory": memory.to_dict()}
+
+
+@router.delete("/{memory_id}", response_model=s.Deleted)
+def delete_memory(memory_id: str, engine: EngineDep) -> dict[str, bool]:
+    if not engine.delete(memory_id):
+        raise NotFoundError(f"no memory with id {memory_id}")
+    return {"deleted": True}

@@ -1,0 +1,246 @@
+"""Request and response models of the management API (SPEC §13), camelCase, strict.
+
+Names follow ``XCreate`` / ``XUpdate`` / ``XPublic``. Every request model forbids
+unknown fields; the app turns a violation into a 400 in the one error shape.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memoryd.models import MemoryType
+
+TypeName = Literal["factual", "episodic", "procedural", "semantic"]
+StrategyName = Literal["recent", "exact", "semantic", "hybrid"]
+#: ISO-8601 strings are parsed even though request models are otherwise strict.
+Timestamp = Annotated[datetime, Field(strict=False)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# -- errors ---------------------------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    field: str | None = None
+    message: str
+
+
+class ErrorInfo(BaseModel):
+    message: str
+    code: str
+    details: list[ErrorDetail] = []
+
+
+class ErrorBody(BaseModel):
+    error: ErrorInfo
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "Invalid JSON, schema violation or bad value"},
+    401: {"model": ErrorBody, "description": "Missing or wrong admin token"},
+    404: {"model": ErrorBody, "description": "Unknown id"},
+}
+
+
+# -- memories -------------------------------------------------------------------------
+
+
+class MemoryPublic(BaseModel):
+    id: str
+    apiKeyId: str
+    sessionId: str
+    type: TypeName
+    key: str
+    content: str
+    metadata: dict[str, Any]
+    createdAt: str
+    updatedAt: str
+    expiresAt: str | None
+    accessCount: int
+    lastAccessedAt: str | None
+
+
+class MemoryCreate(Strict):
+    apiKeyId: str = Field(min_length=1, max_length=200)
+    content: str = Field(min_length=1)
+    key: str = Field(min_length=1, max_length=500)
+    type: TypeName = "factual"
+    sessionId: str | None = Field(default=None, max_length=200)
+    metadata: dict[str, Any] | None = None
+    expiresAt: Timestamp | None = None
+
+
+class MemoryUpdate(Strict):
+    type: TypeName | None = None
+    key: str | None = Field(default=None, min_length=1, max_length=500)
+    content: str | None = Field(default=None, min_length=1)
+    metadata: dict[str, Any] | None = None
+    expiresAt: Timestamp | None = None
+
+
+class MemoryOne(BaseModel):
+    memory: MemoryPublic
+
+
+class MemoryCreated(BaseModel):
+    id: str
+    memory: MemoryPublic
+
+
+class Deleted(BaseModel):
+    deleted: bool
+
+
+class MemoryStats(BaseModel):
+    total: int
+    byType: dict[str, int]
+    tokensUsed: int
+
+
+class MemoryList(BaseModel):
+    data: list[MemoryPublic]
+    total: int
+    page: int
+    limit: int
+    totalPages: int
+    stats: MemoryStats
+
+
+class ImportResult(BaseModel):
+    imported: int
+    updated: int
+    skipped: int
+    errors: list[dict[str, Any]]
+
+
+class HealthResult(BaseModel):
+    working: bool
+    latencyMs: float
+    error: str | None = None
+
+
+# -- retrieval ------------------------------------------------------------------------
+
+
+class PreviewRequest(Strict):
+    query: str = Field(min_length=1, max_length=32_768)
+    strategy: StrategyName = "hybrid"
+    maxTokens: int = Field(default=2000, ge=1, le=16000)
+    apiKeyId: str | None = Field(default=None, min_length=1, max_length=200)
+    sessionId: str | None = Field(default=None, max_length=200)
+    limit: int = Field(default=20, ge=1, le=100)
+
+
+class PreviewHit(BaseModel):
+    id: str
+    type: TypeName
+    key: str
+    content: str
+    score: float
+    tokens: int
+    tier: Literal["fts5", "vector", "hybrid-rrf", "qdrant", "recent"]
+    vecScore: float | None
+    ftsScore: float | None
+
+
+class ResolutionPublic(BaseModel):
+    embeddingSource: str | None
+    embeddingModel: str | None
+    vectorStore: str
+    strategyUsed: str
+    rerankApplied: bool
+    fallbackReason: str | None
+
+
+class PreviewResult(BaseModel):
+    memories: list[PreviewHit]
+    resolution: ResolutionPublic
+    totalTokensUsed: int
+    budgetMaxTokens: int
+
+
+class SummarizeRequest(Strict):
+    olderThanDays: int = Field(default=30, ge=1, le=365)
+    apiKeyId: str = Field(min_length=1, max_length=200)
+    dryRun: bool = False
+
+
+class SummarizeResult(BaseModel):
+    candidates: list[dict[str, Any]]
+    totalTokens: int
+    deletedCount: int
+    summaryId: str | None
+    dryRun: bool
+
+
+class ReindexRequest(Strict):
+    force: bool = False
+    target: Literal["sqlite-vec", "qdrant"] = "sqlite-vec"
+
+
+class ReindexStarted(BaseModel):
+    started: bool
+    pending: int
+    reason: str | None = None
+
+
+# -- settings -------------------------------------------------------------------------
+
+
+class MemorySettingsPublic(BaseModel):
+    enabled: bool
+    maxTokens: int
+    retentionDays: int
+    strategy: Literal["recent", "semantic", "hybrid"]
+    scope: Literal["session", "apiKey", "global"]
+    extractFrom: list[Literal["user", "assistant"]]
+    embeddingSource: Literal["remote", "static", "transformers", "auto"]
+    embeddingProviderModel: str | None
+    transformersEnabled: bool
+    staticEnabled: bool
+    rerankEnabled: bool
+    rerankProviderModel: str | None
+    vectorStore: Literal["sqlite-vec", "qdrant", "auto"]
+    minScore: float | None
+
+
+class MemorySettingsUpdate(Strict):
+    enabled: bool | None = None
+    maxTokens: int | None = Field(default=None, ge=0, le=16000)
+    retentionDays: int | None = Field(default=None, ge=1, le=365)
+    strategy: Literal["recent", "semantic", "hybrid"] | None = None
+    scope: Literal["session", "apiKey", "global"] | None = None
+    extractFrom: list[Literal["user", "assistant"]] | None = None
+    embeddingSource: Literal["remote", "static", "transformers", "auto"] | None = None
+    embeddingProviderModel: str | None = None
+    transformersEnabled: bool | None = None
+    staticEnabled: bool | None = None
+    rerankEnabled: bool | None = None
+    rerankProviderModel: str | None = None
+    vectorStore: Literal["sqlite-vec", "qdrant", "auto"] | None = None
+    minScore: float | None = Field(default=None, ge=0, le=1)
+
+
+class ProviderIn(Strict):
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    baseUrl: str = Field(min_length=1, max_length=2000, pattern=r"^https?://")
+    apiKey: str | None = Field(default=None, max_length=4000)
+    systemRole: Literal["auto", "system", "user", "first"] = "auto"
+
+
+class ProviderPublic(BaseModel):
+    name: str
+    baseUrl: str
+    apiKey: str | None
+    hasKey: bool
+    systemRole: str
+
+
+def memory_type(value: str | None) -> MemoryType | None:
+    return MemoryType(value) if value else None

@@ -1,0 +1,324 @@
+"""The management API's memory routes over HTTP (in process), SPEC §13 shapes."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from conftest import add
+
+from memoryd.engine import MemoryEngine
+from memoryd.models import to_iso, utcnow
+
+MEMORY_FIELDS = {
+    "id",
+    "apiKeyId",
+    "sessionId",
+    "type",
+    "key",
+    "content",
+    "metadata",
+    "createdAt",
+    "updatedAt",
+    "expiresAt",
+    "accessCount",
+    "lastAccessedAt",
+}
+
+
+def assert_error(response: Any, status: int, code: str | None = None) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"}
+    assert {"message", "code", "details"} <= set(body["error"])
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    if code:
+        assert body["error"]["code"] == code
+    assert "Traceback" not in response.text
+    return dict(body["error"])
+
+
+def test_create_returns_201_with_string_id_then_200_on_upsert(client: Any) -> None:
+    body = {"apiKeyId": "alice", "content": "User prefers dark mode", "key": "preference:theme"}
+    first = client.post("/api/memory", json=body)
+    assert first.status_code == 201
+    data = first.json()
+    assert isinstance(data["id"], str)  # reference bug B6: the id was an object
+    assert set(data["memory"]) == MEMORY_FIELDS
+    assert data["memory"]["type"] == "factual"
+    again = client.post(
+        "/api/memory",
+        json={
+            **body,
+            "content": "User prefers light mode",
+            "expiresAt": to_iso(utcnow() + timedelta(days=3)),
+        },
+    )
+    assert again.status_code == 200  # updated in place (B9: expiresAt on re-post works)
+    assert again.json()["id"] == data["id"]
+    assert again.json()["memory"]["content"] == "User prefers light mode"
+    assert again.json()["memory"]["expiresAt"] is not None
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"content": "x", "key": "k"}, "apiKeyId"),
+        ({"apiKeyId": "", "content": "x", "key": "k"}, "apiKeyId"),
+        ({"apiKeyId": "a", "content": "", "key": "k"}, "content"),
+        ({"apiKeyId": "a", "content": "x"}, "key"),
+        ({"apiKeyId": "a", "content": "x", "key": "k", "type": "bogus"}, "type"),
+        ({"apiKeyId": "a", "content": "x", "key": "k", "metadata": [1]}, "metadata"),
+        ({"apiKeyId": "a", "content": "x", "key": "k", "expiresAt": "yesterday"}, "expiresAt"),
+        ({"apiKeyId": "a", "content": "x", "key": "k", "unknownField": 1}, "unknownField"),
+        ({"apiKeyId": "   ", "content": "x", "key": "k"}, "apiKeyId"),
+    ],
+)
+def test_create_validation_errors(client: Any, body: dict[str, Any], field: str) -> None:
+    error = assert_error(client.post("/api/memory", json=body), 400, "invalid_request")
+    assert (
+        any(field in (d.get("field") or "") for d in error["details"]) or field in error["message"]
+    )
+
+
+@pytest.mark.parametrize("raw", ["not-valid-json{{{", "", "[1,2", "\xff"])
+def test_malformed_json_is_400_without_traceback(client: Any, raw: str) -> None:
+    for path in ("/api/memory", "/api/memory/retrieve-preview", "/api/memory/summarize"):
+        response = client.post(
+            path,
+            content=raw.encode("utf-8", "surrogateescape") if raw != "\xff" else b"\xff\xfe",
+            headers={"content-type": "application/json"},
+        )
+        assert_error(response, 400, "invalid_request")
+
+
+def test_get_put_delete_and_404s(client: Any) -> None:
+    created = client.post(
+        "/api/memory", json={"apiKeyId": "a", "content": "old", "key": "k1", "metadata": {"x": 1}}
+    ).json()
+    memory_id = created["id"]
+    assert client.get(f"/api/memory/{memory_id}").json()["memory"]["content"] == "old"
+    put = client.put(
+        f"/api/memory/{memory_id}", json={"content": "Updated content", "metadata": {"y": 2}}
+    )
+    assert put.status_code == 200
+    assert put.json()["memory"]["content"] == "Updated content"
+    assert put.json()["memory"]["metadata"] == {"y": 2}  # replaced, SPEC §4
+    assert_error(client.put(f"/api/memory/{memory_id}", json={"unknownField": 1}), 400)
+    assert_error(client.put(f"/api/memory/{memory_id}", json={"content": None}), 400)
+    assert_error(
+        client.put("/api/memory/non-existent-id-12345", json={"content": "x"}), 404, "not_found"
+    )
+    assert_error(client.get("/api/memory/non-existent-id-12345"), 404, "not_found")
+    assert client.delete(f"/api/memory/{memory_id}").json() == {"deleted": True}
+    assert_error(client.delete(f"/api/memory/{memory_id}"), 404, "not_found")
+
+
+def test_put_expires_at_null_clears_and_absent_keeps(client: Any) -> None:
+    later = to_iso(utcnow() + timedelta(days=1))
+    memory_id = client.post(
+        "/api/memory", json={"apiKeyId": "a", "content": "c", "key": "k", "expiresAt": later}
+    ).json()["id"]
+    kept = client.put(f"/api/memory/{memory_id}", json={"content": "c2"}).json()["memory"]
+    assert kept["expiresAt"] == later
+    cleared = client.put(f"/api/memory/{memory_id}", json={"expiresAt": None}).json()["memory"]
+    assert cleared["expiresAt"] is None
+
+
+def test_list_filters_pagination_and_stats(client: Any, engine: MemoryEngine) -> None:
+    add(engine, "key-a", "TypeScript project setup", key="typescript:guide")
+    add(engine, "key-a", "Production deployment checklist", key="deploy:runbook")
+    from memoryd.models import MemoryType
+
+    add(engine, "key-a", "tooling", key="typescript:tooling", type=MemoryType.SEMANTIC)
+    add(engine, "key-b", "TypeScript for b", key="typescript:b")
+    body = client.get(
+        "/api/memory", params={"apiKeyId": "key-a", "q": "typescript", "limit": 20, "page": 1}
+    ).json()
+    assert sorted(m["key"] for m in body["data"]) == ["typescript:guide", "typescript:tooling"]
+    assert body["total"] == 2
+    assert body["stats"]["total"] == 2
+    assert body["stats"]["byType"] == {"factual": 1, "semantic": 1}
+    assert body["stats"]["tokensUsed"] > 0
+    paged = client.get("/api/memory", params={"apiKeyId": "key-a", "limit": 1, "offset": 1}).json()
+    assert len(paged["data"]) == 1
+    assert paged["total"] == 3
+    assert paged["page"] == 2
+    assert paged["totalPages"] == 3
+    for bad in (
+        {"limit": 0},
+        {"limit": 201},
+        {"page": 0},
+        {"offset": -1},
+        {"apiKeyId": ""},
+        {"type": "bogus"},
+    ):
+        assert_error(client.get("/api/memory", params=bad), 400)
+
+
+def test_export_streams_every_page_and_import_reports_lines(
+    client: Any, engine: MemoryEngine
+) -> None:
+    from memoryd.models import NewMemory
+
+    engine.create_many(NewMemory("alice", f"fact {i}") for i in range(1234))
+    response = client.get("/api/memory/export", params={"apiKeyId": "alice"})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/x-ndjson")
+    lines = response.text.strip().split("\n")
+    assert len(lines) == 1234
+    assert {json.loads(line)["apiKeyId"] for line in lines} == {"alice"}
+    assert_error(client.get("/api/memory/export"), 400)
+
+    payload = "\n".join([lines[0], "not json", lines[1], '{"content": ""}']) + "\n"
+    result = client.post(
+        "/api/memory/import",
+        params={"apiKeyId": "bob"},
+        content=payload,
+        headers={"content-type": "application/x-ndjson"},
+    ).json()
+    assert result["imported"] == 2
+    assert [e["line"] for e in result["errors"]] == [2, 4]
+    assert client.get("/api/memory", params={"apiKeyId": "bob"}).json()["total"] == 2
+
+
+def test_health_round_trip_leaves_nothing(client: Any, engine: MemoryEngine) -> None:
+    body = client.get("/api/memory/health").json()
+    assert body["working"] is True
+    assert body["latencyMs"] >= 0
+    assert engine.list_memories().total == 0
+
+
+def test_retrieve_preview(client: Any, engine: MemoryEngine) -> None:
+    add(engine, "alice", "I love C++ programming")
+    body = client.post(
+        "/api/memory/retrieve-preview", json={"query": "what is C++?", "apiKeyId": "alice"}
+    ).json()
+    assert body["budgetMaxTokens"] == 2000
+    assert body["memories"][0]["content"] == "I love C++ programming"
+    assert set(body["memories"][0]) == {
+        "id",
+        "type",
+        "key",
+        "content",
+        "score",
+        "tokens",
+        "tier",
+        "vecScore",
+        "ftsScore",
+    }
+    assert body["totalTokensUsed"] == sum(m["tokens"] for m in body["memories"])
+    assert set(body["resolution"]) == {
+        "embeddingSource",
+        "embeddingModel",
+        "vectorStore",
+        "strategyUsed",
+        "rerankApplied",
+        "fallbackReason",
+    }
+    assert body["resolution"]["vectorStore"] in {"sqlite-vec", "qdrant", "none"}
+    empty = client.post(
+        "/api/memory/retrieve-preview",
+        json={"query": "test query", "strategy": "exact", "maxTokens": 2000, "limit": 10},
+    ).json()
+    assert empty["resolution"]["strategyUsed"]
+    for bad in (
+        {"query": ""},
+        {"query": "   "},
+        {"query": "x", "limit": 101},
+        {"query": "x", "strategy": "magic"},
+        {"query": "x", "maxTokens": 0},
+        {"query": "x", "extra": 1},
+    ):
+        assert_error(client.post("/api/memory/retrieve-preview", json=bad), 400)
+
+
+def test_engine_status_and_embedding_providers(client: Any) -> None:
+    status = client.get("/api/memory/engine-status").json()
+    assert status["keyword"] == {"available": True, "backend": "FTS5", "reason": "FTS5 available"}
+    assert status["vectorStore"]["backend"] in {"sqlite-vec", "qdrant", "none"}
+    assert isinstance(status["vectorStore"]["rowCount"], int)
+    assert set(status["embedding"]["cacheStats"]) >= {"hits", "misses", "size"}
+    assert status["qdrant"]["enabled"] is False
+    assert set(status["reindex"]) >= {"running", "processed", "pending"}
+    providers = client.get("/api/memory/embedding-providers").json()["providers"]
+    assert isinstance(providers, list)
+    for entry in providers:
+        assert isinstance(entry["provider"], str)
+        assert isinstance(entry["hasKey"], bool)
+        assert all(isinstance(m["id"], str) and isinstance(m["name"], str) for m in entry["models"])
+
+
+def test_summarize_requires_owner_and_never_merges(client: Any, engine: MemoryEngine) -> None:
+    old = utcnow() - timedelta(days=40)
+    kept = add(engine, "api-key-1", "Old fact one.", created_at=old)
+    other = add(engine, "api-key-2", "Other owner's old fact.", created_at=old)
+    assert_error(client.post("/api/memory/summarize", json={"olderThanDays": 30}), 400)
+    assert_error(client.post("/api/memory/summarize", json={"apiKeyId": "", "dryRun": True}), 400)
+    for days in (0, 366):
+        assert_error(
+            client.post(
+                "/api/memory/summarize", json={"apiKeyId": "api-key-1", "olderThanDays": days}
+            ),
+            400,
+        )
+    dry = client.post(
+        "/api/memory/summarize", json={"olderThanDays": 30, "dryRun": True, "apiKeyId": "api-key-1"}
+    ).json()
+    assert dry["dryRun"] is True
+    assert dry["deletedCount"] == 0
+    assert dry["summaryId"] is None
+    assert [c["id"] for c in dry["candidates"]] == [kept.id]
+    real = client.post("/api/memory/summarize", json={"apiKeyId": "api-key-1"}).json()
+    assert real["deletedCount"] == 1
+    assert engine.get(real["summaryId"]).api_key_id == "api-key-1"  # type: ignore[union-attr]
+    assert engine.get(other.id) is not None
+
+
+def test_reindex_is_202(client: Any, engine: MemoryEngine) -> None:
+    add(engine, "a", "one")
+    add(engine, "a", "two")
+    response = client.post("/api/memory/reindex", json={"force": True})
+    assert response.status_code == 202
+    assert response.json()["pending"] >= 2
+    assert client.post("/api/memory/reindex").status_code == 202
+    assert_error(client.post("/api/memory/reindex", json={"bogus": 1}), 400)
+
+
+def test_every_api_route_needs_the_admin_token(client: Any) -> None:
+    routes = [
+        ("get", "/api/memory"),
+        ("post", "/api/memory"),
+        ("get", "/api/memory/x"),
+        ("put", "/api/memory/x"),
+        ("delete", "/api/memory/x"),
+        ("get", "/api/memory/export"),
+        ("post", "/api/memory/import"),
+        ("get", "/api/memory/health"),
+        ("post", "/api/memory/retrieve-preview"),
+        ("get", "/api/memory/engine-status"),
+        ("get", "/api/memory/embedding-providers"),
+        ("post", "/api/memory/summarize"),
+        ("post", "/api/memory/reindex"),
+        ("get", "/api/settings/memory"),
+        ("put", "/api/settings/memory"),
+        ("get", "/api/settings/providers"),
+        ("put", "/api/settings/providers"),
+        ("get", "/api/keys"),
+        ("post", "/api/keys"),
+    ]
+    for method, path in routes:
+        for headers in (
+            {"Authorization": ""},
+            {"Authorization": "Bearer wrong"},
+            {"Authorization": "Basic abc"},
+        ):
+            response = getattr(client, method)(path, headers=headers)
+            assert_error(response, 401, "unauthorized")
+
+
+def test_unknown_route_and_method_use_the_error_shape(client: Any) -> None:
+    assert_error(client.get("/api/nope"), 404)
+    assert_error(client.patch("/api/memory"), 405)

@@ -1,0 +1,123 @@
+"""``/api/settings/memory`` and ``/api/settings/providers`` over HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_api_memory import assert_error
+
+
+def test_get_memory_settings_has_every_field(client: Any) -> None:
+    body = client.get("/api/settings/memory").json()
+    assert body["enabled"] is True  # memoryd default (SPEC §18)
+    assert body["maxTokens"] == 2000
+    assert body["strategy"] == "hybrid"
+    assert set(body) == {
+        "enabled",
+        "maxTokens",
+        "retentionDays",
+        "strategy",
+        "scope",
+        "extractFrom",
+        "embeddingSource",
+        "embeddingProviderModel",
+        "transformersEnabled",
+        "staticEnabled",
+        "rerankEnabled",
+        "rerankProviderModel",
+        "vectorStore",
+        "minScore",
+    }
+
+
+def test_put_is_partial_and_returns_normalized_settings(client: Any) -> None:
+    put = client.put(
+        "/api/settings/memory",
+        json={"enabled": False, "maxTokens": 0, "retentionDays": 14, "strategy": "semantic"},
+    )
+    assert put.status_code == 200
+    body = put.json()
+    assert (body["enabled"], body["maxTokens"], body["retentionDays"], body["strategy"]) == (
+        False,
+        0,
+        14,
+        "semantic",
+    )
+    assert body["scope"] == "apiKey"  # untouched
+    assert client.get("/api/settings/memory").json() == body
+    cleared = client.put("/api/settings/memory", json={"embeddingProviderModel": None}).json()
+    assert cleared["embeddingProviderModel"] is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"maxTokens": 16001},
+        {"maxTokens": -1},
+        {"retentionDays": 0},
+        {"retentionDays": 366},
+        {"strategy": "magic"},
+        {"embeddingSource": "magic"},
+        {"vectorStore": "faiss"},
+        {"minScore": 2},
+        {"extractFrom": ["bogus"]},
+        {"unknownField": True},
+        {"enabled": "yes"},
+        {"embeddingProviderModel": "no-slash"},
+        {"maxTokens": "4000"},
+        {"enabled": None},
+    ],
+)
+def test_put_rejects_bad_values_and_changes_nothing(client: Any, body: dict[str, Any]) -> None:
+    before = client.get("/api/settings/memory").json()
+    assert_error(client.put("/api/settings/memory", json=body), 400, "invalid_request")
+    assert client.get("/api/settings/memory").json() == before
+
+
+def test_providers_are_masked_and_keys_kept_or_removed(client: Any) -> None:
+    put = client.put(
+        "/api/settings/providers",
+        json=[
+            {
+                "name": "openai",
+                "baseUrl": "https://api.example.com/v1/",
+                "apiKey": "sk-secret-123456",
+            },
+            {"name": "glm", "baseUrl": "http://127.0.0.1:9000/v1", "systemRole": "user"},
+        ],
+    )
+    assert put.status_code == 200
+    listed = {p["name"]: p for p in client.get("/api/settings/providers").json()}
+    assert listed["openai"]["baseUrl"] == "https://api.example.com/v1"
+    assert listed["openai"]["hasKey"] is True
+    assert listed["openai"]["apiKey"] != "sk-secret-123456"
+    assert "sk-secret-123456" not in client.get("/api/settings/providers").text
+    assert listed["glm"]["systemRole"] == "user"
+    # no apiKey: the stored key stays; "" removes it
+    kept = client.put(
+        "/api/settings/providers",
+        json=[{"name": "openai", "baseUrl": "https://api.example.com/v1"}],
+    ).json()
+    assert kept[0]["hasKey"] is True
+    removed = client.put(
+        "/api/settings/providers",
+        json=[{"name": "openai", "baseUrl": "https://api.example.com/v1", "apiKey": ""}],
+    ).json()
+    assert removed[0]["hasKey"] is False
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        [{"name": "a", "baseUrl": "ftp://x"}],
+        [{"name": "", "baseUrl": "http://x"}],
+        [{"name": "a b", "baseUrl": "http://x"}],
+        [{"name": "a", "baseUrl": "http://x", "systemRole": "root"}],
+        [{"name": "a", "baseUrl": "http://x"}, {"name": "a", "baseUrl": "http://y"}],
+        [{"name": "a", "baseUrl": "http://x", "extra": 1}],
+        {"name": "a"},
+    ],
+)
+def test_providers_validation(client: Any, body: Any) -> None:
+    assert_error(client.put("/api/settings/providers", json=body), 400)
