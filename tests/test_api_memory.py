@@ -33,7 +33,8 @@ def assert_error(response: Any, status: int, code: str | None = None) -> dict[st
     body = response.json()
     assert set(body) == {"error"}
     assert {"message", "code", "details"} <= set(body["error"])
-    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    assert isinstance(body["error"]["message"], str)
+    assert body["error"]["message"]
     if code:
         assert body["error"]["code"] == code
     assert "Traceback" not in response.text
