@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+
+from memoryd.core.injection import SystemRole
 
 from memoryd.storage import kv
 from memoryd.storage.database import Database
@@ -24,7 +26,7 @@ class Provider:
     name: str
     base_url: str
     api_key: str | None = None
-    system_role: str = "auto"
+    system_role: SystemRole = "auto"
 
     def to_dict(self, *, mask: bool = True) -> dict[str, Any]:
         key = self.api_key
@@ -58,7 +60,7 @@ def _parse(item: object) -> Provider | None:
         name=name,
         base_url=base_url.rstrip("/"),
         api_key=key if isinstance(key, str) and key else None,
-        system_role=role if role in SYSTEM_ROLES else "auto",
+        system_role=cast(SystemRole, role) if role in SYSTEM_ROLES else "auto",
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import httpx
 from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
 
@@ -21,14 +22,27 @@ from memoryd.api.metrics import install_metrics
 from memoryd.api.observability import install_request_logging
 from memoryd.api.schemas import ERROR_RESPONSES
 from memoryd.engine import MemoryEngine
+from memoryd.gateway import routes as gateway
 
 
-def create_app(engine: MemoryEngine, *, admin_token: str, close_engine: bool = False) -> FastAPI:
-    """``close_engine``: the app owns the engine and closes it on shutdown (serve)."""
+def create_app(
+    engine: MemoryEngine,
+    *,
+    admin_token: str,
+    close_engine: bool = False,
+    upstream_timeout_s: float = 300.0,
+) -> FastAPI:
+    """``close_engine``: the app owns the engine and closes it on shutdown (serve).
+    ``upstream_timeout_s``: read timeout of upstream LLM calls."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
+        # One pooled client for every upstream call (keep-alive across requests).
+        timeout = httpx.Timeout(connect=10.0, read=upstream_timeout_s, write=60.0, pool=30.0)
+        limits = httpx.Limits(max_connections=200, max_keepalive_connections=50)
+        async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
+            app.state.http = http
+            yield
         await run_in_threadpool(engine.drain, 60.0)
         if close_engine:
             await run_in_threadpool(engine.close)
@@ -48,6 +62,8 @@ def create_app(engine: MemoryEngine, *, admin_token: str, close_engine: bool = F
     admin = [Depends(require_admin)]
     for router in (routes_memory.router, routes_settings.router, routes_keys.router):
         app.include_router(router, dependencies=admin, responses=ERROR_RESPONSES)
+
+    app.include_router(gateway.router)
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:

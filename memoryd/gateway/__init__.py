@@ -1,0 +1,1 @@
+"""The OpenAI-compatible gateway: memory injected into requests, facts extracted from them."""

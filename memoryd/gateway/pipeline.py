@@ -1,0 +1,93 @@
+"""What one chat request does with memory: pure decisions, no I/O.
+
+``plan_memory`` turns settings, the key's override and the request headers into
+"inject?" / "extract?"; ``query_text`` finds the text to retrieve for and to extract
+from (the client's last user message, never the injected block); ``route_model``
+picks the upstream provider for a ``"name/model"`` id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memoryd.providers import Provider
+from memoryd.settings import MemorySettings
+
+NO_MEMORY_HEADERS = ("x-memoryd-no-memory", "x-omniroute-no-memory")
+MODE_HEADER = "x-memoryd-memory"
+SESSION_HEADERS = ("x-memoryd-session-id", "x-omniroute-session-id")
+TRUE_VALUES = {"true", "1", "yes"}
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPlan:
+    inject: bool
+    extract: bool
+    reason: str
+
+
+def header(headers: Mapping[str, str], *names: str) -> str | None:
+    """The first of ``names`` present (case-insensitive), stripped."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    for name in names:
+        value = lowered.get(name.lower())
+        if value is not None and value.strip():
+            return value.strip()
+    return None
+
+
+def no_memory_requested(headers: Mapping[str, str]) -> bool:
+    value = header(headers, *NO_MEMORY_HEADERS)
+    return value is not None and value.lower() in TRUE_VALUES
+
+
+def plan_memory(
+    settings: MemorySettings, key_memory_enabled: bool | None, headers: Mapping[str, str]
+) -> MemoryPlan:
+    enabled = settings.enabled if key_memory_enabled is None else key_memory_enabled
+    if not enabled:
+        return MemoryPlan(False, False, "memory disabled for this key")
+    if no_memory_requested(headers):
+        return MemoryPlan(False, False, "no-memory header")
+    mode = (header(headers, MODE_HEADER) or "").lower()
+    inject = settings.max_tokens > 0 and mode != "extract-only"
+    extract = mode != "inject-only"
+    return MemoryPlan(inject, extract, mode or "default")
+
+
+def content_text(content: object) -> str:
+    """Text of a message content: a string, or the text parts of a list."""
+    if isinstance(content, str):
+        return content.strip()
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                if part.get("type") in (None, "text", "input_text"):
+                    parts.append(part["text"].strip())
+        return "\n".join(p for p in parts if p)
+    return ""
+
+
+def last_user_text(body: Mapping[str, Any]) -> str:
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return ""
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return content_text(message.get("content"))
+    return ""
+
+
+def route_model(
+    model: object, providers: Mapping[str, Provider]
+) -> tuple[Provider | None, str | None]:
+    """``"name/model"`` goes to provider ``name`` (model without the prefix) when such a
+    provider exists; anything else goes to the ``default`` provider unchanged."""
+    if isinstance(model, str) and "/" in model:
+        name, _, rest = model.partition("/")
+        if name in providers and rest:
+            return providers[name], rest
+    return providers.get("default"), model if isinstance(model, str) else None

@@ -1,0 +1,335 @@
+"""``/v1/chat/completions`` and ``/v1/models``: the OpenAI-compatible gateway.
+
+Per request: authenticate the client key -> plan memory (settings, key override,
+headers) -> retrieve for the last user message -> inject -> forward with the shared
+httpx client -> return the upstream response unchanged except ``x-memoryd-*``
+headers -> schedule extraction after the response (for streams, after the last
+chunk, from the assembled text). Memory failures never fail the request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.background import BackgroundTask
+from starlette.concurrency import run_in_threadpool
+
+from memoryd.api.deps import bearer_token
+from memoryd.core.injection import filter_new, inject_memory
+from memoryd.engine import MemoryEngine
+from memoryd.gateway.pipeline import (
+    SESSION_HEADERS,
+    header,
+    last_user_text,
+    plan_memory,
+    route_model,
+)
+from memoryd.gateway.sse import StreamAssembler, response_text
+from memoryd.models import Hit
+from memoryd.providers import Provider
+
+log = logging.getLogger("memoryd.gateway")
+router = APIRouter(prefix="/v1", tags=["gateway"])
+
+#: Request headers never forwarded upstream (hop-by-hop, ours, or the client's key).
+DROP_HEADERS = {
+    "host",
+    "content-length",
+    "authorization",
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "te",
+    "upgrade",
+    "accept-encoding",
+    "cookie",
+}
+DROP_RESPONSE_HEADERS = {"content-length", "transfer-encoding", "connection", "content-encoding"}
+
+
+class GatewayError(Exception):
+    """An error answered in OpenAI's shape ``{"error": {message, type, code}}``."""
+
+    def __init__(self, status: int, message: str, type: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.type, self.code = status, message, type, code
+
+    def response(self) -> JSONResponse:
+        body = {
+            "error": {"message": self.message, "type": self.type, "param": None, "code": self.code}
+        }
+        return JSONResponse(body, status_code=self.status)
+
+
+@dataclass
+class Prepared:
+    """Everything decided before the upstream call."""
+
+    body: dict[str, Any]
+    provider: Provider
+    owner: str
+    session_id: str
+    user_text: str
+    extract: bool
+    hits: list[Hit] = field(default_factory=list)
+    memory_error: str | None = None
+
+    def headers(self) -> dict[str, str]:
+        out = {
+            "x-memoryd-memory-count": str(len(self.hits)),
+            "x-memoryd-memory-tokens": str(sum(h.tokens for h in self.hits)),
+            "x-memoryd-memory-ids": ",".join(h.memory.id for h in self.hits),
+        }
+        if self.session_id:
+            out["x-memoryd-session-id"] = self.session_id
+        if self.memory_error:
+            out["x-memoryd-memory-error"] = "retrieval failed; request sent without memory"
+        return out
+
+
+def _engine(request: Request) -> MemoryEngine:
+    engine: MemoryEngine = request.app.state.engine
+    return engine
+
+
+def _client(request: Request) -> httpx.AsyncClient:
+    client: httpx.AsyncClient = request.app.state.http
+    return client
+
+
+def authenticate(request: Request) -> Any:
+    token = bearer_token(request)
+    if token is None:
+        raise GatewayError(
+            401,
+            "missing API key: send Authorization: Bearer <memoryd key>",
+            "invalid_request_error",
+            "invalid_api_key",
+        )
+    key = _engine(request).keys.authenticate(token)
+    if key is None:
+        raise GatewayError(
+            401, "invalid or revoked API key", "invalid_request_error", "invalid_api_key"
+        )
+    return key
+
+
+async def parse_body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise GatewayError(
+            400, "request body is not valid JSON", "invalid_request_error", "invalid_json"
+        ) from None
+    if not isinstance(body, dict):
+        raise GatewayError(400, "request body must be a JSON object", "invalid_request_error")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise GatewayError(
+            400, "'messages' must be a non-empty array", "invalid_request_error", "invalid_messages"
+        )
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise GatewayError(
+                400,
+                f"messages[{index}] must be an object with a 'role'",
+                "invalid_request_error",
+                "invalid_messages",
+            )
+    if "model" in body and not isinstance(body["model"], str):
+        raise GatewayError(400, "'model' must be a string", "invalid_request_error")
+    return body
+
+
+def prepare(engine: MemoryEngine, key: Any, body: dict[str, Any], headers: Any) -> Prepared:
+    """Routing, memory plan, retrieval and injection (runs in a worker thread)."""
+    provider, model = route_model(body.get("model"), engine.providers())
+    if provider is None:
+        raise GatewayError(
+            503,
+            "no upstream provider configured: set MEMORYD_UPSTREAM_BASE_URL (and "
+            "MEMORYD_UPSTREAM_API_KEY) or add providers with `memoryd providers add` / "
+            "PUT /api/settings/providers",
+            "server_error",
+            "no_upstream",
+        )
+    forwarded = dict(body)
+    if model is not None:
+        forwarded["model"] = model
+    settings = engine.settings.get()
+    plan = plan_memory(settings, key.memory_enabled, headers)
+    session_id = header(headers, *SESSION_HEADERS) or ""
+    prepared = Prepared(
+        forwarded, provider, key.id, session_id, last_user_text(body), extract=plan.extract
+    )
+    if not plan.inject:
+        return prepared
+    try:
+        query = prepared.user_text if settings.strategy != "recent" else None
+        hits = engine.retrieve(key.id, query, session_id=session_id or None, settings=settings)
+        hits = filter_new(hits, body, lambda h: h.memory.content)
+        injection = inject_memory(
+            forwarded,
+            [h.memory.content for h in hits],
+            provider=provider.name,
+            model=model,
+            system_role=provider.system_role,
+        )
+        prepared.body = injection.body
+        prepared.hits = hits if injection.placement != "none" else []
+    except Exception as exc:  # memory must never fail the chat request
+        log.exception("memory retrieval failed; forwarding without memory")
+        engine.extraction_stats.setdefault("retrievalFailures", 0)
+        engine.extraction_stats["retrievalFailures"] += 1
+        prepared.memory_error = str(exc)
+    return prepared
+
+
+def _extract(engine: MemoryEngine, prepared: Prepared, assistant_text: str) -> None:
+    if prepared.extract:
+        engine.schedule_extraction(
+            prepared.owner,
+            user_text=prepared.user_text,
+            assistant_text=assistant_text or None,
+            session_id=prepared.session_id,
+        )
+
+
+def _upstream_request(
+    client: httpx.AsyncClient, request: Request, prepared: Prepared, path: str
+) -> httpx.Request:
+    headers = {
+        k: v
+        for k, v in request.headers.items()
+        if k.lower() not in DROP_HEADERS
+        and not k.lower().startswith(("x-memoryd-", "x-omniroute-"))
+    }
+    if prepared.provider.api_key:
+        headers["authorization"] = f"Bearer {prepared.provider.api_key}"
+    headers["content-type"] = "application/json"
+    return client.build_request(
+        "POST",
+        f"{prepared.provider.base_url}{path}",
+        content=json.dumps(prepared.body).encode(),
+        headers=headers,
+    )
+
+
+async def _send_watching_disconnect(
+    client: httpx.AsyncClient, upstream: httpx.Request, request: Request, *, stream: bool
+) -> httpx.Response:
+    """Send upstream; if the client goes away first, cancel the upstream call."""
+    task = asyncio.ensure_future(client.send(upstream, stream=stream))
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=0.25)
+        if done:
+            return task.result()
+        if await request.is_disconnected():
+            task.cancel()
+            raise GatewayError(499, "client closed the request", "client_closed")
+
+
+def _unreachable(exc: Exception, provider: Provider) -> GatewayError:
+    if isinstance(exc, httpx.TimeoutException):
+        return GatewayError(
+            504, f"upstream {provider.name} timed out", "upstream_error", "upstream_timeout"
+        )
+    return GatewayError(
+        502,
+        f"upstream {provider.name} is unreachable: {type(exc).__name__}",
+        "upstream_error",
+        "upstream_unreachable",
+    )
+
+
+@router.post("/chat/completions", response_model=None)
+async def chat_completions(request: Request) -> Response:
+    try:
+        key = authenticate(request)
+        body = await parse_body(request)
+        engine = _engine(request)
+        prepared = await run_in_threadpool(prepare, engine, key, body, dict(request.headers))
+        client = _client(request)
+        upstream = _upstream_request(client, request, prepared, "/chat/completions")
+        streaming = body.get("stream") is True
+        try:
+            response = await _send_watching_disconnect(client, upstream, request, stream=streaming)
+        except httpx.HTTPError as exc:
+            raise _unreachable(exc, prepared.provider) from None
+    except GatewayError as exc:
+        return exc.response()
+    headers = {
+        k: v for k, v in response.headers.items() if k.lower() not in DROP_RESPONSE_HEADERS
+    } | prepared.headers()
+    if not streaming:
+        content = response.content
+        reply = ""
+        if response.status_code < 400:
+            try:
+                reply = response_text(json.loads(content))
+            except ValueError:
+                reply = ""
+        task = (
+            BackgroundTask(_extract, engine, prepared, reply)
+            if response.status_code < 400
+            else None
+        )
+        return Response(content, status_code=response.status_code, headers=headers, background=task)
+    return StreamingResponse(
+        _relay(engine, prepared, response), status_code=response.status_code, headers=headers
+    )
+
+
+async def _relay(
+    engine: MemoryEngine, prepared: Prepared, response: httpx.Response
+) -> AsyncIterator[bytes]:
+    """Pass chunks through as they arrive; extraction runs only after a full stream."""
+    assembler = StreamAssembler()
+    ok = response.status_code < 400
+    try:
+        async for chunk in response.aiter_raw():
+            assembler.feed(chunk)
+            yield chunk
+    except httpx.HTTPError as exc:
+        log.warning("upstream stream broke: %s", exc)
+        ok = False
+    finally:
+        await response.aclose()  # also runs when the client disconnects mid-stream
+    if ok:
+        await run_in_threadpool(_extract, engine, prepared, assembler.text)
+
+
+@router.get("/models", response_model=None)
+async def models(request: Request) -> Response:
+    """The default upstream's model list, passed through."""
+    try:
+        authenticate(request)
+        provider = _engine(request).providers().get("default")
+        if provider is None:
+            raise GatewayError(
+                503,
+                "no default upstream configured (MEMORYD_UPSTREAM_BASE_URL)",
+                "server_error",
+                "no_upstream",
+            )
+        headers = {"authorization": f"Bearer {provider.api_key}"} if provider.api_key else {}
+        try:
+            response = await _client(request).get(f"{provider.base_url}/models", headers=headers)
+        except httpx.HTTPError as exc:
+            raise _unreachable(exc, provider) from None
+    except GatewayError as exc:
+        return exc.response()
+    return Response(
+        response.content,
+        status_code=response.status_code,
+        media_type=response.headers.get("content-type", "application/json"),
+    )

@@ -1,0 +1,433 @@
+"""The gateway end to end: the official `openai` client -> memoryd (real HTTP on
+loopback) -> a fake OpenAI-compatible upstream (real HTTP on loopback) that records
+what it receives. Ports the reference pipeline cases, adapted to SPEC §9/§12."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from conftest import ADMIN, add
+from fakes import FakeUpstream, serve_asgi
+
+from memoryd.api import create_app
+from memoryd.engine import MemoryEngine
+from memoryd.providers import Provider, save_providers
+
+
+@dataclass
+class Gateway:
+    engine: MemoryEngine
+    upstream: FakeUpstream
+    url: str
+    key: str
+    key_id: str
+
+    def client(self, key: str | None = None, **headers: str) -> openai.OpenAI:
+        return openai.OpenAI(
+            base_url=f"{self.url}/v1",
+            api_key=key or self.key,
+            max_retries=0,
+            default_headers=headers or None,
+        )
+
+
+@pytest.fixture
+def gateway(engine: MemoryEngine) -> Iterator[Gateway]:
+    upstream = FakeUpstream()
+    with serve_asgi(upstream.app) as upstream_url:
+        save_providers(
+            engine.db,
+            [
+                Provider("default", f"{upstream_url}/v1", "upstream-secret"),
+                Provider("glm", f"{upstream_url}/v1", None),
+                Provider("mimo", f"{upstream_url}/v1", None),
+            ],
+        )
+        record, secret = engine.keys.create("tester")
+        with serve_asgi(create_app(engine, admin_token=ADMIN)) as url:
+            yield Gateway(engine, upstream, url, secret, record.id)
+
+
+def system_texts(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "system"]
+
+
+def test_empty_store_forwards_the_original_messages(gateway: Gateway) -> None:
+    messages = [{"role": "user", "content": "hello there"}]
+    reply = gateway.client().chat.completions.create(model="fake-model", messages=messages)
+    assert reply.choices[0].message.content == "Sure, noted."
+    assert gateway.upstream.last["messages"] == messages
+    assert gateway.upstream.last["model"] == "fake-model"
+    headers = gateway.upstream.requests[-1]["headers"]
+    assert headers["authorization"] == "Bearer upstream-secret"  # never the client's key
+
+
+def test_stored_memory_is_injected_as_a_leading_system_message(gateway: Gateway) -> None:
+    add(gateway.engine, gateway.key_id, "User prefers concise answers about databases")
+    raw = gateway.client().chat.completions.with_raw_response.create(
+        model="fake-model",
+        messages=[
+            {"role": "system", "content": "You are helpful."},
+            {"role": "user", "content": "tell me about databases"},
+        ],
+    )
+    body = gateway.upstream.last
+    assert body["messages"][0] == {
+        "role": "system",
+        "content": "Memory context: User prefers concise answers about databases",
+    }
+    assert body["messages"][1]["content"] == "You are helpful."
+    assert raw.headers["x-memoryd-memory-count"] == "1"
+    assert int(raw.headers["x-memoryd-memory-tokens"]) > 0
+    assert raw.headers["x-memoryd-memory-ids"]
+
+
+def test_budget_keeps_what_fits(gateway: Gateway) -> None:
+    gateway.engine.settings.update({"maxTokens": 30, "strategy": "recent"})
+    for i in range(6):
+        add(gateway.engine, gateway.key_id, f"fact number {i} " + "x" * 40)  # ~13 tokens each
+    gateway.client().chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}]
+    )
+    injected = system_texts(gateway.upstream.last)[0]
+    assert injected.count("fact number") == 2
+    assert "fact number 5" in injected and "fact number 4" in injected  # the newest
+
+
+def test_memory_disabled_means_no_injection_and_no_extraction(gateway: Gateway) -> None:
+    add(gateway.engine, gateway.key_id, "User likes hiking in the mountains")
+    gateway.engine.keys.set_memory_enabled(gateway.key_id, False)
+    gateway.client().chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "I prefer tea. mountains?"}]
+    )
+    assert system_texts(gateway.upstream.last) == []
+    gateway.engine.drain()
+    assert gateway.engine.list_memories(owner=gateway.key_id).total == 1
+
+
+@pytest.mark.parametrize("header", ["x-memoryd-no-memory", "x-omniroute-no-memory"])
+def test_no_memory_header_turns_off_both(gateway: Gateway, header: str) -> None:
+    add(gateway.engine, gateway.key_id, "User likes hiking in the mountains")
+    gateway.client(**{header: "true"}).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "I prefer tea. mountains?"}]
+    )
+    assert system_texts(gateway.upstream.last) == []
+    gateway.engine.drain()
+    assert gateway.engine.list_memories(owner=gateway.key_id).total == 1
+
+
+def test_inject_only_and_extract_only(gateway: Gateway) -> None:
+    add(gateway.engine, gateway.key_id, "User likes hiking in the mountains")
+    gateway.client(**{"x-memoryd-memory": "inject-only"}).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "I prefer tea. mountains?"}]
+    )
+    assert system_texts(gateway.upstream.last)
+    gateway.engine.drain()
+    assert gateway.engine.list_memories(owner=gateway.key_id).total == 1
+    gateway.client(**{"x-memoryd-memory": "extract-only"}).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "I prefer coffee. mountains?"}]
+    )
+    assert system_texts(gateway.upstream.last) == []
+    gateway.engine.drain()
+    assert gateway.engine.list_memories(owner=gateway.key_id).total == 2
+
+
+def test_facts_are_learned_for_this_key_and_used_next_time(gateway: Gateway) -> None:
+    gateway.engine.settings.update({"strategy": "recent"})  # keyword-only engine here
+    other, other_secret = gateway.engine.keys.create("other")
+    gateway.client().chat.completions.create(
+        model="m",
+        messages=[
+            {"role": "user", "content": "I prefer TypeScript. I'll use Postgres for this project."}
+        ],
+    )
+    gateway.engine.drain()
+    stored = {m.content for m in gateway.engine.list_memories(owner=gateway.key_id).data}
+    assert "User prefers TypeScript" in stored
+    assert any("Postgres" in s for s in stored)
+    assert gateway.engine.list_memories(owner=other.id).total == 0
+    gateway.client().chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "which language and database do I use?"}]
+    )
+    injected = system_texts(gateway.upstream.last)[0]
+    assert "TypeScript" in injected and "Postgres" in injected
+    # the injected block is not re-extracted: still the same two memories
+    gateway.engine.drain()
+    assert gateway.engine.list_memories(owner=gateway.key_id).total == len(stored)
+    # the other key sees nothing of it
+    gateway.client(other_secret).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "which language and database do I use?"}]
+    )
+    assert system_texts(gateway.upstream.last) == []
+
+
+def test_assistant_text_is_not_extracted_by_default(gateway: Gateway) -> None:
+    gateway.upstream.reply = "I prefer Rust myself."
+    gateway.client().chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}]
+    )
+    gateway.engine.drain()
+    assert gateway.engine.list_memories(owner=gateway.key_id).total == 0
+    gateway.engine.settings.update({"extractFrom": ["user", "assistant"]})
+    gateway.client().chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}]
+    )
+    gateway.engine.drain()
+    assert [m.content for m in gateway.engine.list_memories(owner=gateway.key_id).data] == [
+        "User prefers Rust myself"
+    ]
+
+
+def test_sessions_are_separate_with_session_scope(gateway: Gateway) -> None:
+    gateway.engine.settings.update({"scope": "session", "strategy": "recent"})
+    add(gateway.engine, gateway.key_id, "fact from session one", session_id="s1")
+    add(gateway.engine, gateway.key_id, "fact from session two", session_id="s2")
+    raw = gateway.client(
+        **{"x-memoryd-session-id": "s1"}
+    ).chat.completions.with_raw_response.create(
+        model="m", messages=[{"role": "user", "content": "hi"}]
+    )
+    assert raw.headers["x-memoryd-session-id"] == "s1"
+    injected = system_texts(gateway.upstream.last)[0]
+    assert "session one" in injected and "session two" not in injected
+    gateway.client(**{"x-omniroute-session-id": "s2"}).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "I prefer green tea."}]
+    )
+    assert "session two" in system_texts(gateway.upstream.last)[0]
+    gateway.engine.drain()
+    learned = [
+        m
+        for m in gateway.engine.list_memories(owner=gateway.key_id).data
+        if "green tea" in m.content
+    ]
+    assert learned[0].session_id == "s2"
+
+
+@pytest.mark.parametrize("model", ["o1-mini", "glm/glm-4"])
+def test_providers_without_system_role_get_a_user_message(gateway: Gateway, model: str) -> None:
+    add(gateway.engine, gateway.key_id, "User prefers metric units")
+    gateway.client().chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "how far is it in units?"}]
+    )
+    body = gateway.upstream.last
+    assert body["messages"][0]["role"] == "user"
+    assert body["messages"][0]["content"].startswith("Memory context:")
+    assert body["model"] == model.split("/")[-1]  # "glm/glm-4" routed to provider glm as glm-4
+
+
+def test_mimo_merges_into_the_first_system_message(gateway: Gateway) -> None:
+    add(gateway.engine, gateway.key_id, "User prefers metric units")
+    gateway.client().chat.completions.create(
+        model="mimo/mimo-7b",
+        messages=[{"role": "system", "content": "SYS"}, {"role": "user", "content": "units?"}],
+    )
+    body = gateway.upstream.last
+    assert system_texts(body) == ["Memory context: User prefers metric units\nSYS"]
+    assert body["messages"][0]["role"] == "system"
+
+
+def test_cache_control_places_memory_before_the_last_user_turn(gateway: Gateway) -> None:
+    add(gateway.engine, gateway.key_id, "User prefers metric units")
+    system = {
+        "role": "system",
+        "content": [
+            {"type": "text", "text": "SYSTEM PROMPT", "cache_control": {"type": "ephemeral"}}
+        ],
+    }
+    messages = [
+        system,
+        {"role": "user", "content": "turn 1"},
+        {"role": "assistant", "content": "answer 1"},
+        {"role": "user", "content": "units for turn 2"},
+    ]
+    http = httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        headers={"Authorization": f"Bearer {gateway.key}"},
+        json={"model": "m", "messages": messages},
+    )
+    assert http.status_code == 200
+    sent = gateway.upstream.last["messages"]
+    assert sent[:3] == messages[:3]
+    assert sent[3]["content"].startswith("Memory context:")
+    assert sent[4] == messages[3]
+
+
+def test_top_level_system_field_is_merged(gateway: Gateway) -> None:
+    add(gateway.engine, gateway.key_id, "User prefers metric units")
+    http = httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        headers={"Authorization": f"Bearer {gateway.key}"},
+        json={
+            "model": "m",
+            "system": "Be brief",
+            "messages": [{"role": "user", "content": "units?"}],
+        },
+    )
+    assert http.status_code == 200
+    body = gateway.upstream.last
+    assert body["system"].startswith("Memory context: User prefers metric units")
+    assert body["system"].endswith("Be brief")
+    assert [m["role"] for m in body["messages"]] == ["user"]
+
+
+def test_streaming_relays_chunks_before_the_upstream_finishes(gateway: Gateway) -> None:
+    gateway.upstream.reply = "one two three four five"
+    gateway.upstream.chunk_delay_s = 0.3
+    gateway.engine.settings.update({"extractFrom": ["user", "assistant"]})
+    start = time.monotonic()
+    arrivals = []
+    stream = gateway.client().chat.completions.create(
+        model="m", stream=True, messages=[{"role": "user", "content": "I prefer short answers."}]
+    )
+    text = ""
+    for chunk in stream:
+        arrivals.append(time.monotonic() - start)
+        if chunk.choices and chunk.choices[0].delta.content:
+            text += chunk.choices[0].delta.content
+    assert text == "one two three four five"
+    assert arrivals[0] < 1.0  # the first chunk came long before the ~1.5 s stream ended
+    assert arrivals[-1] - arrivals[0] > 0.9
+    gateway.engine.drain()
+    contents = {m.content for m in gateway.engine.list_memories(owner=gateway.key_id).data}
+    assert "User prefers short answers" in contents
+
+
+def test_upstream_errors_pass_through(gateway: Gateway) -> None:
+    gateway.upstream.status = 429
+    gateway.upstream.error_body = {"error": {"message": "slow down", "type": "rate_limit"}}
+    with pytest.raises(openai.RateLimitError) as caught:
+        gateway.client().chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}]
+        )
+    assert caught.value.status_code == 429
+    assert caught.value.body == {"message": "slow down", "type": "rate_limit"}
+    gateway.upstream.status = 500
+    with pytest.raises(openai.InternalServerError):
+        gateway.client().chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}]
+        )
+
+
+def test_upstream_down_is_502_in_openai_shape(gateway: Gateway) -> None:
+    save_providers(gateway.engine.db, [Provider("default", "http://127.0.0.1:9/v1", None)])
+    response = httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        headers={"Authorization": f"Bearer {gateway.key}"},
+        json={"model": "m", "messages": [{"role": "user", "content": "x"}]},
+    )
+    assert response.status_code == 502
+    error = response.json()["error"]
+    assert {"message", "type", "code"} <= set(error)
+
+
+def test_missing_unknown_and_revoked_keys_are_401(gateway: Gateway) -> None:
+    with pytest.raises(openai.AuthenticationError):
+        gateway.client("mk_not-a-real-key").chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}]
+        )
+    response = httpx.post(f"{gateway.url}/v1/chat/completions", json={"messages": []})
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "invalid_api_key"
+    assert gateway.engine.keys.revoke(gateway.key_id)
+    with pytest.raises(openai.AuthenticationError):
+        gateway.client().chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}]
+        )
+    # the admin token is not a client key either
+    with pytest.raises(openai.AuthenticationError):
+        gateway.client(ADMIN).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}]
+        )
+
+
+def test_memory_failure_never_fails_the_request(gateway: Gateway) -> None:
+    add(gateway.engine, gateway.key_id, "User likes hiking")
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("store down")
+
+    gateway.engine.retrieve = broken  # type: ignore[method-assign]
+    raw = gateway.client().chat.completions.with_raw_response.create(
+        model="m", messages=[{"role": "user", "content": "hiking?"}]
+    )
+    assert raw.http_response.status_code == 200
+    assert raw.headers["x-memoryd-memory-count"] == "0"
+    assert system_texts(gateway.upstream.last) == []
+
+
+def test_models_pass_through(gateway: Gateway) -> None:
+    models = gateway.client().models.list()
+    assert [m.id for m in models.data] == ["fake-model"]
+
+
+def test_no_upstream_is_a_clear_503(engine: MemoryEngine) -> None:
+    _, secret = engine.keys.create("k")
+    with serve_asgi(create_app(engine, admin_token=ADMIN)) as url:
+        response = httpx.post(
+            f"{url}/v1/chat/completions",
+            headers={"Authorization": f"Bearer {secret}"},
+            json={"model": "m", "messages": [{"role": "user", "content": "x"}]},
+        )
+    assert response.status_code == 503
+    assert "MEMORYD_UPSTREAM_BASE_URL" in response.json()["error"]["message"]
+
+
+def test_malformed_requests_are_clear_4xx(gateway: Gateway) -> None:
+    auth = {"Authorization": f"Bearer {gateway.key}"}
+    url = f"{gateway.url}/v1/chat/completions"
+    cases = [
+        b"not json",
+        b"[1,2]",
+        b'{"model": "m"}',
+        b'{"messages": "hi"}',
+        b'{"messages": []}',
+        b'{"messages": [42]}',
+        b'{"messages": [{"content": "x"}]}',
+        b'{"model": 5, "messages": [{"role": "user", "content": "x"}]}',
+        b"\xff\xfe",
+    ]
+    for raw in cases:
+        response = httpx.post(
+            url, headers={**auth, "content-type": "application/json"}, content=raw
+        )
+        assert response.status_code == 400, raw
+        assert response.json()["error"]["type"] == "invalid_request_error"
+    assert not gateway.upstream.requests
+
+
+def test_client_disconnect_cancels_the_upstream_stream(gateway: Gateway) -> None:
+    gateway.upstream.reply = " ".join(f"w{i}" for i in range(40))
+    gateway.upstream.chunk_delay_s = 0.1
+    done = threading.Event()
+
+    def read_two() -> None:
+        with httpx.stream(
+            "POST",
+            f"{gateway.url}/v1/chat/completions",
+            headers={"Authorization": f"Bearer {gateway.key}"},
+            json={
+                "model": "m",
+                "stream": True,
+                "messages": [{"role": "user", "content": "I prefer jazz."}],
+            },
+        ) as response:
+            for i, _ in enumerate(response.iter_raw()):
+                if i >= 1:
+                    break
+        done.set()
+
+    thread = threading.Thread(target=read_two)
+    thread.start()
+    thread.join(timeout=10)
+    assert done.is_set()
+    time.sleep(0.5)
+    gateway.engine.drain()
+    # the stream never completed, so nothing was extracted from it
+    assert gateway.engine.list_memories(owner=gateway.key_id).total == 0
