@@ -98,7 +98,8 @@ def test_budget_keeps_what_fits(gateway: Gateway) -> None:
     )
     injected = system_texts(gateway.upstream.last)[0]
     assert injected.count("fact number") == 2
-    assert "fact number 5" in injected and "fact number 4" in injected  # the newest
+    assert "fact number 5" in injected
+    assert "fact number 4" in injected  # the newest
 
 
 def test_memory_disabled_means_no_injection_and_no_extraction(gateway: Gateway) -> None:
@@ -157,7 +158,8 @@ def test_facts_are_learned_for_this_key_and_used_next_time(gateway: Gateway) -> 
         model="m", messages=[{"role": "user", "content": "which language and database do I use?"}]
     )
     injected = system_texts(gateway.upstream.last)[0]
-    assert "TypeScript" in injected and "Postgres" in injected
+    assert "TypeScript" in injected
+    assert "Postgres" in injected
     # the injected block is not re-extracted: still the same two memories
     gateway.engine.drain()
     assert gateway.engine.list_memories(owner=gateway.key_id).total == len(stored)
@@ -196,7 +198,8 @@ def test_sessions_are_separate_with_session_scope(gateway: Gateway) -> None:
     )
     assert raw.headers["x-memoryd-session-id"] == "s1"
     injected = system_texts(gateway.upstream.last)[0]
-    assert "session one" in injected and "session two" not in injected
+    assert "session one" in injected
+    assert "session two" not in injected
     gateway.client(**{"x-omniroute-session-id": "s2"}).chat.completions.create(
         model="m", messages=[{"role": "user", "content": "I prefer green tea."}]
     )

@@ -64,9 +64,12 @@ def content_text(content: object) -> str:
     if isinstance(content, list):
         parts = []
         for part in content:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                if part.get("type") in (None, "text", "input_text"):
-                    parts.append(part["text"].strip())
+            if (
+                isinstance(part, dict)
+                and isinstance(part.get("text"), str)
+                and part.get("type") in (None, "text", "input_text")
+            ):
+                parts.append(part["text"].strip())
         return "\n".join(p for p in parts if p)
     return ""
 
