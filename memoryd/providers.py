@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from memoryd.core.injection import SystemRole
-
 from memoryd.storage import kv
 from memoryd.storage.database import Database
 
@@ -64,17 +63,22 @@ def _parse(item: object) -> Provider | None:
     )
 
 
+def stored_providers(db: Database) -> list[Provider]:
+    """The providers saved in settings (not the env default)."""
+    raw = kv.read_one(db.read(), SETTINGS_KEY, [])
+    parsed = (_parse(item) for item in raw) if isinstance(raw, list) else iter(())
+    return [p for p in parsed if p is not None]
+
+
 def load_providers(db: Database, env: Mapping[str, str]) -> dict[str, Provider]:
-    stored = kv.read_one(db.read(), SETTINGS_KEY, [])
+    """Every provider by name: the env default first, stored ones override it."""
     providers: dict[str, Provider] = {}
     base = env.get("MEMORYD_UPSTREAM_BASE_URL", "").strip()
     if base:
         key = env.get("MEMORYD_UPSTREAM_API_KEY", "").strip() or None
         providers["default"] = Provider("default", base.rstrip("/"), key)
-    for item in stored if isinstance(stored, list) else []:
-        parsed = _parse(item)
-        if parsed is not None:
-            providers[parsed.name] = parsed
+    for provider in stored_providers(db):
+        providers[provider.name] = provider
     return providers
 
 

@@ -106,3 +106,27 @@ def test_console_script_runs_in_a_subprocess(tmp_path: Path) -> None:
     )
     assert json.loads(listed.stdout)["data"][0]["content"] == "I prefer tabs"
     assert (tmp_path / "d" / "memoryd.db").exists()
+
+
+def test_providers_add_list_remove(run) -> None:  # type: ignore[no-untyped-def]
+    added = run(
+        "providers",
+        "add",
+        "openai",
+        "https://api.example.com/v1/",
+        "--api-key",
+        "sk-live-1234567890",
+        "--json",
+    )
+    assert added.exit_code == 0, added.output
+    listed = json.loads(run("providers", "list", "--json").output)
+    assert [(p["name"], p["baseUrl"], p["hasKey"]) for p in listed] == [
+        ("openai", "https://api.example.com/v1", True)
+    ]
+    assert "sk-live-1234567890" not in run("providers", "list", "--json").output
+    bad = run("providers", "add", "x", "ftp://nope")
+    assert bad.exit_code == 1
+    assert "http" in bad.output
+    assert run("providers", "remove", "openai").exit_code == 0
+    assert json.loads(run("providers", "list", "--json").output) == []
+    assert run("providers", "remove", "openai").exit_code == 1
