@@ -46,7 +46,8 @@ def write(name: str, rows: list[dict[str, Any]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--sizes", default="1000,10000", help="memories per owner")
-    parser.add_argument("--only", default="embedding,retrieval", help="benchmarks to run")
+    parser.add_argument("--only", default="embedding,retrieval,gateway", help="benchmarks to run")
+    parser.add_argument("--requests", type=int, default=300, help="gateway requests per side")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
     sizes = tuple(int(s) for s in args.sizes.split(",") if s)
@@ -61,6 +62,13 @@ def main(argv: list[str] | None = None) -> int:
         write("embedding", embedding_throughput(sources))
     if "retrieval" in only:
         write("retrieval", retrieval_latency(sources, sizes, progress))
+    if "gateway" in only:
+        from bench.gateway import gateway_overhead
+
+        write(
+            "gateway",
+            gateway_overhead(["keyword-only", "static", "transformers"], args.requests, progress),
+        )
     return 0
 
 
