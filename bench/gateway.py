@@ -53,22 +53,21 @@ def wait_ready(url: str, timeout: float = 60.0) -> None:
 
 @contextlib.contextmanager
 def process(args: list[str], env: dict[str, str], ready_url: str) -> Iterator[None]:
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=log)
-    try:
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=log)
         try:
-            wait_ready(ready_url)
-        except RuntimeError:
-            log.seek(0)
-            raise RuntimeError(f"{args[0]} did not start: {log.read()[-2000:]!r}") from None
-        yield
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+            try:
+                wait_ready(ready_url)
+            except RuntimeError:
+                log.seek(0)
+                raise RuntimeError(f"{args[0]} did not start: {log.read()[-2000:]!r}") from None
+            yield
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 def prepare(data_dir: Path, settings: dict[str, Any], env: dict[str, str]) -> str:
