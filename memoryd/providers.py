@@ -8,6 +8,7 @@ models are addressed as ``"provider/model"`` against these.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -70,8 +71,27 @@ def stored_providers(db: Database) -> list[Provider]:
     return [p for p in parsed if p is not None]
 
 
+#: Per-database cache of the merged provider map: read on every chat request, so it is
+#: kept for a short TTL (writes through ``save_providers`` drop it at once; another
+#: process's writes are seen after the TTL).
+CACHE_TTL_S = 2.0
+_cache: dict[tuple[int, str, str, str], tuple[float, dict[str, Provider]]] = {}
+
+
 def load_providers(db: Database, env: Mapping[str, str]) -> dict[str, Provider]:
     """Every provider by name: the env default first, stored ones override it."""
+    base = env.get("MEMORYD_UPSTREAM_BASE_URL", "")
+    key = (id(db), str(db.path), base, env.get("MEMORYD_UPSTREAM_API_KEY", ""))
+    cached = _cache.get(key)
+    now = time.monotonic()
+    if cached is not None and now - cached[0] < CACHE_TTL_S:
+        return dict(cached[1])
+    providers = _merge(db, env)
+    _cache[key] = (now, providers)
+    return dict(providers)
+
+
+def _merge(db: Database, env: Mapping[str, str]) -> dict[str, Provider]:
     providers: dict[str, Provider] = {}
     base = env.get("MEMORYD_UPSTREAM_BASE_URL", "").strip()
     if base:
@@ -94,3 +114,5 @@ def save_providers(db: Database, providers: list[Provider]) -> None:
         for p in providers
     ]
     db.write(lambda conn: kv.write_many(conn, {SETTINGS_KEY: payload}, utcnow()))
+    for key in [k for k in _cache if k[0] == id(db)]:
+        _cache.pop(key, None)
