@@ -1,0 +1,210 @@
+"""Load: N concurrent clients for T seconds against a real ``memoryd serve``.
+
+``python -m bench.load [--clients 50] [--seconds 60]``. A fake upstream runs as its
+own process. Each client loops over a mix: chat completions (half streaming) whose
+user message states a unique preference (so extraction writes), REST memory writes,
+reads (list/get) and retrieve-previews. Afterwards every acknowledged write is
+checked: each REST-created memory exists exactly once with its content, and each
+acknowledged chat's fact was extracted exactly once. Prints a table and writes
+``bench/results/load.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.__main__ import write
+from bench.gateway import free_port, process
+from bench.retrieval import percentile
+from memoryd.bootstrap import build_engine
+from memoryd.config import EngineConfig
+
+ADMIN = "load-admin-token-0123456789"
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.latency: dict[str, list[float]] = defaultdict(list)
+        self.errors: dict[str, list[str]] = defaultdict(list)
+        self.rest_writes: dict[str, str] = {}  # key -> content, acknowledged
+        self.chat_facts: set[str] = set()  # unique tokens of acknowledged chats
+
+    def ok(self, op: str, started: float) -> None:
+        self.latency[op].append((time.perf_counter() - started) * 1000)
+
+    def fail(self, op: str, detail: str) -> None:
+        self.errors[op].append(detail[:300])
+
+
+async def client_loop(
+    n: int, base: str, secrets: list[str], deadline: float, rec: Recorder
+) -> None:
+    rng = random.Random(n)
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+        i = 0
+        while time.monotonic() < deadline:
+            i += 1
+            op = rng.choice(["chat", "chat_stream", "write", "write", "read", "preview"])
+            token = f"c{n}x{i}"
+            key_index = rng.randrange(len(secrets))
+            owner = f"load{key_index}"
+            started = time.perf_counter()
+            try:
+                if op in ("chat", "chat_stream"):
+                    body = {
+                        "model": "fake",
+                        "stream": op == "chat_stream",
+                        "messages": [{"role": "user", "content": f"I prefer flavour{token}."}],
+                    }
+                    headers = {"Authorization": f"Bearer {secrets[key_index]}"}
+                    if op == "chat":
+                        r = await http.post("/v1/chat/completions", json=body, headers=headers)
+                        ok = r.status_code == 200 and r.json()["choices"]
+                    else:
+                        async with http.stream(
+                            "POST", "/v1/chat/completions", json=body, headers=headers
+                        ) as r:
+                            data = b"".join([c async for c in r.aiter_raw()])
+                        ok = r.status_code == 200 and data.rstrip().endswith(b"[DONE]")
+                    if ok:
+                        rec.chat_facts.add(f"{owner}:flavour{token}")
+                elif op == "write":
+                    content = f"load memory {token} for {owner}"
+                    r = await http.post(
+                        "/api/memory",
+                        json={"apiKeyId": owner, "content": content, "key": f"load:{token}"},
+                        headers=admin,
+                    )
+                    ok = r.status_code == 201
+                    if ok:
+                        rec.rest_writes[f"{owner}:load:{token}"] = content
+                elif op == "read":
+                    r = await http.get(
+                        "/api/memory", params={"apiKeyId": owner, "limit": 20}, headers=admin
+                    )
+                    ok = r.status_code == 200
+                else:
+                    r = await http.post(
+                        "/api/memory/retrieve-preview",
+                        json={"query": f"which flavour does {owner} prefer", "apiKeyId": owner},
+                        headers=admin,
+                    )
+                    ok = r.status_code == 200
+                if ok:
+                    rec.ok(op, started)
+                else:
+                    rec.fail(
+                        op, f"HTTP {r.status_code}: {r.text if not r.is_stream_consumed else ''}"
+                    )
+            except (httpx.HTTPError, ValueError, KeyError) as exc:
+                rec.fail(op, f"{type(exc).__name__}: {exc}")
+
+
+def verify(data_dir: Path, env: dict[str, str], rec: Recorder) -> dict[str, Any]:
+    engine = build_engine(EngineConfig.from_env(env, data_dir=data_dir), env, start_indexing=False)
+    try:
+        conn: Any = engine.db.read()
+        rows = conn.execute("SELECT api_key_id, key, content FROM memories").fetchall()
+        by_key: dict[str, list[str]] = defaultdict(list)
+        for owner, key, content in rows:
+            by_key[f"{owner}:{key}"].append(content)
+        lost = [k for k in rec.rest_writes if k not in by_key]
+        wrong = [k for k, c in rec.rest_writes.items() if k in by_key and by_key[k] != [c]]
+        facts = {
+            f"{owner}:{key.split(':', 1)[1]}"
+            for owner, key, _ in rows
+            if key.startswith("preference:")
+        }
+        lost_facts = [f for f in rec.chat_facts if f not in facts]
+        (integrity,) = conn.execute("PRAGMA integrity_check").fetchone()
+        return {
+            "acknowledged_writes": len(rec.rest_writes),
+            "lost_writes": len(lost),
+            "duplicated_or_wrong": len(wrong),
+            "acknowledged_chats": len(rec.chat_facts),
+            "lost_extractions": len(lost_facts),
+            "integrity_check": integrity,
+        }
+    finally:
+        engine.close()
+
+
+async def run_load(clients: int, seconds: float, base: str, secrets: list[str]) -> Recorder:
+    rec = Recorder()
+    deadline = time.monotonic() + seconds
+    await asyncio.gather(*(client_loop(i, base, secrets, deadline, rec) for i in range(clients)))
+    return rec
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--keys", type=int, default=10)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        up_port, md_port = free_port(), free_port()
+        env = dict(os.environ) | {
+            "MEMORYD_DATA_DIR": str(data),
+            "MEMORYD_ADMIN_TOKEN": ADMIN,
+            "MEMORYD_UPSTREAM_BASE_URL": f"http://127.0.0.1:{up_port}/v1",
+        }
+        engine = build_engine(EngineConfig.from_env(env, data_dir=data), env)
+        secrets = [engine.keys.create(f"load{i}", key_id=f"load{i}")[1] for i in range(args.keys)]
+        engine.close()
+        upstream = [sys.executable, "-m", "memoryd.testing", "--port", str(up_port)]
+        server = [str(Path(sys.executable).with_name("memoryd")), "serve", "--port", str(md_port)]
+        base = f"http://127.0.0.1:{md_port}"
+        with (
+            process(upstream, env, f"http://127.0.0.1:{up_port}/v1/models"),
+            process(server, env, f"{base}/healthz"),
+        ):
+            print(f"... {args.clients} clients for {args.seconds:.0f} s", file=sys.stderr)
+            started = time.monotonic()
+            rec = asyncio.run(run_load(args.clients, args.seconds, base, secrets))
+            elapsed = time.monotonic() - started
+        # the server drained and stopped on SIGTERM: now check what it acknowledged
+        checks = verify(data, env, rec)
+    rows = [
+        {
+            "op": op,
+            "count": len(times),
+            "per_s": round(len(times) / elapsed, 1),
+            "p50_ms": round(percentile(times, 50), 1),
+            "p95_ms": round(percentile(times, 95), 1),
+            "p99_ms": round(percentile(times, 99), 1),
+            "errors": len(rec.errors.get(op, [])),
+        }
+        for op, times in sorted(rec.latency.items())
+    ]
+    write("load", rows)
+    write("load-checks", [checks])
+    errors = {op: msgs[:3] for op, msgs in rec.errors.items()}
+    if errors:
+        print(json.dumps({"sample_errors": errors}, indent=2), file=sys.stderr)
+    failed = (
+        any(rec.errors.values())
+        or checks["lost_writes"]
+        or checks["lost_extractions"]
+        or checks["duplicated_or_wrong"]
+        or checks["integrity_check"] != "ok"
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
