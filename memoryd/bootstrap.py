@@ -13,6 +13,7 @@ from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.settings import MemorySettings, SettingsService
 from memoryd.storage.database import Database
+from memoryd.storage.repair import repair
 
 if TYPE_CHECKING:
     from memoryd.indexing import Indexer
@@ -43,6 +44,7 @@ def build_engine(
     env.setdefault("MEMORYD_DATA_DIR", str(config.data_dir))
     config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     db = Database(config.db_path, load_vec=config.load_vec)
+    repair(db)  # indexes agree with memories, whatever the last run left
     defaults = MemorySettings(transformers_enabled=local_model_installed(env))
     settings = SettingsService(db, defaults=defaults)
     embeddings, indexer = _semantic_tier(db, config, settings, env, embedding_resolver)
