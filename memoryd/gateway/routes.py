@@ -19,7 +19,6 @@ from typing import Any
 import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from memoryd.api.deps import bearer_token
@@ -278,12 +277,12 @@ async def chat_completions(request: Request) -> Response:
                 reply = response_text(json.loads(content))
             except ValueError:
                 reply = ""
-        task = (
-            BackgroundTask(_extract, engine, prepared, reply)
-            if response.status_code < 400
-            else None
-        )
-        return Response(content, status_code=response.status_code, headers=headers, background=task)
+        if response.status_code < 400:
+            # Queued now (a cheap put onto the background worker, off the request path):
+            # the upstream response is complete, and a client that sends its next turn
+            # right away must find this exchange already on its way into memory.
+            _extract(engine, prepared, reply)
+        return Response(content, status_code=response.status_code, headers=headers)
     return StreamingResponse(
         _relay(engine, prepared, response), status_code=response.status_code, headers=headers
     )
@@ -292,20 +291,25 @@ async def chat_completions(request: Request) -> Response:
 async def _relay(
     engine: MemoryEngine, prepared: Prepared, response: httpx.Response
 ) -> AsyncIterator[bytes]:
-    """Pass chunks through as they arrive; extraction runs only after a full stream."""
+    """Pass chunks through as they arrive; extraction is queued when the stream is
+    complete (at ``[DONE]``, before that last chunk goes out), never for a broken one."""
     assembler = StreamAssembler()
     ok = response.status_code < 400
+    queued = False
     try:
         async for chunk in response.aiter_raw():
             assembler.feed(chunk)
+            if ok and assembler.done and not queued:
+                _extract(engine, prepared, assembler.text)
+                queued = True
             yield chunk
     except httpx.HTTPError as exc:
         log.warning("upstream stream broke: %s", exc)
         ok = False
     finally:
         await response.aclose()  # also runs when the client disconnects mid-stream
-    if ok:
-        await run_in_threadpool(_extract, engine, prepared, assembler.text)
+    if ok and not queued:  # a complete stream without the [DONE] marker
+        _extract(engine, prepared, assembler.text)
 
 
 @router.get("/models", response_model=None)
