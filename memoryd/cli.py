@@ -21,6 +21,7 @@ from memoryd.config import default_data_dir
 from memoryd.engine import MemoryEngine
 from memoryd.errors import MemorydError, NotFoundError, ValidationError
 from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, parse_iso
+from memoryd.server import serve_command
 
 F = TypeVar("F", bound=Callable[..., Any])
 TYPES = click.Choice([t.value for t in MemoryType])
@@ -454,3 +455,13 @@ def build_static_cmd(ctx: click.Context, output: str | None, dims: int) -> None:
         except EmbeddingError as exc:
             raise ValidationError(f"cannot build the static model: {exc.message}") from None
     _emit(ctx, {"path": str(path)}, f"static model written to {path}")
+
+
+main.add_command(serve_command)  # memoryd/server.py: `memoryd serve`
+
+
+# `memoryd keys …` lives in its own module, which registers itself on `main`.
+import memoryd.cli_eval  # noqa: E402
+import memoryd.cli_keys  # noqa: E402, F401
+import memoryd.cli_mcp  # noqa: E402
+import memoryd.cli_providers  # noqa: E402, F401

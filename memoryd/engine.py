@@ -20,6 +20,7 @@ from memoryd.config import EngineConfig
 from memoryd.core.extraction import Fact, extract_facts, fact_metadata
 from memoryd.core.scoring import estimate_tokens
 from memoryd.errors import ValidationError, field_error
+from memoryd.keys import KeyService
 from memoryd.models import (
     Hit,
     Memory,
@@ -55,6 +56,8 @@ log = logging.getLogger(__name__)
 WriteListener = Callable[[Memory], None]
 #: ... and after memories were deleted, with ``(id, seq)`` pairs.
 DeleteListener = Callable[[list[tuple[str, int]]], None]
+#: ... and after every ``retrieve()`` with its hits (metrics count retrievals by tier).
+RetrievalListener = Callable[[list[Hit]], None]
 
 
 class MemoryEngine:
@@ -72,6 +75,7 @@ class MemoryEngine:
         self.db = db
         self.config = config
         self.settings = settings
+        self.keys = KeyService(db)
         self.tokens = token_counter
         self.embeddings = embeddings
         self.indexer = indexer
@@ -84,6 +88,7 @@ class MemoryEngine:
         if indexer is not None:
             self.write_listeners.append(lambda memory: indexer.notify(memory.id))
         self.extraction_stats = {"scheduled": 0, "stored": 0, "failed": 0}
+        self.retrieval_listeners: list[RetrievalListener] = []
 
     @classmethod
     def open(cls, data_dir: str | Path | None = None, **env_overrides: str) -> MemoryEngine:
@@ -267,6 +272,11 @@ class MemoryEngine:
         hits, _ = self.retriever.run(req, settings)
         if hits:
             self._bump([h.memory.id for h in hits])
+        for listener in self.retrieval_listeners:
+            try:
+                listener(hits)
+            except Exception:
+                log.exception("retrieval listener failed")
         return hits
 
     def preview(

@@ -1,0 +1,296 @@
+"""Request ids, access logs, structured logging and secret redaction (stdlib only).
+
+- ``install_request_logging(app)``: a pure-ASGI middleware giving every request an id
+  (the client's ``x-request-id`` when it is a sane token of at most 64 characters,
+  else a new uuid4 hex), stored at ``request.state.request_id`` and in a context
+  variable (so every record logged while serving the request carries it), returned
+  in the ``x-request-id`` response header, and one ``memoryd.access`` line per request.
+- ``configure_logging(level, json_lines)``: one handler on the root logger; JSON lines
+  when stderr is not a TTY, readable text otherwise.
+- ``RedactionFilter``: masks ``Authorization`` values, ``Bearer <token>``, client keys
+  (``mk_...``), ``sk-...`` style keys and every secret passed to ``register_secret``
+  in messages, arguments, extra fields and tracebacks, before any handler formats them.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import re
+import sys
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import IO, Any
+
+from fastapi import FastAPI
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memoryd.api.metrics import route_template
+
+access_log = logging.getLogger("memoryd.access")
+
+REQUEST_ID_HEADER = "x-request-id"
+_SANE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,63}$")
+
+#: The id of the request being served on this task/thread (``None`` outside one).
+request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "memoryd_request_id", default=None
+)
+
+MASK = "***"
+
+# -- redaction ---------------------------------------------------------------------------
+
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # "Authorization: Bearer x", "'authorization': 'Basic x'", "authorization=x"
+    (
+        re.compile(
+            r"""(?i)(\b(?:proxy-)?authorization\b["']?\s*[:=]\s*["']?)"""
+            r"""(?:(?:bearer|basic|token|digest)\s+)?[^\s"',;}\]]+"""
+        ),
+        r"\1" + MASK,
+    ),
+    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=\-]+"), r"\1 " + MASK),
+    (re.compile(r"\bmk_[A-Za-z0-9_\-]{6,}"), MASK),  # memoryd client keys
+    (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), MASK),  # OpenAI-style provider keys
+)
+_SECRET_FIELDS = re.compile(
+    r"(?i)^(authorization|proxy-authorization|x-api-key|api[_-]?key|.*token|.*secret|password)$"
+)
+_secrets: set[str] = set()
+_secrets_lock = threading.Lock()
+
+
+def register_secret(value: str) -> None:
+    """Mask this exact value wherever it appears in a log record (the admin token)."""
+    if len(value) >= 6:
+        with _secrets_lock:
+            _secrets.add(value)
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret-looking substring replaced by ``***``."""
+    with _secrets_lock:
+        known = sorted(_secrets, key=len, reverse=True)
+    for secret in known:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _redact_value(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if depth > 4:
+        return value
+    if isinstance(value, dict):
+        return {
+            k: MASK
+            if isinstance(k, str) and _SECRET_FIELDS.match(k)
+            else _redact_value(v, depth + 1)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return type(value)(_redact_value(v, depth + 1) for v in value)
+    if isinstance(value, int | float | bool) or value is None:
+        return value
+    return redact(str(value))
+
+
+_STANDARD_ATTRS = frozenset(
+    vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()
+    | {"message", "asctime", "color_message", "taskName"}
+)
+
+
+def extra_fields(record: logging.LogRecord) -> dict[str, Any]:
+    return {
+        k: v for k, v in vars(record).items() if k not in _STANDARD_ATTRS and not k.startswith("_")
+    }
+
+
+class RedactionFilter(logging.Filter):
+    """Rewrites the record in place: the message is formatted and masked once (args
+    cleared), extra fields and the traceback text are masked too. Also fills in the
+    current request id."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "_memoryd_redacted", False):
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string must not lose the record
+            message = f"{record.msg!r} {record.args!r}"
+        record.msg = redact(message)
+        record.args = None
+        for key, value in extra_fields(record).items():
+            if key == "request_id":
+                continue
+            setattr(record, key, MASK if _SECRET_FIELDS.match(key) else _redact_value(value))
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        if getattr(record, "request_id", None) is None:
+            setattr(record, "request_id", request_id_var.get())  # noqa: B010
+        setattr(record, "_memoryd_redacted", True)  # noqa: B010
+        return True
+
+
+# -- formatters --------------------------------------------------------------------------
+
+
+def _timestamp(record: logging.LogRecord) -> str:
+    return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ts, level, logger, message, request_id, extra fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        payload: dict[str, Any] = {
+            "ts": _timestamp(record).replace("+00:00", "Z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", None),
+        }
+        for key, value in extra_fields(record).items():
+            payload.setdefault(key, value)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            payload["exc"] = record.exc_text
+        if record.stack_info:
+            payload["stack"] = record.stack_info
+        return redact(json.dumps(payload, ensure_ascii=False, default=str))
+
+
+class TextFormatter(logging.Formatter):
+    """``2026-01-02 03:04:05.678 INFO  memoryd.access [rid] message``"""
+
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = datetime.fromtimestamp(record.created).strftime("%Y-%m-%d %H:%M:%S")
+        millis = int(record.msecs)
+        rid = getattr(record, "request_id", None)
+        line = (
+            f"{stamp}.{millis:03d} {record.levelname:<5} {record.name}"
+            + (f" [{rid}]" if rid else "")
+            + f" {record.getMessage()}"
+        )
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            line += "\n" + record.exc_text
+        if record.stack_info:
+            line += "\n" + record.stack_info
+        return redact(line)
+
+
+_HANDLER_MARK = "_memoryd_handler"
+
+
+def configure_logging(
+    level: str = "info", json_lines: bool | None = None, *, stream: IO[str] | None = None
+) -> logging.Handler:
+    """Route every logger (memoryd, uvicorn, libraries) through one redacting handler
+    on the root logger. ``json_lines=None``: JSON unless ``stream`` is a TTY.
+    Idempotent: a handler installed by an earlier call is replaced."""
+    stream = sys.stderr if stream is None else stream
+    if json_lines is None:
+        isatty = getattr(stream, "isatty", None)
+        json_lines = not (callable(isatty) and isatty())
+    numeric = logging.getLevelName(level.strip().upper())
+    if not isinstance(numeric, int):
+        raise ValueError(f"unknown log level: {level!r}")
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter() if json_lines else TextFormatter())
+    handler.addFilter(RedactionFilter())
+    setattr(handler, _HANDLER_MARK, True)
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        if getattr(old, _HANDLER_MARK, False):
+            root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(numeric)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        # uvicorn configures nothing with log_config=None; keep its loggers propagating.
+        logging.getLogger(name).handlers.clear()
+        logging.getLogger(name).propagate = True
+    return handler
+
+
+# -- the middleware ----------------------------------------------------------------------
+
+
+def _incoming_id(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"x-request-id":
+            try:
+                text = value.decode("ascii").strip()
+            except UnicodeDecodeError:
+                return None
+            return text if _SANE_ID.match(text) else None
+    return None
+
+
+class RequestLoggingMiddleware:
+    def __init__(self, app: ASGIApp, logger: logging.Logger = access_log) -> None:
+        self.app = app
+        self.log = logger
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = _incoming_id(scope) or uuid.uuid4().hex
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        token = request_id_var.set(request_id)
+        root_path = str(scope.get("root_path", ""))
+        start = time.perf_counter()
+        status = 500
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                headers = MutableHeaders(scope=message)
+                headers[REQUEST_ID_HEADER] = request_id
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            elapsed_ms = (time.perf_counter() - start) * 1000
+            method = str(scope.get("method", ""))
+            path = str(scope.get("path", ""))
+            route = route_template(scope, root_path)
+            self.log.info(
+                "%s %s %d %.1fms",
+                method,
+                path,
+                status,
+                elapsed_ms,
+                extra={
+                    "request_id": request_id,
+                    "method": method,
+                    "path": path,
+                    "route": route,
+                    "status": status,
+                    "duration_ms": round(elapsed_ms, 3),
+                },
+            )
+            request_id_var.reset(token)
+
+
+def install_request_logging(app: FastAPI) -> None:
+    app.add_middleware(RequestLoggingMiddleware)

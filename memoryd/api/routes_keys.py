@@ -1,0 +1,121 @@
+"""``/api/keys``: client API keys (SPEC §13). The secret appears only in the create reply.
+
+The app mounts this router behind the admin-token dependency; a client key is never
+an admin credential here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from memoryd.api.deps import EngineDep
+from memoryd.api.schemas import ErrorBody
+from memoryd.errors import NotFoundError
+from memoryd.keys import MAX_ID_CHARS, MAX_NAME_CHARS
+
+router = APIRouter(prefix="/api/keys", tags=["keys"])
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class KeyCreate(_Strict):
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    #: Per-key memory override; omitted or null = follow the global ``enabled`` setting.
+    memoryEnabled: bool | None = None
+    #: Optional explicit id (= the owner id of the key's memories), e.g. to issue a key
+    #: for memories already stored under that owner. Default: a random ``key_…`` id.
+    id: str | None = Field(
+        default=None, min_length=1, max_length=MAX_ID_CHARS, pattern=r"^[A-Za-z0-9_.-]+$"
+    )
+
+
+class KeyUpdate(_Strict):
+    memoryEnabled: bool | None
+
+
+class KeyPublic(BaseModel):
+    id: str
+    name: str
+    prefix: str
+    createdAt: str
+    revokedAt: str | None
+    memoryEnabled: bool | None
+
+
+class KeyCreated(BaseModel):
+    id: str
+    name: str
+    key: str = Field(description="The secret. Shown only in this response; store it now.")
+    prefix: str
+    createdAt: str
+
+
+class KeyList(BaseModel):
+    data: list[KeyPublic]
+
+
+class KeyOne(BaseModel):
+    key: KeyPublic
+
+
+class Revoked(BaseModel):
+    revoked: bool
+
+
+@router.post(
+    "",
+    response_model=KeyCreated,
+    status_code=201,
+    responses={409: {"model": ErrorBody, "description": "A key with this id already exists"}},
+)
+def create_key(body: KeyCreate, engine: EngineDep) -> dict[str, Any]:
+    """Create a client key. The response carries the secret ``key``, never shown again."""
+    record, secret = engine.keys.create(
+        body.name, memory_enabled=body.memoryEnabled, key_id=body.id
+    )
+    return {
+        "id": record.id,
+        "name": record.name,
+        "key": secret,
+        "prefix": record.prefix,
+        "createdAt": record.to_dict()["createdAt"],
+    }
+
+
+@router.get("", response_model=KeyList)
+def list_keys(
+    engine: EngineDep,
+    includeRevoked: Annotated[bool, Query()] = True,
+) -> dict[str, Any]:
+    """Every key, newest first, with ``revokedAt`` (never a secret or hash)."""
+    return {"data": [k.to_dict() for k in engine.keys.list(include_revoked=includeRevoked)]}
+
+
+@router.get("/{key_id}", response_model=KeyOne)
+def get_key(key_id: str, engine: EngineDep) -> dict[str, Any]:
+    key = engine.keys.get(key_id)
+    if key is None:
+        raise NotFoundError(f"no API key with id {key_id}")
+    return {"key": key.to_dict()}
+
+
+@router.patch("/{key_id}", response_model=KeyOne)
+def update_key(key_id: str, body: KeyUpdate, engine: EngineDep) -> dict[str, Any]:
+    """Per-key memory toggle: true, false, or null (follow the global setting)."""
+    key = engine.keys.set_memory_enabled(key_id, body.memoryEnabled)
+    if key is None:
+        raise NotFoundError(f"no API key with id {key_id}")
+    return {"key": key.to_dict()}
+
+
+@router.delete("/{key_id}", response_model=Revoked)
+def revoke_key(key_id: str, engine: EngineDep) -> dict[str, bool]:
+    """Revoke a key: it stops authenticating at once. Its memories stay until deleted."""
+    if not engine.keys.revoke(key_id):
+        raise NotFoundError(f"no live API key with id {key_id}")
+    return {"revoked": True}

@@ -1,0 +1,371 @@
+"""``memoryd serve``: one uvicorn process serving the ASGI app over a data dir.
+
+Start-up order: logging → the data-dir lock → the admin token → the listening socket
+→ the engine (which runs pending migrations) → uvicorn. Every failure before uvicorn
+runs is a ``ServeError`` with a one-line message (the CLI prints it and exits 1).
+
+Shutdown: SIGTERM or SIGINT starts uvicorn's graceful shutdown (stop accepting, let
+in-flight requests finish for up to 30 s), then the app's lifespan drains background
+work (extraction, embedding, queued writes) and closes the engine, and the process
+exits 0. A second SIGINT forces the exit; whatever was not embedded yet stays
+flagged ``needs_reindex`` and the next start picks it up.
+
+Two processes on one data dir: SQLite itself keeps that safe (WAL mode, one writer at
+a time, a busy timeout on every connection, migrations re-checked inside their own
+``BEGIN IMMEDIATE``), so the CLI can work on a data dir while a server runs. Two
+*servers* would still each run a reindex worker and a decay sweep over the same
+rows, so a server also holds an exclusive ``flock`` on ``<data_dir>/memoryd.pid`` and a
+second one refuses to start, naming the first one's pid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import logging
+import os
+import re
+import secrets
+import signal
+import socket
+import stat
+import sys
+import threading
+from collections.abc import Generator, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+import click
+
+from memoryd.config import DEFAULT_HOST, DEFAULT_PORT, default_data_dir
+
+if TYPE_CHECKING:
+    import uvicorn
+
+log = logging.getLogger(__name__)
+
+TOKEN_FILE = "admin_token"
+PID_FILE = "memoryd.pid"
+GRACEFUL_SHUTDOWN_S = 30
+_TOKEN_CHARS = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: fits a header
+
+
+class ServeError(Exception):
+    """A start-up failure with a message fit for one line on stderr."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+# -- configuration -----------------------------------------------------------------------
+
+
+def default_host(env: Mapping[str, str]) -> str:
+    return env.get("MEMORYD_HOST", "").strip() or DEFAULT_HOST
+
+
+def default_port(env: Mapping[str, str]) -> int:
+    raw = env.get("MEMORYD_PORT", "").strip()
+    if not raw:
+        return DEFAULT_PORT
+    try:
+        port = int(raw)
+    except ValueError:
+        raise ServeError(f"MEMORYD_PORT: not a port number: {raw!r}") from None
+    if not 0 <= port <= 65535:
+        raise ServeError(f"MEMORYD_PORT: out of range (0..65535): {port}")
+    return port
+
+
+def default_log_level(env: Mapping[str, str]) -> str:
+    return env.get("MEMORYD_LOG_LEVEL", "").strip().lower() or "info"
+
+
+# -- the admin token ---------------------------------------------------------------------
+
+
+def _check_token(token: str, source: str) -> str:
+    if not _TOKEN_CHARS.match(token):
+        raise ServeError(f"{source}: the admin token must be printable ASCII without spaces")
+    if len(token) < 16:
+        log.warning(
+            "%s: the admin token is short (%d characters); use 16 or more", source, len(token)
+        )
+    return token
+
+
+def _tighten(path: Path) -> None:
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        try:
+            os.chmod(path, 0o600)
+        except OSError as exc:
+            log.warning("%s is readable by others (mode %o) and chmod failed: %s", path, mode, exc)
+        else:
+            log.warning("%s was readable by others (mode %o); changed it to 0600", path, mode)
+
+
+def resolve_admin_token(data_dir: Path, env: Mapping[str, str]) -> tuple[str, bool]:
+    """The admin token and whether it was generated just now (print it once, then).
+
+    ``MEMORYD_ADMIN_TOKEN`` wins when set (set but empty is an error); else
+    ``<data_dir>/admin_token``; else a new random token saved there with mode 0600.
+    """
+    if "MEMORYD_ADMIN_TOKEN" in env:
+        token = env.get("MEMORYD_ADMIN_TOKEN", "").strip()
+        if not token:
+            raise ServeError("MEMORYD_ADMIN_TOKEN is set but empty")
+        return _check_token(token, "MEMORYD_ADMIN_TOKEN"), False
+    path = data_dir / TOKEN_FILE
+    if not path.exists():
+        token = secrets.token_urlsafe(32)
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            pass  # another process created it a moment ago: use theirs
+        else:
+            with os.fdopen(fd, "w", encoding="ascii") as handle:
+                handle.write(token + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            return token, True
+    try:
+        _tighten(path)
+        token = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ServeError(f"cannot read the admin token file {path}: {exc}") from None
+    if not token:
+        raise ServeError(f"the admin token file {path} is empty; delete it to generate a new one")
+    return _check_token(token, str(path)), False
+
+
+# -- the data-dir lock -------------------------------------------------------------------
+
+
+class DataDirLock:
+    """An exclusive, non-blocking ``flock`` on ``<data_dir>/memoryd.pid``, held for the
+    server's lifetime. The kernel drops it when the process dies (even ``kill -9``),
+    so a stale pid file never blocks a start. The file is emptied, not deleted, on
+    release: unlinking a lock file lets two processes lock two different inodes."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.path = data_dir / PID_FILE
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise ServeError(f"cannot lock {self.path}: {exc.strerror}") from None
+            raise ServeError(
+                f"another memoryd server is using {self.data_dir} (pid {holder})"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+        os.close(fd)  # closing the last descriptor releases the flock
+
+    def __enter__(self) -> DataDirLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()
+
+
+# -- the socket and the uvicorn server ---------------------------------------------------
+
+
+def display_url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """Bind before anything heavy starts, so a busy port is one clear error."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ServeError(f"cannot resolve host {host!r}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ServeError(f"port {port} is already in use on {host}") from None
+        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.set_inheritable(False)
+    return sock
+
+
+def make_server(config: uvicorn.Config, *, url: str) -> uvicorn.Server:
+    """uvicorn's server, plus a ready line, and a signal is a clean stop (exit 0).
+    (Built here so that importing this module, which the CLI does, skips uvicorn.)"""
+    import uvicorn
+
+    class MemorydServer(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                print(f"memoryd listening on {url}", file=sys.stderr, flush=True)
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Generator[None, None, None]:
+            # uvicorn re-raises the captured signal after its graceful shutdown, which
+            # would make every ``kill <pid>`` look like a crash (exit -15). Same
+            # handlers, without the re-raise.
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+    return MemorydServer(config)
+
+
+def serve(
+    host: str,
+    port: int,
+    data_dir: str | Path,
+    *,
+    log_level: str = "info",
+    json_logs: bool | None = None,
+    env: Mapping[str, str] | None = None,
+) -> None:
+    """Run the server until SIGTERM/SIGINT. Raises ``ServeError`` if it cannot start."""
+    import uvicorn
+
+    from memoryd.api.app import create_app
+    from memoryd.api.observability import configure_logging, register_secret
+    from memoryd.bootstrap import open_engine
+
+    env = os.environ if env is None else env
+    try:
+        configure_logging(log_level, json_logs)
+    except ValueError as exc:
+        raise ServeError(str(exc)) from None
+    root = Path(data_dir).expanduser()
+    try:
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise ServeError(f"cannot create the data dir {root}: {exc.strerror}") from None
+
+    with DataDirLock(root):
+        token, generated = resolve_admin_token(root, env)
+        register_secret(token)
+        if generated:
+            print(f"admin token (saved to {root / TOKEN_FILE}): {token}", file=sys.stderr)
+        sock = bind_socket(host, port)
+        url = display_url(host, sock.getsockname()[1])
+        try:
+            try:
+                engine = open_engine(data_dir=root, env_overrides=dict(env))
+            except Exception as exc:
+                log.debug("engine open failed", exc_info=True)
+                raise ServeError(f"cannot open the data dir {root}: {exc}") from None
+            try:
+                app = create_app(engine, admin_token=token, close_engine=True)
+                config = uvicorn.Config(
+                    app,
+                    host=host,
+                    port=port,
+                    log_config=None,
+                    access_log=False,  # memoryd.access logs each request, with its id
+                    lifespan="on",
+                    timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+                )
+                server = make_server(config, url=url)
+                server.run(sockets=[sock])
+            finally:
+                engine.close()  # idempotent; the lifespan already closed it normally
+        finally:
+            sock.close()
+    if not server.started:
+        raise ServeError("the server failed to start (see the log above)")
+    log.info("memoryd stopped")
+
+
+# -- the command -------------------------------------------------------------------------
+
+
+@click.command("serve")
+@click.option(
+    "--host", default=None, help="Interface to bind (default $MEMORYD_HOST or 127.0.0.1)."
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Port (default $MEMORYD_PORT or 20128; 0 picks a free one).",
+)
+@click.option(
+    "--data-dir",
+    "serve_data_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Data directory (overrides the global --data-dir).",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+    default=None,
+    help="Log level (default $MEMORYD_LOG_LEVEL or info).",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["auto", "json", "text"], case_sensitive=False),
+    default=None,
+    help="Log lines as JSON or text (default $MEMORYD_LOG_FORMAT or auto: JSON unless a TTY).",
+)
+@click.pass_context
+def serve_command(
+    ctx: click.Context,
+    host: str | None,
+    port: int | None,
+    serve_data_dir: str | None,
+    log_level: str | None,
+    log_format: str | None,
+) -> None:
+    """Run the server: REST API, /healthz and /metrics (Ctrl+C or SIGTERM stops it)."""
+    env = os.environ
+    try:
+        fmt = (log_format or "").lower() or env.get("MEMORYD_LOG_FORMAT", "").strip().lower()
+        serve(
+            host or default_host(env),
+            default_port(env) if port is None else port,
+            serve_data_dir or (ctx.obj or {}).get("data_dir") or default_data_dir(env),
+            log_level=(log_level or default_log_level(env)).lower(),
+            json_logs={"json": True, "text": False}.get(fmt),
+            env=env,
+        )
+    except ServeError as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        ctx.exit(1)
