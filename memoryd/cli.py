@@ -462,6 +462,6 @@ main.add_command(serve_command)  # memoryd/server.py: `memoryd serve`
 
 # `memoryd keys …` lives in its own module, which registers itself on `main`.
 import memoryd.cli_eval  # noqa: E402
-import memoryd.cli_keys  # noqa: E402, F401
+import memoryd.cli_keys  # noqa: E402
 import memoryd.cli_mcp  # noqa: E402
 import memoryd.cli_providers  # noqa: E402, F401
