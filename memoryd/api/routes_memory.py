@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from urllib.parse import quote
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -95,11 +97,17 @@ def export_memories(
         for item in engine.export(apiKeyId):
             yield (json.dumps(item, ensure_ascii=False) + "\n").encode("utf-8")
 
-    filename = f"memoryd-{apiKeyId}.jsonl".replace('"', "")
+    # Owner ids may hold any character; headers are latin-1: an ASCII fallback name
+    # plus the RFC 5987 UTF-8 form.
+    ascii_name = re.sub(r"[^A-Za-z0-9._-]", "_", apiKeyId)
+    utf8_name = quote(f"memoryd-{apiKeyId}.jsonl", safe="")
+    disposition = (
+        f"attachment; filename=\"memoryd-{ascii_name}.jsonl\"; filename*=UTF-8''{utf8_name}"
+    )
     return StreamingResponse(
         lines(),
         media_type="application/x-ndjson",
-        headers={"content-disposition": f'attachment; filename="{filename}"'},
+        headers={"content-disposition": disposition},
     )
 
 
