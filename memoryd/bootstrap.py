@@ -49,6 +49,9 @@ def build_engine(
     settings = SettingsService(db, defaults=defaults)
     embeddings, indexer = _semantic_tier(db, config, settings, env, embedding_resolver)
     engine = MemoryEngine(db, config, settings, embeddings=embeddings, indexer=indexer, env=env)
+    tier = indexer.qdrant if indexer is not None else None
+    if tier is not None:  # deleted memories leave tombstones: the Qdrant worker drops them
+        engine.delete_listeners.append(lambda removed: tier.notify())
     if start_indexing and indexer is not None and indexer.ready() is not None:
         indexer.start_reindex()  # drain anything a previous run left flagged
     return engine
@@ -87,7 +90,12 @@ def _semantic_tier(
         store = SqliteVecStore(db, quantization=config.vec_quantization)
     else:
         log.warning("vector search disabled: %s", db.capabilities.vec_reason)
-    return embeddings, Indexer(db, store, embeddings)
+    indexer = Indexer(db, store, embeddings)
+    if store is not None:  # Qdrant rides on the sqlite-vec tier (it pushes those vectors)
+        from memoryd.qdrant_tier import QdrantTier
+
+        indexer.qdrant = QdrantTier(db, settings, indexer, env=env, data_dir=config.data_dir)
+    return embeddings, indexer
 
 
 def open_engine(

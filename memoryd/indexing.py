@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd.embedding import Embedder, EmbeddingError, EmbeddingResolution
 from memoryd.semantic import EmbeddingService
@@ -25,6 +25,9 @@ from memoryd.storage import memories as sql
 from memoryd.storage.database import Database
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.sqlite_vec import SqliteVecStore
+
+if TYPE_CHECKING:
+    from memoryd.qdrant_tier import QdrantTier
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,9 @@ class Indexer:
         self.last_error: str | None = None
         self._skip: set[str] = set()
         self._signature: str | None = None
+        #: The Qdrant tier (set by bootstrap): told after vectors are stored, so Qdrant
+        #: is always written after SQLite (dual write), and closed with the indexer.
+        self.qdrant: QdrantTier | None = None
         self._thread = threading.Thread(target=self._run, name="memoryd-index", daemon=True)
         self._thread.start()
 
@@ -191,6 +197,8 @@ class Indexer:
 
         done: int = self.db.write(apply)
         self.processed += done
+        if done and self.qdrant is not None:
+            self.qdrant.notify()
         return done
 
     def backfill_owner(self, owner: str, limit: int = BACKFILL_LIMIT) -> int:
@@ -222,3 +230,5 @@ class Indexer:
             self._closed = True
             self._cond.notify_all()
         self._thread.join(timeout=30)
+        if self.qdrant is not None:
+            self.qdrant.close()

@@ -1,10 +1,12 @@
 """Retrieval: strategies, the degradation ladder, abstention and the budget walk.
 
 Every path filters by owner first, then session (session scope), expiry and
-retention, inside SQL. Ladder for ``semantic``/``hybrid``: the vector tier
-(sqlite-vec KNN, or RRF of its ranks with FTS5 ranks for hybrid) -> FTS5 -> keyword
-scoring over recent rows. Each step down records a ``fallbackReason``; nothing here
-raises for a query's text, and a failing embedder only costs the vector tier.
+retention, inside SQL. Ladder for ``semantic``/``hybrid``: Qdrant (when
+``vectorStore`` names it and it can serve; its hits re-checked against the SQL filter)
+-> sqlite-vec KNN (for hybrid, the vector leg's ranks fused with FTS5 ranks by RRF)
+-> FTS5 -> keyword scoring over recent rows. Each step down records a
+``fallbackReason``; nothing here raises for a query's text, and a failing embedder only
+costs the vector tier.
 """
 
 from __future__ import annotations
@@ -131,13 +133,16 @@ class Retriever:
         resolution = Resolution(strategy_used=req.strategy)
         flt = self._filter(req, settings)
         query_vector = None
+        qdrant_knn = None
         if req.strategy != "exact":
             query_vector = self._prepare_vector(req, resolution)
+        if query_vector is not None:  # network I/O stays outside the read snapshot
+            qdrant_knn = self._qdrant(query_vector, flt, resolution)
         with self.db.snapshot() as conn:
             if req.strategy == "exact":
                 ranked = self._recent(conn, flt, req)
             elif query_vector is not None:
-                ranked = self._vector(conn, flt, req, query_vector, resolution)
+                ranked = self._vector(conn, flt, req, query_vector, resolution, qdrant_knn)
             else:
                 ranked = self._keyword(conn, flt, req, resolution)
         if settings.rerank_enabled and settings.rerank_provider_model and req.query and ranked:
@@ -197,25 +202,64 @@ class Retriever:
             return None
         return vector
 
+    def _qdrant(
+        self, vector: np.ndarray, flt: sql.Filter, resolution: Resolution
+    ) -> list[tuple[str, float]] | None:
+        """Tier 2 first when ``vectorStore`` names it: its KNN, or None (with the reason)
+        so that sqlite-vec answers instead."""
+        tier = self.indexer.qdrant if self.indexer is not None else None
+        if tier is None:
+            return None
+        knn, backend, reason = tier.search(vector, self.config.vec_top_k, flt)
+        if knn is None:
+            if reason:
+                resolution.fallback_reason = f"{reason}: sqlite-vec"
+            return None
+        if not knn:
+            resolution.fallback_reason = "Qdrant returned no results: sqlite-vec"
+            return None
+        resolution.vector_store = backend or "qdrant"
+        return knn
+
     def _vector(
-        self, conn: Any, flt: sql.Filter, req: Request, vector: np.ndarray, resolution: Resolution
+        self,
+        conn: Any,
+        flt: sql.Filter,
+        req: Request,
+        vector: np.ndarray,
+        resolution: Resolution,
+        qdrant_knn: list[tuple[str, float]] | None = None,
     ) -> list[Hit]:
         assert self.indexer is not None
         assert self.indexer.store is not None
         k = self.config.vec_top_k
-        try:
-            knn = self.indexer.store.search(vector, k, flt, conn)
-        except Exception as exc:  # a broken vector store costs only its tier
-            resolution.fallback_reason = f"vector search failed: {exc}"
-            resolution.vector_store = "none"
-            return self._keyword(conn, flt, req, resolution, first_reason=None)
+        tier = "vector"
+        if qdrant_knn is not None:
+            # Payloads can lag SQLite by a moment: the SQL filter has the last word.
+            where, params = flt.sql()
+            ids = [mid for mid, _ in qdrant_knn]
+            marks = ", ".join("?" for _ in ids)
+            passing = {
+                r[0]
+                for r in conn.execute(
+                    f"SELECT m.id FROM memories m WHERE m.id IN ({marks}) AND {where}",
+                    [*ids, *params],
+                )
+            }
+            knn = [(mid, score) for mid, score in qdrant_knn if mid in passing]
+            tier = "qdrant"
+        else:
+            try:
+                knn = self.indexer.store.search(vector, k, flt, conn)
+            except Exception as exc:  # a broken vector store costs only its tier
+                resolution.fallback_reason = f"vector search failed: {exc}"
+                resolution.vector_store = "none"
+                return self._keyword(conn, flt, req, resolution, first_reason=None)
         similarity = dict(knn)
         if req.strategy == "semantic":
             found = sql.get_many(conn, [mid for mid, _ in knn])
             hits = [
-                self._hit(found[mid], sim, "vector", vec_score=sim)
-                for mid, sim in knn
-                if mid in found
+                self._hit(found[mid], sim, tier, vec_score=sim) for mid, sim in knn if mid in found
             ]
             if hits:
                 return hits
@@ -242,7 +286,7 @@ class Retriever:
             self._hit(
                 found[mid],
                 score,
-                "hybrid-rrf",
+                "hybrid-rrf" if tier == "vector" else tier,
                 vec_score=similarity.get(mid),
                 fts_score=bm25.get(mid),
             )

@@ -26,7 +26,7 @@ STRATEGIES = ("recent", "semantic", "hybrid")
 SCOPES = ("session", "apiKey", "global")
 EXTRACT_SOURCES = ("user", "assistant")
 EMBEDDING_SOURCES = ("remote", "static", "transformers", "auto")
-VECTOR_STORES = ("sqlite-vec", "qdrant", "auto")
+VECTOR_STORES = ("sqlite-vec", "qdrant", "qdrant-edge", "auto")
 PREFIX = "memory."
 
 

@@ -46,6 +46,31 @@ def _vector_store(engine: MemoryEngine, pending: int) -> dict[str, Any]:
     return {"backend": "sqlite-vec", "available": ready, **stats, "reason": reason}
 
 
+def _qdrant(engine: MemoryEngine) -> dict[str, Any]:
+    """Tier 2: enabled, healthy, latency, error, point count, and why it does not serve
+    (dimension guard, backfill in progress, unreachable) with its sync progress."""
+    tier = engine.indexer.qdrant if engine.indexer is not None else None
+    if tier is None:
+        return {
+            "enabled": False,
+            "healthy": None,
+            "latencyMs": None,
+            "error": None,
+            "pointCount": None,
+            "reason": "Qdrant needs the sqlite-vec tier, which is not available",
+        }
+    try:
+        return tier.status()
+    except Exception as exc:  # status must render whatever Qdrant does
+        return {
+            "enabled": True,
+            "healthy": False,
+            "latencyMs": None,
+            "error": str(exc)[:300],
+            "pointCount": None,
+        }
+
+
 def engine_status(engine: MemoryEngine) -> dict[str, Any]:
     caps = engine.db.capabilities
     settings = engine.settings.get()
@@ -60,13 +85,7 @@ def engine_status(engine: MemoryEngine) -> dict[str, Any]:
         "keyword": {"available": caps.fts5, "backend": "FTS5", "reason": caps.fts5_reason},
         "embedding": _embedding(engine),
         "vectorStore": _vector_store(engine, pending),
-        "qdrant": {
-            "enabled": False,
-            "healthy": None,
-            "latencyMs": None,
-            "error": None,
-            "pointCount": None,
-        },
+        "qdrant": _qdrant(engine),
         "rerank": {
             "enabled": settings.rerank_enabled,
             "available": rerank_ready,

@@ -9,20 +9,24 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
+from starlette.routing import Route
 
 from memoryd import __version__
-from memoryd.api import routes_keys, routes_memory, routes_settings
+from memoryd.api import routes_keys, routes_memory, routes_qdrant, routes_settings
 from memoryd.api.deps import require_admin
 from memoryd.api.errors import install_error_handlers
 from memoryd.api.metrics import install_metrics
 from memoryd.api.observability import install_request_logging
 from memoryd.api.schemas import ERROR_RESPONSES
+from memoryd.dashboard.routes import install_dashboard
 from memoryd.engine import MemoryEngine
 from memoryd.gateway import routes as gateway
+from memoryd.mcp import MCP_PATH, McpHttpEndpoint
 
 
 def create_app(
@@ -40,7 +44,10 @@ def create_app(
         # One pooled client for every upstream call (keep-alive across requests).
         timeout = httpx.Timeout(connect=10.0, read=upstream_timeout_s, write=60.0, pool=30.0)
         limits = httpx.Limits(max_connections=200, max_keepalive_connections=50)
-        async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
+        async with (
+            httpx.AsyncClient(timeout=timeout, limits=limits) as http,
+            mcp.lifespan(),  # the MCP session manager runs only inside it
+        ):
             app.state.http = http
             yield
         await run_in_threadpool(engine.drain, 60.0)
@@ -60,10 +67,21 @@ def create_app(
     install_metrics(app)
 
     admin = [Depends(require_admin)]
-    for router in (routes_memory.router, routes_settings.router, routes_keys.router):
+    for router in (
+        routes_memory.router,
+        routes_settings.router,
+        routes_qdrant.router,
+        routes_keys.router,
+    ):
         app.include_router(router, dependencies=admin, responses=ERROR_RESPONSES)
 
     app.include_router(gateway.router)
+    install_dashboard(app)  # Memory Studio at /dashboard (SPEC §15)
+    # Streamable-HTTP MCP (SPEC §14): Bearer admin token or client key, checked per request.
+    mcp = McpHttpEndpoint(engine, admin_token=admin_token)
+    app.router.routes.append(Route(MCP_PATH, endpoint=mcp, include_in_schema=False))
+
+    _openapi_without_422(app)
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:
@@ -72,3 +90,30 @@ def create_app(
         return {"status": "ok", "version": __version__}
 
     return app
+
+
+def _openapi_without_422(app: FastAPI) -> None:
+    """FastAPI documents a 422 on every route; memoryd answers validation errors with
+    400 in its one error shape (SPEC §13), so the schema says exactly that."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = build()
+        for path in schema.get("paths", {}).values():
+            for operation in path.values():
+                responses = operation.get("responses", {}) if isinstance(operation, dict) else {}
+                if responses.pop("422", None) is not None and "400" not in responses:
+                    responses["400"] = {
+                        "description": "Invalid request",
+                        "content": {"application/json": {"schema": {
+                            "$ref": "#/components/schemas/ErrorBody"}}},
+                    }
+        schemas = schema.get("components", {}).get("schemas", {})
+        for name in ("HTTPValidationError", "ValidationError"):
+            schemas.pop(name, None)
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -184,10 +184,15 @@ def summarize(body: s.SummarizeRequest, engine: EngineDep) -> dict[str, Any]:
 def reindex(engine: EngineDep, body: s.ReindexRequest | None = None) -> dict[str, Any]:
     body = body or s.ReindexRequest()
     if body.target == "qdrant":
-        raise ValidationError(
-            "target qdrant: Qdrant is not configured",
-            details=[{"field": "target", "message": "qdrant not enabled"}],
-        )
+        # Push what Qdrant lacks (force: everything) in the background; progress is in
+        # engine status under qdrant.sync.
+        tier = engine.indexer.qdrant if engine.indexer is not None else None
+        if tier is None:
+            raise ValidationError(
+                "target qdrant: Qdrant needs the sqlite-vec tier, which is not available",
+                details=[{"field": "target", "message": "qdrant not available"}],
+            )
+        return tier.start_backfill(force=body.force)
     return engine.reindex(force=body.force)
 
 

@@ -206,7 +206,7 @@ class MemorySettingsPublic(BaseModel):
     staticEnabled: bool
     rerankEnabled: bool
     rerankProviderModel: str | None
-    vectorStore: Literal["sqlite-vec", "qdrant", "auto"]
+    vectorStore: Literal["sqlite-vec", "qdrant", "qdrant-edge", "auto"]
     minScore: float | None
 
 
@@ -223,7 +223,7 @@ class MemorySettingsUpdate(Strict):
     staticEnabled: bool | None = None
     rerankEnabled: bool | None = None
     rerankProviderModel: str | None = None
-    vectorStore: Literal["sqlite-vec", "qdrant", "auto"] | None = None
+    vectorStore: Literal["sqlite-vec", "qdrant", "qdrant-edge", "auto"] | None = None
     minScore: float | None = Field(default=None, ge=0, le=1)
 
 

@@ -1,0 +1,180 @@
+"""``/api/settings/qdrant*`` (SPEC §13): Qdrant settings, health, test search, cleanup.
+
+The API key is write-only: answers carry ``hasApiKey`` and ``apiKeyMasked``, never the
+key. ``PUT`` with ``enabled`` also sets the memory setting ``vectorStore`` (``qdrant``
+when enabling, ``auto`` when disabling) and enabling starts a backfill. The test
+search always needs an owner (``apiKeyId``) and sees only that owner's live memories.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from memoryd import qdrant_config
+from memoryd.api.deps import EngineDep
+from memoryd.api.schemas import Strict
+from memoryd.engine import MemoryEngine
+from memoryd.errors import ValidationError
+from memoryd.qdrant_tier import QdrantTier
+
+router = APIRouter(prefix="/api/settings/qdrant", tags=["qdrant"])
+
+Quantization = Literal["none", "int8", "binary"]
+
+
+class QdrantSettingsPublic(BaseModel):
+    enabled: bool
+    host: str
+    port: int
+    collection: str
+    path: str | None
+    quantization: Quantization
+    hasApiKey: bool
+    apiKeyMasked: str | None
+
+
+class QdrantSettingsUpdate(Strict):
+    enabled: bool | None = None
+    host: str | None = Field(default=None, max_length=2000)
+    port: int | None = Field(default=None, ge=1, le=65535)
+    collection: str | None = Field(default=None, min_length=1, max_length=255)
+    path: str | None = Field(default=None, max_length=4096)
+    quantization: Quantization | None = None
+    apiKey: str | None = Field(default=None, max_length=4000)
+
+
+class QdrantHealth(BaseModel):
+    ok: bool
+    latencyMs: float
+    error: str | None = None
+
+
+class QdrantSearchRequest(Strict):
+    query: str = Field(min_length=1, max_length=32_768)
+    topK: int = Field(default=5, ge=1, le=50)
+    apiKeyId: str = Field(min_length=1, max_length=200)
+
+
+class QdrantSearchHit(BaseModel):
+    id: str
+    score: float
+    memoryId: str
+    key: str | None
+    type: str | None
+    sessionId: str | None
+    content: str | None
+    payload: dict[str, Any]
+
+
+class QdrantSearchResult(BaseModel):
+    ok: bool
+    results: list[QdrantSearchHit]
+    error: str | None = None
+
+
+class QdrantCleanupRequest(Strict):
+    retentionDays: int | None = Field(default=None, ge=1, le=3650)
+
+
+class QdrantCleanupResult(BaseModel):
+    ok: bool
+    deletedCount: int
+    retentionDays: int
+    error: str | None = None
+
+
+class EmbeddingModel(BaseModel):
+    value: str
+    label: str
+    dimensions: int | None
+    available: bool
+
+
+class EmbeddingModels(BaseModel):
+    models: list[EmbeddingModel]
+
+
+def _tier(engine: MemoryEngine) -> QdrantTier | None:
+    return engine.indexer.qdrant if engine.indexer is not None else None
+
+
+_NO_TIER = "Qdrant needs the sqlite-vec tier, which is not available in this install"
+
+
+@router.get("", response_model=QdrantSettingsPublic)
+def get_qdrant_settings(engine: EngineDep) -> dict[str, Any]:
+    tier = _tier(engine)
+    config = tier.config() if tier else qdrant_config.load(engine.db, engine.env)
+    return config.public()
+
+
+@router.put("", response_model=QdrantSettingsPublic)
+def put_qdrant_settings(body: QdrantSettingsUpdate, engine: EngineDep) -> dict[str, Any]:
+    """Partial update; the answer is the whole normalized config (key masked)."""
+    changes = body.model_dump(exclude_unset=True)
+    for name in ("enabled", "port", "collection", "quantization"):
+        if name in changes and changes[name] is None:
+            raise ValidationError(
+                f"{name}: must not be null", details=[{"field": name, "message": "null"}]
+            )
+    tier = _tier(engine)
+    if tier is not None:
+        return tier.update_config(changes).public()
+    values = qdrant_config.validate_update(changes)
+    qdrant_config.save(engine.db, values)
+    if "enabled" in values:
+        engine.settings.update({"vectorStore": "qdrant" if values["enabled"] else "auto"})
+    return qdrant_config.load(engine.db, engine.env).public()
+
+
+@router.get("/health", response_model=QdrantHealth)
+def qdrant_health(engine: EngineDep) -> dict[str, Any]:
+    """``GET /readyz`` on a server, a collection listing in local mode; with latency."""
+    tier = _tier(engine)
+    if tier is None:
+        return {"ok": False, "latencyMs": 0.0, "error": _NO_TIER}
+    return tier.health()
+
+
+@router.post("/search", response_model=QdrantSearchResult)
+def qdrant_search(body: QdrantSearchRequest, engine: EngineDep) -> dict[str, Any]:
+    """A test search in Qdrant itself, scoped to one owner (never across owners)."""
+    if not body.query.strip() or not body.apiKeyId.strip():
+        raise ValidationError("query and apiKeyId must not be blank")
+    tier = _tier(engine)
+    if tier is None:
+        return {"ok": False, "results": [], "error": _NO_TIER}
+    return tier.test_search(body.query, body.topK, body.apiKeyId)
+
+
+@router.post("/cleanup", response_model=QdrantCleanupResult)
+def qdrant_cleanup(engine: EngineDep, body: QdrantCleanupRequest | None = None) -> dict[str, Any]:
+    """Delete points expired or older than ``retentionDays`` (default: the memory
+    setting), counting them first."""
+    days = body.retentionDays if body and body.retentionDays else None
+    tier = _tier(engine)
+    if tier is None:
+        retention = days or engine.settings.get().retention_days
+        return {"ok": False, "deletedCount": 0, "retentionDays": retention, "error": _NO_TIER}
+    return tier.cleanup(days)
+
+
+@router.get("/embedding-models", response_model=EmbeddingModels)
+def qdrant_embedding_models(engine: EngineDep) -> dict[str, Any]:
+    """Models memoryd can embed with for Qdrant: the local sources and the configured
+    providers' models (Qdrant uses the active memory embedder)."""
+    models = []
+    for provider in engine.embedding_providers():
+        for model in provider.get("models", []):
+            models.append(
+                {
+                    "value": model["id"],
+                    "label": model.get("name") or model["id"],
+                    "dimensions": model.get("dimensions"),
+                    "available": bool(provider.get("hasKey")),
+                }
+            )
+    return {"models": sorted(models, key=lambda m: m["value"])}

@@ -1,0 +1,205 @@
+"""``/dashboard``: login, logout and the tab pages of Memory Studio (SPEC §15).
+
+Pages are rendered on the server (Jinja2, autoescaped) with the state that is cheap
+to read here (settings, owners); the tab's JavaScript then talks to ``/api/*`` with
+the session cookie and the CSRF token from the page's ``<meta name="csrf-token">``.
+Every page is sent with a strict Content-Security-Policy: scripts and styles come
+only from ``/dashboard/static``, so no inline script can run.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from memoryd import __version__
+from memoryd.api.errors import error_body
+from memoryd.dashboard.auth import (
+    LOGIN_CSRF_COOKIE,
+    MAX_AGE_S,
+    SESSION_COOKIE,
+    CsrfError,
+    SessionStore,
+    current_session,
+    store_of,
+    token_matches,
+)
+
+HERE = Path(__file__).parent
+TABS: tuple[tuple[str, str], ...] = (
+    ("memories", "Memories"),
+    ("playground", "Playground"),
+    ("engine", "Engine"),
+    ("keys", "Keys"),
+    ("settings", "Settings"),
+)
+TAB_IDS = frozenset(t for t, _ in TABS)
+MAX_FORM_BYTES = 16 * 1024
+MAX_OWNERS = 1000
+
+SECURITY_HEADERS = {
+    "content-security-policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
+        "object-src 'none'"
+    ),
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+
+templates = Jinja2Templates(directory=str(HERE / "templates"))
+router = APIRouter(prefix="/dashboard", tags=["dashboard"], include_in_schema=False)
+
+
+def install_dashboard(app: FastAPI) -> None:
+    """Mount Memory Studio on ``app``: the pages, the static files, the session store."""
+    app.state.dashboard_sessions = SessionStore()
+    app.include_router(router)
+    app.mount(
+        "/dashboard/static",
+        StaticFiles(directory=str(HERE / "static")),
+        name="dashboard-static",
+    )
+
+
+def _tab(value: str | None) -> str:
+    return value if value in TAB_IDS else "memories"
+
+
+def _secure(response: Response) -> Response:
+    response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+def _is_https(request: Request) -> bool:
+    return request.url.scheme == "https"
+
+
+def _owners(request: Request) -> list[str]:
+    """Every owner the dashboard can offer: owners with memories and live key ids."""
+    engine = request.app.state.engine
+    owners = set(engine.owners())
+    owners.update(k.id for k in engine.keys.list(include_revoked=False))
+    return sorted(owners)[:MAX_OWNERS]
+
+
+def _login_page(request: Request, tab: str, error: str | None, status: int) -> Response:
+    csrf = secrets.token_urlsafe(24)
+    response = templates.TemplateResponse(
+        request,
+        "login.html",
+        {"csrf": csrf, "tab": tab, "error": error, "version": __version__},
+        status_code=status,
+    )
+    response.set_cookie(
+        LOGIN_CSRF_COOKIE,
+        csrf,
+        max_age=3600,
+        path="/dashboard",
+        httponly=True,
+        samesite="strict",
+        secure=_is_https(request),
+    )
+    return _secure(response)
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request, tab: str | None = None) -> Response:
+    if current_session(request) is not None:
+        return _secure(RedirectResponse(f"/dashboard?tab={_tab(tab)}", status_code=303))
+    return _login_page(request, _tab(tab), None, 200)
+
+
+async def _form(request: Request) -> dict[str, str]:
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            return {}
+    parsed = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+    return {k: v[0] for k, v in parsed.items() if v}
+
+
+@router.post("/login", response_class=HTMLResponse)
+async def login(request: Request) -> Response:
+    """Check the admin token (constant time) and open a session. The form carries a
+    one-time token matched against a cookie, so another site cannot post it."""
+    form = await _form(request)
+    tab = _tab(form.get("tab"))
+    login_csrf = request.cookies.get(LOGIN_CSRF_COOKIE, "")
+    if not login_csrf or not token_matches(form.get("csrf"), login_csrf):
+        return _login_page(request, tab, "The login form expired. Please try again.", 403)
+    if not token_matches(form.get("token", "").strip(), request.app.state.admin_token):
+        return _login_page(request, tab, "Invalid admin token.", 401)
+    store = store_of(request)
+    assert store is not None
+    store.delete(request.cookies.get(SESSION_COOKIE))
+    session = store.create()
+    response = RedirectResponse(f"/dashboard?tab={tab}", status_code=303)
+    response.set_cookie(
+        SESSION_COOKIE,
+        session.id,
+        max_age=int(MAX_AGE_S),
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=_is_https(request),
+    )
+    response.delete_cookie(LOGIN_CSRF_COOKIE, path="/dashboard", httponly=True, samesite="strict")
+    return _secure(response)
+
+
+@router.post("/logout")
+async def logout(request: Request) -> Response:
+    """End the session (the form or header must carry its CSRF token)."""
+    session = current_session(request)
+    if session is not None:
+        form = await _form(request)
+        given = form.get("csrf") or request.headers.get("x-csrf-token")
+        if not token_matches(given, session.csrf_token):
+            raise CsrfError("missing or invalid CSRF token")
+        store = store_of(request)
+        assert store is not None
+        store.delete(session.id)
+    response = RedirectResponse("/dashboard/login", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
+    return _secure(response)
+
+
+@router.get("", response_class=HTMLResponse)
+@router.get("/", response_class=HTMLResponse, include_in_schema=False)
+def dashboard(request: Request, tab: str | None = None) -> Response:
+    active = _tab(tab)
+    session = current_session(request)
+    if session is None:
+        return _secure(RedirectResponse(f"/dashboard/login?tab={active}", status_code=303))
+    engine = request.app.state.engine
+    settings: dict[str, Any] = engine.settings.get().to_dict()
+    owners = _owners(request)
+    context = {
+        "tab": active,
+        "tabs": TABS,
+        "csrf": session.csrf_token,
+        "version": __version__,
+        "settings": settings,
+        "owners": owners,
+        "initial": {"tab": active, "settings": settings, "owners": owners},
+    }
+    return _secure(templates.TemplateResponse(request, "dashboard.html", context))
+
+
+@router.get("/owners")
+def owners(request: Request) -> Response:
+    """``{owners: [...]}`` for the owner selectors (session required)."""
+    if current_session(request) is None:
+        return JSONResponse(error_body("log in first", "unauthorized"), status_code=401)
+    return _secure(JSONResponse({"owners": _owners(request)}))

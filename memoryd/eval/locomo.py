@@ -1,0 +1,505 @@
+"""LoCoMo turn-level evidence recall through the engine's real retrieval path.
+
+Protocol (SPEC §19, issue 9):
+
+- Every conversation JSON in a directory is loaded. Each turn becomes one memory of
+  one owner per conversation. Its content is ``"<speaker>: <text>"``, plus
+  ``" [shared <blip_caption>]"`` when the turn shared a photo. Its metadata holds
+  ``dia_id``, ``session`` and ``date_time``, and its key is ``turn:<dia_id>``, so two
+  identical turns ("Thanks!") stay two memories.
+- The engine is built on a temporary data dir with a fixed embedding resolver.
+  ``vec_top_k`` is 100 by default, so each leg returns enough candidates for
+  k = 25. ``drain()`` runs after ingest, so every turn has its vector before the
+  first question.
+- Every question of categories 1-4 is asked with
+  ``engine.preview(owner, question, strategy=s, max_tokens=16000, limit=max(k))``.
+  The budget (~30 tokens a turn) never binds, so the ranking decides.
+- recall@k of a question is the fraction of its evidence dia_ids among the top-k
+  hits. An evidence id that names no turn of the conversation (an annotation typo)
+  counts as a miss, and the number of such ids is reported. ``"D8:6; D9:17"`` is read
+  as two ids. Questions without evidence are skipped and counted.
+- tokens@k is the sum of the engine's token estimates of the top-k hits.
+- Means are reported overall and per category (1 multi-hop, 2 temporal,
+  3 open-domain, 4 single-hop), per strategy.
+
+Pure of the CLI: progress goes through callbacks and nothing is printed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from memoryd.bootstrap import build_engine
+from memoryd.config import EngineConfig
+from memoryd.embedding import EmbeddingResolution
+from memoryd.engine import MemoryEngine
+from memoryd.models import MemoryType, NewMemory
+from memoryd.settings import MemorySettings
+from memoryd.storage import memories as sql
+
+CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+STRATEGIES = ("recent", "semantic", "hybrid")
+DEFAULT_KS = (5, 10, 25)
+#: The largest budget the engine accepts, so that the budget never cuts the ranking.
+MAX_TOKENS = 16000
+#: Candidates per retrieval leg (the engine's maximum), so that k = 25 can be filled.
+VEC_TOP_K = 20  # the engine default (MEMORY_VEC_TOP_K): the eval measures what ships
+MAX_K = 100  # the engine's retrieval limit
+
+_SESSION = re.compile(r"session_(\d+)")
+
+
+class EvalDataError(ValueError):
+    """The data directory or one of its files is not LoCoMo data."""
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    dia_id: str
+    session: int
+    speaker: str
+    text: str
+    caption: str | None
+    date_time: str
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    question: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    name: str
+    speakers: tuple[str, ...]
+    turns: tuple[Turn, ...]
+    questions: tuple[Question, ...]
+
+    @property
+    def owner(self) -> str:
+        return f"locomo:{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class EvalEmbedder:
+    """The embedding source of a run: a fixed resolution (None: keyword only) plus the
+    environment the engine needs to find the model (e.g. ``MEMORY_STATIC_MODEL``)."""
+
+    name: str
+    resolution: EmbeddingResolution | None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+#: Builds a turn's stored content (ablations plug in their own).
+ContentFn = Callable[[Conversation, Turn], str]
+
+
+# -- loading -------------------------------------------------------------------------------
+
+
+def turn_content(conversation: Conversation, turn: Turn) -> str:
+    """``"<speaker>: <text>"``, plus the photo caption when the turn shared one."""
+    text = f"{turn.speaker}: {turn.text}".strip()
+    return f"{text} [shared {turn.caption}]" if turn.caption else text
+
+
+def session_day(turn: Turn) -> str:
+    """The date part of a session time such as ``"1:56 pm on 8 May, 2023"``."""
+    when = turn.date_time.strip()
+    return when.rsplit(" on ", 1)[-1] if " on " in when else when
+
+
+def turn_with_context(conversation: Conversation, turn: Turn) -> str:
+    """The default stored form: the session date, the turn, and the turn it answers.
+
+    A turn alone often lacks what a later question asks about: the date ("when did
+    ...") and the subject, which the previous speaker usually named. Both are general
+    properties of conversations, not of this data set (ablation in docs/benchmarks.md).
+    """
+    index = conversation.turns.index(turn)
+    prev = conversation.turns[index - 1] if index > 0 else None
+    text = turn_content(conversation, turn)
+    if prev is not None and prev.session == turn.session:
+        text += f" (replying to {turn_content(conversation, prev)})"
+    day = session_day(turn)
+    return f"[{day}] {text}" if day else text
+
+
+#: Stored-content variants for ablations (``--turn-context``).
+CONTENT_FNS: dict[str, ContentFn] = {
+    "none": turn_content,
+    "date+previous": turn_with_context,
+}
+
+
+def parse_evidence(raw: object) -> tuple[str, ...]:
+    """Evidence dia_ids, stripped and deduplicated; ``"D8:6; D9:17"`` is two ids."""
+    if not isinstance(raw, list):
+        return ()
+    ids: list[str] = []
+    for item in raw:
+        ids += [part.strip() for part in str(item).split(";") if part.strip()]
+    return tuple(dict.fromkeys(ids))
+
+
+def parse_conversation(data: Mapping[str, Any], name: str) -> Conversation:
+    """One conversation object; ``name`` is used unless it carries a ``sample_id``."""
+    if not isinstance(data.get("qa"), list):
+        raise EvalDataError(f"{name}: not a LoCoMo conversation (no 'qa' list)")
+    # locomo10.json nests the sessions under "conversation"; the per-file release does not
+    conv: Mapping[str, Any] = data.get("conversation") or data
+    sessions = sorted(
+        (int(match.group(1)), key)
+        for key in conv
+        if (match := _SESSION.fullmatch(key)) and isinstance(conv[key], list)
+    )
+    turns = []
+    for number, key in sessions:
+        when = str(conv.get(f"{key}_date_time") or "")
+        for raw in conv[key]:
+            caption = raw.get("blip_caption")
+            turns.append(
+                Turn(
+                    dia_id=str(raw["dia_id"]),
+                    session=number,
+                    speaker=str(raw.get("speaker") or ""),
+                    text=str(raw.get("text") or ""),
+                    caption=str(caption) if caption else None,
+                    date_time=when,
+                )
+            )
+    questions = tuple(
+        Question(str(q["question"]), int(q["category"]), parse_evidence(q.get("evidence")))
+        for q in data["qa"]
+    )
+    speakers = tuple(str(conv[s]) for s in ("speaker_a", "speaker_b") if conv.get(s))
+    return Conversation(str(data.get("sample_id") or name), speakers, tuple(turns), questions)
+
+
+def load_file(path: Path) -> list[Conversation]:
+    """The conversations of one file: one object, or a list of them (locomo10.json)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise EvalDataError(f"{path.name}: cannot read JSON: {exc}") from None
+    try:
+        if isinstance(data, list):
+            return [parse_conversation(item, f"{path.stem}-{i}") for i, item in enumerate(data)]
+        if isinstance(data, dict):
+            return [parse_conversation(data, path.stem)]
+    except EvalDataError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise EvalDataError(f"{path.name}: malformed LoCoMo data ({exc!r})") from None
+    raise EvalDataError(f"{path.name}: not a LoCoMo conversation")
+
+
+def load_conversations(directory: Path, limit: int | None = None) -> list[Conversation]:
+    """Every conversation of every ``*.json`` in ``directory`` (sorted by file name)."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise EvalDataError(f"{directory}: not a directory")
+    found: list[Conversation] = []
+    for path in sorted(directory.glob("*.json")):
+        found += load_file(path)
+    if not found:
+        raise EvalDataError(f"{directory}: no LoCoMo conversation JSON files")
+    return found[:limit] if limit is not None else found
+
+
+def evaluated(conversation: Conversation) -> list[Question]:
+    """The questions a run asks: categories 1-4 with at least one evidence id."""
+    return [q for q in conversation.questions if q.category in CATEGORIES and q.evidence]
+
+
+# -- metrics -------------------------------------------------------------------------------
+
+
+def recall_at(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
+    """Fraction of ``evidence`` among the first ``k`` of ``ranked``."""
+    if not evidence:
+        raise ValueError("recall needs at least one evidence id")
+    top = set(ranked[:k])
+    return sum(1 for e in evidence if e in top) / len(evidence)
+
+
+@dataclass(slots=True)
+class Tally:
+    """Running sums of recall@k and tokens@k over questions."""
+
+    ks: tuple[int, ...]
+    n: int = 0
+    recall: dict[int, float] = field(default_factory=dict)
+    tokens: dict[int, int] = field(default_factory=dict)
+
+    def add(self, ranked: Sequence[str], tokens: Sequence[int], evidence: Sequence[str]) -> None:
+        self.n += 1
+        for k in self.ks:
+            self.recall[k] = self.recall.get(k, 0.0) + recall_at(ranked, evidence, k)
+            self.tokens[k] = self.tokens.get(k, 0) + sum(tokens[:k])
+
+    def means(self) -> dict[str, Any]:
+        n = max(1, self.n)
+        return {
+            "recall": {str(k): round(self.recall.get(k, 0.0) / n, 4) for k in self.ks},
+            "tokens": {str(k): round(self.tokens.get(k, 0) / n, 1) for k in self.ks},
+            "n": self.n,
+        }
+
+
+@dataclass(slots=True)
+class StrategyResult:
+    ks: tuple[int, ...]
+    overall: Tally = field(init=False)
+    by_category: dict[int, Tally] = field(init=False)
+    latencies_ms: list[float] = field(default_factory=list)
+    served_by: Counter[str] = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        self.overall = Tally(self.ks)
+        self.by_category = {c: Tally(self.ks) for c in CATEGORIES}
+
+    def add(self, question: Question, ranked: Sequence[str], tokens: Sequence[int]) -> None:
+        self.overall.add(ranked, tokens, question.evidence)
+        self.by_category[question.category].add(ranked, tokens, question.evidence)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.overall.means()
+        lat = sorted(self.latencies_ms) or [0.0]
+        return {
+            "recall": out["recall"],
+            "tokens": out["tokens"],
+            "per_category": {str(c): t.means() for c, t in self.by_category.items()},
+            "n": out["n"],
+            "latency_ms": {
+                "p50": round(statistics.median(lat), 3),
+                "p95": round(lat[min(len(lat) - 1, round(0.95 * (len(lat) - 1)))], 3),
+            },
+            "served_by": dict(self.served_by),
+        }
+
+
+# -- running -------------------------------------------------------------------------------
+
+
+def eval_config(data_dir: Path, **overrides: Any) -> EngineConfig:
+    """Engine defaults (not the user's environment), with enough candidates per leg."""
+    base = EngineConfig.from_env({}, data_dir=data_dir)
+    return replace(base, **{"vec_top_k": VEC_TOP_K, **overrides})
+
+
+def open_eval_engine(
+    data_dir: Path, embedder: EvalEmbedder, config: EngineConfig | None = None
+) -> MemoryEngine:
+    """An engine on ``data_dir`` whose embedding source is fixed to ``embedder``."""
+
+    def resolve(settings: MemorySettings, ctx: object) -> EmbeddingResolution:
+        return embedder.resolution or EmbeddingResolution(None, None, None, "eval: keyword only")
+
+    env = {**embedder.env, "MEMORYD_DATA_DIR": str(data_dir)}
+    return build_engine(config or eval_config(data_dir), env, embedding_resolver=resolve)
+
+
+def ingest(
+    engine: MemoryEngine,
+    conversations: Iterable[Conversation],
+    content: ContentFn = turn_content,
+) -> int:
+    """Store every turn, in conversation order (so ``recent`` sees the last turns
+    first); returns the number of turns stored (a turn with no text is skipped)."""
+    stored = 0
+    for conv in conversations:
+        texts = [(turn, content(conv, turn)) for turn in conv.turns]
+        items = [
+            NewMemory(
+                api_key_id=conv.owner,
+                content=text,
+                key=f"turn:{turn.dia_id}",
+                type=MemoryType.EPISODIC,
+                session_id=f"session_{turn.session}",
+                metadata={
+                    "dia_id": turn.dia_id,
+                    "session": turn.session,
+                    "date_time": turn.date_time,
+                },
+            )
+            for turn, text in texts
+            if text.strip()
+        ]
+        stored += len(engine.create_many(items))
+    return stored
+
+
+def count_questions(conversations: Iterable[Conversation]) -> int:
+    return sum(len(evaluated(c)) for c in conversations)
+
+
+def _question_stats(conversations: Sequence[Conversation]) -> dict[str, Any]:
+    missing: list[str] = []
+    affected = 0
+    skipped_5 = skipped_empty = 0
+    for conv in conversations:
+        known = {t.dia_id for t in conv.turns}
+        for q in conv.questions:
+            if q.category not in CATEGORIES:
+                skipped_5 += 1
+            elif not q.evidence:
+                skipped_empty += 1
+            else:
+                unknown = [e for e in q.evidence if e not in known]
+                missing += [f"{conv.name}:{e}" for e in unknown]
+                affected += bool(unknown)
+    return {
+        "questions": {
+            "evaluated": count_questions(conversations),
+            "skipped_category_5": skipped_5,
+            "skipped_no_evidence": skipped_empty,
+        },
+        "missing_evidence": {"ids": len(missing), "questions": affected, "examples": missing[:10]},
+    }
+
+
+def ask(
+    engine: MemoryEngine,
+    conversation: Conversation,
+    question: Question,
+    strategy: str,
+    limit: int,
+) -> tuple[list[str], list[int], str, float]:
+    """One question through ``engine.preview``: the ranked dia_ids, their tokens, the
+    strategy that served it and the latency in ms."""
+    start = time.perf_counter()
+    preview = engine.preview(
+        conversation.owner, question.question, strategy=strategy, max_tokens=MAX_TOKENS, limit=limit
+    )
+    elapsed = (time.perf_counter() - start) * 1000
+    ranked = [str(h.memory.metadata.get("dia_id", "")) for h in preview.hits]
+    return ranked, [h.tokens for h in preview.hits], preview.resolution.strategy_used, elapsed
+
+
+def run_eval(
+    conversations: Sequence[Conversation],
+    embedder: EvalEmbedder,
+    *,
+    strategies: Sequence[str] = STRATEGIES,
+    ks: Sequence[int] = DEFAULT_KS,
+    config_overrides: Mapping[str, Any] | None = None,
+    content: ContentFn = turn_with_context,
+    progress: Callable[[int], None] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Ingest ``conversations`` into a throwaway engine and ask every question of
+    categories 1-4 under each strategy. ``progress(n)`` is called after every ``n``
+    answered questions (``count_questions(...) * len(strategies)`` in all). Returns the
+    JSON-ready result; the temporary data dir is removed before returning."""
+    ks = tuple(sorted(set(ks)))
+    if not ks or ks[0] < 1 or ks[-1] > MAX_K:
+        raise ValueError(f"k must be from 1 to {MAX_K}")
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown or not strategies:
+        raise ValueError(f"strategies must be among {', '.join(STRATEGIES)}")
+    say = log or (lambda _message: None)
+    started = time.perf_counter()
+    results = {s: StrategyResult(ks) for s in strategies}
+    with tempfile.TemporaryDirectory(prefix="memoryd-eval-") as tmp:
+        data_dir = Path(tmp) / "data"
+        config = eval_config(data_dir, **(config_overrides or {}))
+        engine = open_eval_engine(data_dir, embedder, config)
+        try:
+            total = sum(len(c.turns) for c in conversations)
+            say(f"ingesting {total} turns (embedder: {embedder.name})")
+            stored = ingest(engine, conversations, content)
+            engine.drain(timeout=3600)
+            ingest_s = time.perf_counter() - started
+            pending = sql.count_pending(engine.db.read()) if embedder.resolution else 0
+            say(f"ingested {stored} turns in {ingest_s:.1f} s")
+            for strategy in strategies:
+                result = results[strategy]
+                for conv in conversations:
+                    for question in evaluated(conv):
+                        ranked, tokens, used, ms = ask(engine, conv, question, strategy, ks[-1])
+                        result.add(question, ranked, tokens)
+                        result.latencies_ms.append(ms)
+                        result.served_by[used] += 1
+                        if progress is not None:
+                            progress(1)
+        finally:
+            engine.close()
+    return {
+        "strategies": {s: r.to_dict() for s, r in results.items()},
+        "embedder": embedder.name,
+        "embedding_model": embedder.resolution.model if embedder.resolution else None,
+        "elapsed_s": round(time.perf_counter() - started, 2),
+        "ingest_s": round(ingest_s, 2),
+        "conversations": len(conversations),
+        "turns": stored,
+        "pending_vectors": pending,
+        "k": list(ks),
+        "config": {
+            "vec_top_k": config.vec_top_k,
+            "rrf_k": config.rrf_k,
+            "rrf_fts_weight": config.rrf_fts_weight,
+            "rrf_vector_weight": config.rrf_vector_weight,
+            "max_tokens": MAX_TOKENS,
+            "turn_context": next((n for n, f in CONTENT_FNS.items() if f is content), "custom"),
+        },
+        **_question_stats(conversations),
+    }
+
+
+# -- embedders -----------------------------------------------------------------------------
+
+
+def no_embedder() -> EvalEmbedder:
+    return EvalEmbedder("none", None)
+
+
+def transformers_embedder(env: Mapping[str, str] | None = None) -> EvalEmbedder | None:
+    """The local MiniLM, or None when it is not installed."""
+    from memoryd.embedding import TRANSFORMERS_DIMENSIONS, TRANSFORMERS_MODEL, local_model_files
+
+    env = dict(env or {})
+    if local_model_files(env) is None:
+        return None
+    resolution = EmbeddingResolution(
+        "transformers", TRANSFORMERS_MODEL, TRANSFORMERS_DIMENSIONS, "eval"
+    )
+    return EvalEmbedder("transformers", resolution, env)
+
+
+def static_embedder(
+    directory: Path,
+    *,
+    build: bool = True,
+    env: Mapping[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> EvalEmbedder:
+    """The static model in ``directory``, distilled there from the local MiniLM first
+    when missing and ``build`` is true. Raises ``EvalDataError`` when it cannot be had."""
+    from memoryd.embedding import EmbeddingError, build_static, static_model_info
+
+    directory = Path(directory).expanduser().resolve()
+    info = static_model_info(directory)
+    if info is None and build:
+        try:
+            build_static(directory, env=env, progress=progress)
+        except EmbeddingError as exc:
+            raise EvalDataError(f"cannot build the static model: {exc.message}") from None
+        info = static_model_info(directory)
+    if info is None:
+        raise EvalDataError(f"{directory}: no static model there")
+    resolution = EmbeddingResolution("static", str(directory), info.dimensions, "eval")
+    return EvalEmbedder(
+        "static", resolution, {**(env or {}), "MEMORY_STATIC_MODEL": str(directory)}
+    )

@@ -1,0 +1,712 @@
+"""The Qdrant tier at run time: which backend, keeping it in step, and serving reads.
+
+Backend: ``vectorStore = "qdrant-edge"`` selects the embedded Qdrant Edge shard under
+``<data_dir>/qdrant-edge``; otherwise Qdrant settings with ``enabled`` select a
+``qdrant-client`` store (a server at ``host``/``port``, or local mode at ``path``).
+Writes go to the selected backend whenever there is one; reads use it only when
+``vectorStore`` names it, it is healthy, and its first backfill has finished (until
+then sqlite-vec answers, so a half-filled collection never hides memories).
+
+Bookkeeping lives in SQLite, created the first time a backend is used:
+``qdrant_pending(seq, memory_id, gen)`` is the durable to-do list (triggers add a row
+when a memory is inserted or a field of its payload changes, and bump ``gen`` on every
+change), ``qdrant_tombstones`` holds ids deleted since. A worker thread pushes pending
+rows whose vector is ready (``needs_reindex = 0``; the vector is read from
+``vec_memories``, so SQLite is always written first) and deletes tombstoned points; a
+row is cleared only if its ``gen`` did not move meanwhile, so a racing edit is pushed
+again. A failed push leaves the rows pending: the worker retries with backoff, and
+``POST /api/memory/reindex {target: "qdrant"}`` (``start_backfill``) pushes everything
+that is missing. Nothing is lost silently.
+
+The sync identity (backend, location, collection, embedding signature) is kept in the
+settings table; when it changes every memory is queued again (the backfill).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from memoryd import qdrant_config
+from memoryd.errors import ValidationError
+from memoryd.models import utcnow
+from memoryd.qdrant_config import QdrantConfig
+from memoryd.settings import SettingsService
+from memoryd.storage import kv
+from memoryd.storage import memories as sql
+from memoryd.storage.database import Database
+from memoryd.vectors.base import VectorItem
+from memoryd.vectors.qdrant import QdrantUnavailable, _brief, row_payload
+
+if TYPE_CHECKING:
+    from memoryd.embedding import Embedder, EmbeddingResolution
+    from memoryd.indexing import Indexer
+
+log = logging.getLogger(__name__)
+
+SYNC_KEY = "qdrant_sync"
+BATCH = 256
+#: How long reads skip a backend after it failed (a retry costs a timeout at worst).
+COOLDOWN_S = 10.0
+#: The worker looks for work this often even without a notification (payload-only
+#: edits, settings changed by another process).
+TICK_S = 5.0
+MAX_BACKOFF_S = 120.0
+HEALTH_TTL_S = 2.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS qdrant_pending (
+    seq INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, gen INTEGER NOT NULL DEFAULT 1);
+CREATE TABLE IF NOT EXISTS qdrant_tombstones (
+    memory_id TEXT PRIMARY KEY, deleted_at TEXT NOT NULL);
+CREATE TRIGGER IF NOT EXISTS qdrant_memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO qdrant_pending (seq, memory_id, gen) VALUES (new.seq, new.id, 1)
+    ON CONFLICT (seq) DO UPDATE SET gen = gen + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS qdrant_memories_au
+AFTER UPDATE OF api_key_id, session_id, type, key, content, created_at, expires_at ON memories
+WHEN old.api_key_id IS NOT new.api_key_id OR old.session_id IS NOT new.session_id
+  OR old.type IS NOT new.type OR old.key IS NOT new.key OR old.content IS NOT new.content
+  OR old.created_at IS NOT new.created_at OR old.expires_at IS NOT new.expires_at
+BEGIN
+    INSERT INTO qdrant_pending (seq, memory_id, gen) VALUES (new.seq, new.id, 1)
+    ON CONFLICT (seq) DO UPDATE SET gen = gen + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS qdrant_memories_ad AFTER DELETE ON memories BEGIN
+    DELETE FROM qdrant_pending WHERE seq = old.seq;
+    INSERT OR REPLACE INTO qdrant_tombstones (memory_id, deleted_at)
+    VALUES (old.id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+END;
+"""
+_SCHEMA_NAMES = (
+    "qdrant_pending",
+    "qdrant_tombstones",
+    "qdrant_memories_ai",
+    "qdrant_memories_au",
+    "qdrant_memories_ad",
+)
+
+_PENDING_ROWS = (
+    "SELECT p.seq, p.gen, m.id, m.api_key_id, m.session_id, m.type, m.key, m.content, "
+    "m.created_at, m.expires_at, v.emb FROM qdrant_pending p "
+    "JOIN memories m ON m.seq = p.seq LEFT JOIN vec_memories v ON v.seq = p.seq "
+    "WHERE m.needs_reindex = 0 AND p.seq > ? ORDER BY p.seq LIMIT ?"
+)
+_PUSHABLE = (
+    "SELECT COUNT(*) FROM qdrant_pending p JOIN memories m ON m.seq = p.seq "
+    "WHERE m.needs_reindex = 0"
+)
+
+
+def _executemany(query: str, params: list[tuple[Any, ...]]) -> Callable[[Any], None]:
+    def apply(conn: Any) -> None:
+        conn.executemany(query, params)
+
+    return apply
+
+
+class Backend(Protocol):
+    """What the tier needs from a Qdrant backend (both implement it)."""
+
+    name: str
+    collection: str
+    guard: str | None
+
+    @property
+    def dimensions(self) -> int | None: ...
+
+    def ensure_ready(self, signature: str, dimensions: int | None) -> Any: ...
+
+    def upsert(self, items: Sequence[VectorItem]) -> None: ...
+
+    def delete(self, memory_ids: Sequence[str]) -> None: ...
+
+    def search_payloads(
+        self, vector: np.ndarray, k: int, flt: sql.Filter, fields: Sequence[str] | bool = ()
+    ) -> list[tuple[str, float, dict[str, Any]]]: ...
+
+    def count(self) -> int: ...
+
+    def cleanup(self, retention_days: int, now: Any = None) -> int: ...
+
+    def memory_ids(self, batch: int = 1000) -> Any: ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+    def health(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    kind: str  # "qdrant" | "qdrant-edge"
+    key: tuple[Any, ...]  # what makes a different backend instance
+    location: str
+    collection: str
+
+
+class QdrantTier:
+    def __init__(
+        self,
+        db: Database,
+        settings: SettingsService,
+        indexer: Indexer,
+        *,
+        env: Mapping[str, str] | None = None,
+        data_dir: Path,
+        start: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.indexer = indexer
+        self.env: Mapping[str, str] = env or {}
+        self.edge_dir = data_dir / "qdrant-edge"
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._config: QdrantConfig | None = None
+        self._config_at = 0.0
+        self._backend: tuple[Target, Backend] | None = None
+        self._sync: dict[str, Any] | None = None
+        self._schema_ok = False
+        self._down: tuple[float, str] | None = None
+        self._health: tuple[float, dict[str, Any]] | None = None
+        self._cond = threading.Condition()
+        self._wake = False
+        self._busy = False
+        self._closed = False
+        self._reconcile = False
+        self._backoff = 0.0
+        self.running = False
+        self.processed = 0
+        self.deleted = 0
+        self.errors = 0
+        self.last_error: str | None = None
+        self.reason: str | None = None
+        self._thread: threading.Thread | None = None
+        if start:
+            self._thread = threading.Thread(target=self._run, name="memoryd-qdrant", daemon=True)
+            self._thread.start()
+
+    # -- configuration -----------------------------------------------------------------
+
+    def config(self) -> QdrantConfig:
+        with self._lock:
+            if self._config is None or self._clock() - self._config_at > 2.0:
+                self._config = qdrant_config.load(self.db, self.env)
+                self._config_at = self._clock()
+            return self._config
+
+    def update_config(self, partial: Mapping[str, Any]) -> QdrantConfig:
+        """Validate and store; ``enabled`` also sets ``vectorStore`` (qdrant / auto),
+        and enabling starts a backfill."""
+        values = qdrant_config.validate_update(partial)
+        qdrant_config.save(self.db, values)
+        with self._lock:
+            self._config = None
+            self._down = None
+            self._health = None
+        if "enabled" in values:
+            self.settings.update({"vectorStore": "qdrant" if values["enabled"] else "auto"})
+            if values["enabled"]:
+                self.start_backfill(reconcile=True)
+        self.notify()
+        return self.config()
+
+    def target(self) -> Target | None:
+        """The backend writes go to now, or None."""
+        if self.settings.get().vector_store == "qdrant-edge":
+            cfg = self.config()
+            return Target(
+                "qdrant-edge",
+                ("qdrant-edge", str(self.edge_dir), cfg.collection, cfg.quantization),
+                f"edge:{self.edge_dir}",
+                cfg.collection,
+            )
+        cfg = self.config()
+        if not cfg.enabled or cfg.mode == "none":
+            return None
+        return Target(
+            "qdrant",
+            ("qdrant", cfg.location, cfg.api_key, cfg.collection, cfg.quantization),
+            cfg.location,
+            cfg.collection,
+        )
+
+    def _not_configured(self) -> str:
+        cfg = self.config()
+        if self.settings.get().vector_store == "qdrant" and not cfg.enabled:
+            return "vectorStore is qdrant but Qdrant is not enabled"
+        if cfg.enabled and cfg.mode == "none":
+            return "not_configured: Qdrant is enabled but has neither a host nor a path"
+        return "not_configured"
+
+    def _backend_for(self, target: Target) -> Backend:
+        with self._lock:
+            if self._backend is not None and self._backend[0].key == target.key:
+                return self._backend[1]
+            old, self._backend = self._backend, None
+            if old is not None:
+                old[1].close()
+            store: Backend
+            if target.kind == "qdrant-edge":
+                from memoryd.vectors.qdrant_edge import QdrantEdgeStore
+
+                cfg = self.config()
+                store = QdrantEdgeStore(self.edge_dir, cfg.collection, cfg.quantization)
+            else:
+                from memoryd.vectors.qdrant import QdrantStore
+
+                store = QdrantStore(self.config())
+            self._backend = (target, store)
+            self._down = None
+            return store
+
+    # -- bookkeeping in SQLite ---------------------------------------------------------
+
+    def ensure_schema(self) -> None:
+        if self._schema_ok:
+            conn: Any = self.db.read()
+            marks = ", ".join("?" for _ in _SCHEMA_NAMES)
+            query = f"SELECT COUNT(*) FROM sqlite_master WHERE name IN ({marks})"
+            (n,) = next(iter(conn.execute(query, _SCHEMA_NAMES)))
+            if int(n) == len(_SCHEMA_NAMES):
+                return
+        self.db.write(lambda c: c.execute(_SCHEMA))
+        self._schema_ok = True
+
+    def _sync_state(self) -> dict[str, Any]:
+        with self._lock:
+            if self._sync is None:
+                raw = kv.read_one(self.db.read(), SYNC_KEY, {})
+                self._sync = raw if isinstance(raw, dict) else {}
+            return dict(self._sync)
+
+    def _set_sync(self, **changes: Any) -> None:
+        with self._lock:
+            state = self._sync_state() | changes
+            self._sync = state
+        self.db.write(lambda c: kv.write_many(c, {SYNC_KEY: state}, utcnow()))
+
+    def _mark_all(self, conn: Any) -> int:
+        conn.execute("DELETE FROM qdrant_tombstones")
+        conn.execute(
+            "INSERT INTO qdrant_pending (seq, memory_id, gen) SELECT seq, id, 1 FROM memories "
+            "WHERE true ON CONFLICT (seq) DO UPDATE SET gen = gen + 1"
+        )
+        return int(conn.changes())
+
+    def pending(self) -> int:
+        """Memories the backend lacks (all of them before the first backfill)."""
+        table = "qdrant_pending" if self._schema_present() else "memories"
+        (n,) = next(iter(self.db.read().execute(f"SELECT COUNT(*) FROM {table}")))
+        return int(n)
+
+    def _schema_present(self) -> bool:
+        rows = self.db.read().execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'qdrant_pending'"
+        )
+        return bool(list(rows))
+
+    # -- readiness ---------------------------------------------------------------------
+
+    def _active(self) -> tuple[EmbeddingResolution, Embedder] | None:
+        return self.indexer.ready()
+
+    def prepare(self) -> tuple[Backend | None, str]:
+        """The selected backend, ready for the active embedder's signature, with the
+        sync identity checked (a new identity queues every memory). ``(None, reason)``
+        when it cannot be used."""
+        target = self.target()
+        if target is None:
+            return None, self._not_configured()
+        active = self._active()
+        if active is None:
+            resolution = self.indexer.embeddings.resolution()
+            return None, f"no embedding source ready ({resolution.reason})"
+        resolution, _ = active
+        try:
+            store = self._backend_for(target)
+        except QdrantUnavailable as exc:
+            return None, str(exc)
+        state = store.ensure_ready(resolution.signature, resolution.dimensions)
+        if not state.ready:
+            if store.guard is None:
+                self._mark_down(state.reason)
+            return None, state.reason
+        identity = f"{target.kind}|{target.location}|{target.collection}|{resolution.signature}"
+        self.ensure_schema()
+        with self._lock:
+            sync = self._sync_state()
+            if sync.get("identity") != identity or state.recreated:
+                queued = self.db.write(self._mark_all)
+                log.info("Qdrant sync target %s: %d memories queued", identity, queued)
+                self._set_sync(identity=identity, complete=False)
+                self._reconcile = self._reconcile or not state.recreated
+        return store, state.reason
+
+    def _mark_down(self, reason: str) -> None:
+        with self._lock:
+            self._down = (self._clock(), reason)
+            self._health = None
+        self.last_error = reason
+
+    def _is_down(self) -> str | None:
+        with self._lock:
+            if self._down is None:
+                return None
+            at, reason = self._down
+            return reason if self._clock() - at < COOLDOWN_S else None
+
+    # -- reads -------------------------------------------------------------------------
+
+    def reader(self) -> tuple[Backend | None, str | None]:
+        """``(backend, None)`` when retrieval should ask Qdrant; ``(None, reason)`` when it
+        was asked for but cannot serve; ``(None, None)`` when not asked for."""
+        wanted = self.settings.get().vector_store
+        if wanted not in ("qdrant", "qdrant-edge"):
+            return None, None
+        down = self._is_down()
+        if down is not None:
+            return None, f"Qdrant unavailable ({down})"
+        store, reason = self.prepare()
+        if store is None:
+            return None, f"Qdrant not used ({reason})"
+        if store.name != wanted:
+            return None, f"Qdrant not used (vectorStore {wanted} but {store.name} is configured)"
+        if not self._sync_state().get("complete"):
+            return None, f"Qdrant backfill in progress ({self.pending()} memories to push)"
+        return store, None
+
+    def search(
+        self, vector: np.ndarray, k: int, flt: sql.Filter
+    ) -> tuple[list[tuple[str, float]] | None, str | None, str | None]:
+        """``(hits, backend name, None)``, or ``(None, None, reason)`` for the ladder."""
+        store, reason = self.reader()
+        if store is None:
+            return None, None, reason
+        try:
+            hits = store.search_payloads(vector, k, flt, ())
+        except Exception as exc:
+            message = _brief(exc)
+            self._mark_down(message)
+            return None, None, f"Qdrant search failed ({message})"
+        return [(mid, score) for mid, score, _ in hits], store.name, None
+
+    def test_search(self, query: str, top_k: int, owner: str) -> dict[str, Any]:
+        """``POST /api/settings/qdrant/search``: owner-scoped, not expired, in retention."""
+        from datetime import timedelta
+
+        from memoryd.embedding import EmbeddingError
+
+        store, reason = self.prepare()
+        if store is None:
+            return {"ok": False, "results": [], "error": reason}
+        active = self._active()
+        if active is None:
+            return {"ok": False, "results": [], "error": "no embedding source ready"}
+        _, embedder = active
+        now = utcnow()
+        flt = sql.Filter(
+            owners=(owner,),
+            now=now,
+            created_after=now - timedelta(days=self.settings.get().retention_days),
+        )
+        try:
+            vector = self.indexer.embeddings.embed(embedder, [query])[0]
+            hits = store.search_payloads(vector, top_k, flt, True)
+        except EmbeddingError as exc:
+            return {"ok": False, "results": [], "error": f"query embedding failed: {exc.message}"}
+        except Exception as exc:
+            self._mark_down(_brief(exc))
+            return {"ok": False, "results": [], "error": _brief(exc)}
+        results = [
+            {
+                "id": mid,
+                "score": score,
+                "memoryId": mid,
+                "key": data.get("key"),
+                "type": data.get("type"),
+                "sessionId": data.get("sessionId"),
+                "content": data.get("content"),
+                "payload": data,
+            }
+            for mid, score, data in hits
+        ]
+        return {"ok": True, "results": results}
+
+    def cleanup(self, retention_days: int | None = None) -> dict[str, Any]:
+        days = retention_days or self.settings.get().retention_days
+        store, reason = self.prepare()
+        if store is None:
+            return {"ok": False, "deletedCount": 0, "retentionDays": days, "error": reason}
+        try:
+            deleted = store.cleanup(days)
+        except Exception as exc:
+            self._mark_down(_brief(exc))
+            return {"ok": False, "deletedCount": 0, "retentionDays": days, "error": _brief(exc)}
+        return {"ok": True, "deletedCount": deleted, "retentionDays": days}
+
+    def health(self) -> dict[str, Any]:
+        target = self.target()
+        if target is None:
+            return {"ok": False, "latencyMs": 0.0, "error": self._not_configured()}
+        try:
+            store = self._backend_for(target)
+        except QdrantUnavailable as exc:
+            return {"ok": False, "latencyMs": 0.0, "error": str(exc)}
+        result = store.health()
+        with self._lock:
+            self._health = (self._clock(), result)
+            if result.get("ok"):
+                self._down = None
+            else:
+                self._down = (self._clock(), str(result.get("error")))
+        return result
+
+    def _cached_health(self) -> dict[str, Any]:
+        with self._lock:
+            if self._health is not None and self._clock() - self._health[0] < HEALTH_TTL_S:
+                return self._health[1]
+        return self.health()
+
+    def status(self) -> dict[str, Any]:
+        """The ``qdrant`` block of engine status."""
+        target = self.target()
+        cfg = self.config()
+        out: dict[str, Any] = {
+            "enabled": target is not None,
+            "healthy": None,
+            "latencyMs": None,
+            "error": None,
+            "pointCount": None,
+            "backend": target.kind if target else None,
+            "mode": ("edge" if target.kind == "qdrant-edge" else cfg.mode) if target else None,
+            "collection": cfg.collection,
+            "servesReads": False,
+            "reason": None,
+            "dimensionGuard": None,
+            "sync": self.progress(),
+        }
+        if target is None:
+            out["reason"] = self._not_configured()
+            return out
+        health = self._cached_health()
+        out.update(healthy=bool(health.get("ok")), latencyMs=health.get("latencyMs"))
+        out["error"] = health.get("error")
+        store, reason = self.prepare() if health.get("ok") else (None, str(health.get("error")))
+        if store is not None:
+            try:
+                out["pointCount"] = store.count()
+            except Exception as exc:
+                out["error"] = _brief(exc)
+        else:
+            out["reason"] = reason
+            backend = self._backend
+            if backend is not None and backend[1].guard:
+                out["dimensionGuard"] = backend[1].guard
+        serving, why = self.reader()
+        out["servesReads"] = serving is not None
+        if why and not out["reason"]:
+            out["reason"] = why
+        return out
+
+    def progress(self) -> dict[str, Any]:
+        sync = self._sync_state()
+        return {
+            "running": self.running,
+            "processed": self.processed,
+            "deleted": self.deleted,
+            "pending": self.pending() if self._schema_present() else None,
+            "complete": bool(sync.get("complete")),
+            "errors": self.errors,
+            "lastError": self.last_error,
+        }
+
+    # -- writes: the worker ------------------------------------------------------------
+
+    def notify(self) -> None:
+        with self._cond:
+            self._wake = True
+            self._cond.notify_all()
+
+    def start_backfill(self, *, force: bool = False, reconcile: bool = False) -> dict[str, Any]:
+        """Push every memory Qdrant lacks (``force``: every memory) in the background."""
+        target = self.target()
+        if target is None:
+            reason = self._not_configured()
+            raise ValidationError(
+                f"target qdrant: {reason}",
+                details=[{"field": "target", "message": "qdrant not enabled"}],
+            )
+        self.ensure_schema()
+        if force:
+            self.db.write(self._mark_all)
+        with self._lock:
+            self._reconcile = self._reconcile or reconcile or force
+            self._backoff = 0.0
+            self._down = None
+        self.running = True
+        self.notify()
+        return {"started": True, "pending": self.pending()}
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until the worker has nothing queued (tests, shutdown)."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: self._closed or (not self._wake and not self._busy), timeout
+            )
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                wait = self._backoff or TICK_S
+                if not self._wake and not self._closed:
+                    self._cond.wait(wait)
+                if self._closed:
+                    return
+                self._wake = False
+                self._busy = True
+            try:
+                self.step()
+            except Exception as exc:  # never let the worker die
+                self.errors += 1
+                self.last_error = _brief(exc)
+                log.exception("Qdrant sync failed")
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+
+    def step(self) -> None:
+        """One pass: tombstones, then pending rows, then reconcile and index upkeep."""
+        if self.target() is None:
+            self.running = False
+            return
+        store, reason = self.prepare()
+        self.reason = reason
+        if store is None:
+            self._failed(reason)
+            return
+        try:
+            self._drain_tombstones(store)
+            self._drain_pending(store)
+            if self._reconcile:
+                self._reconcile = False
+                self._reconcile_orphans(store)
+        except Exception as exc:
+            self._failed(_brief(exc))
+            return
+        self._backoff = 0.0
+        if self._pushable() == 0:
+            if not self._sync_state().get("complete"):
+                self._set_sync(complete=True)
+            self.running = False
+        self._upkeep(store)
+
+    def _failed(self, reason: str) -> None:
+        self.errors += 1
+        self.last_error = reason
+        self._backoff = min(MAX_BACKOFF_S, max(1.0, self._backoff * 2 or 1.0))
+        log.warning("Qdrant sync paused (retry in %.0f s): %s", self._backoff, reason)
+
+    def _pushable(self) -> int:
+        (n,) = next(iter(self.db.read().execute(_PUSHABLE)))
+        return int(n)
+
+    def _drain_tombstones(self, store: Backend) -> None:
+        while not self._closed:
+            rows = self.db.read().execute("SELECT memory_id FROM qdrant_tombstones LIMIT 1000")
+            ids = [(str(r[0]),) for r in rows]
+            if not ids:
+                return
+            store.delete([i for (i,) in ids])
+            self.db.write(_executemany("DELETE FROM qdrant_tombstones WHERE memory_id = ?", ids))
+            self.deleted += len(ids)
+
+    def _drain_pending(self, store: Backend) -> None:
+        after = -1
+        while not self._closed:
+            conn: Any = self.db.read()
+            rows: list[Any] = conn.execute(_PENDING_ROWS, (after, BATCH)).fetchall()
+            if not rows:
+                return
+            after = int(rows[-1][0])
+            items = self._items(rows, store.dimensions)
+            store.upsert(items)
+            done = [(int(r[0]), int(r[1])) for r in rows]
+            self.db.write(
+                _executemany("DELETE FROM qdrant_pending WHERE seq = ? AND gen = ?", done)
+            )
+            self.processed += len(items)
+
+    def _items(self, rows: Sequence[Any], dim: int | None) -> list[VectorItem]:
+        vectors: dict[int, np.ndarray] = {}
+        missing = []
+        for row in rows:
+            blob = row[10]
+            if dim is not None and isinstance(blob, bytes) and len(blob) == dim * 4:
+                vectors[int(row[0])] = np.frombuffer(blob, dtype=np.float32)
+            else:  # int8-quantized sqlite-vec (or no vector): embed the text again
+                missing.append(row)
+        if missing:
+            active = self._active()
+            if active is None:
+                raise QdrantUnavailable("no embedding source ready")
+            embedded = self.indexer.embeddings.embed(active[1], [r[7] for r in missing])
+            for row, vector in zip(missing, embedded, strict=True):
+                vectors[int(row[0])] = np.asarray(vector, dtype=np.float32)
+        return [
+            VectorItem(row[2], row[3], vectors[int(row[0])], row_payload(row[2:10])) for row in rows
+        ]
+
+    def _reconcile_orphans(self, store: Backend) -> None:
+        """Delete points whose memory no longer exists (deleted while Qdrant was off)."""
+        for page in store.memory_ids():
+            marks = ", ".join("?" for _ in page)
+            found = {
+                r[0]
+                for r in self.db.read().execute(
+                    f"SELECT id FROM memories WHERE id IN ({marks})", page
+                )
+            }
+            orphans = [mid for mid in page if mid not in found]
+            if orphans:
+                store.delete(orphans)
+                self.deleted += len(orphans)
+
+    def _upkeep(self, store: Backend) -> None:
+        from memoryd.vectors.qdrant_edge import QdrantEdgeStore
+
+        if isinstance(store, QdrantEdgeStore):
+            try:
+                if store.needs_optimize():
+                    result = store.optimize_in_subprocess()
+                    log.info("Qdrant Edge index build: %s", result)
+                store.flush()
+            except Exception as exc:
+                log.warning("Qdrant Edge upkeep failed: %s", _brief(exc))
+
+    # -- shutdown ----------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        with self._lock:
+            backend, self._backend = self._backend, None
+        if backend is not None:
+            try:
+                backend[1].close()
+            except Exception:
+                log.exception("closing the Qdrant backend failed")

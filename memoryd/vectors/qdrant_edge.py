@@ -1,0 +1,414 @@
+"""Qdrant Edge: Qdrant's own engine in process (``qdrant-edge-py``), ``vectorStore =
+"qdrant-edge"``.
+
+One ``EdgeShard`` under ``<data_dir>/qdrant-edge/<collection>``, Cosine, the quantization
+of the Qdrant settings, HNSW (m 16, ef_construct 100), and payload indexes on
+``apiKeyId`` (a tenant index), ``kind``, ``sessionId``, ``type`` and the two times, so
+an owner-filtered search stays exact for small owners (payload-index scan) and uses the
+graph for large ones. Same contract, payload and filters as ``vectors.qdrant``.
+
+This store is an index over SQLite that memoryd owns, so unlike an external
+collection a signature change (model, dimension) simply rebuilds it: ``ensure_ready``
+returns ``recreated=True`` and the caller re-pushes every memory.
+
+Index builds: new points land in a plain (brute-force) segment; ``optimize()`` builds
+the HNSW graph. ``EdgeShard.optimize`` holds the GIL for the whole build (tens of
+seconds at 100k points), which would freeze every thread of the server, so
+``optimize_in_subprocess`` closes the shard, optimizes it in a child process and
+reopens it; meanwhile the store reports itself unavailable and callers fall back.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memoryd.storage.memories import Filter
+from memoryd.vectors.base import ReadyState, VectorItem
+from memoryd.vectors.qdrant import (
+    KIND,
+    UPSERT_BATCH,
+    QdrantUnavailable,
+    Terms,
+    _brief,
+    check_dims,
+    clamp_score,
+    cleanup_cutoffs,
+    item_payload,
+    ms_since,
+    point_id,
+)
+
+META = "memoryd-edge.json"
+HNSW_M = 16
+HNSW_EF_CONSTRUCT = 100
+#: Below this many KB of vectors per segment Qdrant searches without a graph.
+FULL_SCAN_THRESHOLD_KB = 10_000
+#: Rebuild the graph once this many points (and 20 % of the shard) are not indexed.
+OPTIMIZE_MIN_UNINDEXED = 5_000
+
+_OPTIMIZE = (
+    "import sys\n"
+    "from qdrant_edge import EdgeShard\n"
+    "shard = EdgeShard.load(sys.argv[1])\n"
+    "shard.optimize()\n"
+    "shard.flush()\n"
+    "shard.close()\n"
+)
+
+
+def qdrant_edge_installed() -> bool:
+    try:
+        import qdrant_edge  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class QdrantEdgeStore:
+    name = "qdrant-edge"
+
+    def __init__(self, directory: str | Path, collection: str, quantization: str = "none"):
+        if not qdrant_edge_installed():
+            raise QdrantUnavailable(
+                "qdrant-edge-py is not installed: pip install 'memoryd[qdrant]'"
+            )
+        self.directory = Path(directory)
+        self.collection = collection
+        self.quantization = quantization if quantization in ("int8", "binary") else "none"
+        self.path = self.directory / collection
+        self._lock = threading.RLock()
+        self._shard: Any = None
+        self._dim: int | None = None
+        self._signature: str | None = None
+        self.optimizing = False
+        self.last_optimize: dict[str, Any] | None = None
+        self.guard: str | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def _meta_path(self) -> Path:
+        return self.directory / f"{self.collection}.{META}"
+
+    def _read_meta(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self._meta_path().read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _config(self, dimensions: int) -> Any:
+        import qdrant_edge as qe
+
+        quant: Any = None
+        if self.quantization == "int8":
+            quant = qe.ScalarQuantizationConfig(
+                type=qe.ScalarType.Int8, quantile=0.99, always_ram=True
+            )
+        elif self.quantization == "binary":
+            quant = qe.BinaryQuantizationConfig(always_ram=True)
+        return qe.EdgeConfig(
+            vectors=qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine),
+            hnsw_config=qe.HnswIndexConfig(
+                m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=FULL_SCAN_THRESHOLD_KB
+            ),
+            quantization_config=quant,
+        )
+
+    def _create(self, dimensions: int) -> Any:
+        import qdrant_edge as qe
+
+        shard = qe.EdgeShard.create(str(self.path), self._config(dimensions))
+        tenant = qe.KeywordIndexParams(is_tenant=True)
+        shard.update(qe.UpdateOperation.create_field_index("apiKeyId", tenant))
+        for field in ("kind", "sessionId", "type"):
+            shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
+        for field in ("createdAtUnix", "expiresAtUnix"):
+            shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Float))
+        return shard
+
+    def ensure_ready(self, signature: str, dimensions: int | None) -> ReadyState:
+        if not dimensions:
+            return ReadyState(False, "no dimensions available yet (learned from the first vector)")
+        with self._lock:
+            if self.optimizing:
+                return ReadyState(False, "Qdrant Edge is building its HNSW index")
+            if self._shard is not None and (self._signature, self._dim) == (signature, dimensions):
+                return ReadyState(True, "Qdrant Edge ready")
+            try:
+                return self._open(signature, dimensions)
+            except Exception as exc:
+                return ReadyState(False, f"Qdrant Edge unavailable: {_brief(exc)}")
+
+    def _open(self, signature: str, dimensions: int) -> ReadyState:
+        import qdrant_edge as qe
+
+        self.directory.mkdir(parents=True, exist_ok=True)
+        meta = self._read_meta()
+        same = meta.get("signature") == signature and meta.get("dimensions") == dimensions
+        recreated = False
+        if self._shard is not None:
+            self._shard.close()
+            self._shard = None
+        if self.path.exists() and same:
+            self._shard = qe.EdgeShard.load(str(self.path))
+        else:
+            recreated = self.path.exists() or bool(meta)
+            shutil.rmtree(self.path, ignore_errors=True)
+            self._shard = self._create(dimensions)
+            self._meta_path().write_text(
+                json.dumps({"signature": signature, "dimensions": dimensions}), encoding="utf-8"
+            )
+        self._signature, self._dim = signature, dimensions
+        if recreated:
+            return ReadyState(
+                True,
+                f"Qdrant Edge shard rebuilt for {signature} (was {meta.get('signature')})",
+                recreated=True,
+            )
+        return ReadyState(True, f"Qdrant Edge shard ready at {self.path}")
+
+    def close(self) -> None:
+        with self._lock:
+            shard, self._shard = self._shard, None
+            self._dim = None
+        if shard is not None:
+            shard.flush()
+            shard.close()
+
+    @property
+    def dimensions(self) -> int | None:
+        return self._dim
+
+    def _ready_shard(self) -> Any:
+        if self.optimizing:
+            raise QdrantUnavailable("Qdrant Edge is building its HNSW index")
+        if self._shard is None:
+            raise QdrantUnavailable("Qdrant Edge shard not open (ensure_ready first)")
+        return self._shard
+
+    # -- writes ------------------------------------------------------------------------
+
+    def upsert(self, items: Sequence[VectorItem]) -> None:
+        if not items:
+            return
+        import qdrant_edge as qe
+
+        with self._lock:
+            shard = self._ready_shard()
+            vectors = check_dims(items, self._dim)
+            points = [
+                qe.Point(point_id(item.memory_id), v, item_payload(item))
+                for item, v in zip(items, vectors, strict=True)
+            ]
+            for start in range(0, len(points), UPSERT_BATCH):
+                shard.update(qe.UpdateOperation.upsert_points(points[start : start + UPSERT_BATCH]))
+
+    def delete(self, memory_ids: Sequence[str]) -> None:
+        ids: list[Any] = [point_id(m) for m in memory_ids]
+        if not ids:
+            return
+        import qdrant_edge as qe
+
+        with self._lock:
+            shard = self._ready_shard()
+            for start in range(0, len(ids), 1000):
+                shard.update(qe.UpdateOperation.delete_points(ids[start : start + 1000]))
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._shard is not None and not self.optimizing:
+                self._shard.flush()
+
+    # -- reads -------------------------------------------------------------------------
+
+    def _filter(self, terms: Terms) -> Any:
+        import qdrant_edge as qe
+
+        must: list[Any] = [qe.FieldCondition(key="kind", match=qe.MatchValue(KIND))]
+        if terms.owners is not None:
+            must.append(qe.FieldCondition(key="apiKeyId", match=qe.MatchAny(list(terms.owners))))
+        if terms.session_id is not None:
+            must.append(qe.FieldCondition(key="sessionId", match=qe.MatchValue(terms.session_id)))
+        if terms.type is not None:
+            must.append(qe.FieldCondition(key="type", match=qe.MatchValue(terms.type)))
+        if terms.created_after is not None:
+            must.append(
+                qe.FieldCondition(key="createdAtUnix", range=qe.RangeFloat(gte=terms.created_after))
+            )
+        must.append(
+            qe.Filter(
+                should=[
+                    qe.IsNullCondition("expiresAtUnix"),
+                    qe.IsEmptyCondition("expiresAtUnix"),
+                    qe.FieldCondition(key="expiresAtUnix", range=qe.RangeFloat(gt=terms.now)),
+                ]
+            )
+        )
+        return qe.Filter(must=must)
+
+    def search(self, vector: np.ndarray, k: int, flt: Filter) -> list[tuple[str, float]]:
+        return [(mid, score) for mid, score, _ in self.search_payloads(vector, k, flt, ())]
+
+    def search_payloads(
+        self, vector: np.ndarray, k: int, flt: Filter, fields: Sequence[str] | bool = ()
+    ) -> list[tuple[str, float, dict[str, Any]]]:
+        if self._dim is None or k <= 0 or (flt.owners is not None and not flt.owners):
+            return []
+        import qdrant_edge as qe
+
+        params = None
+        if self.quantization != "none":
+            params = qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True))
+        wanted: Any = True if fields is True else ["memoryId", *list(fields or ())]
+        request = qe.QueryRequest(
+            limit=k,
+            query=qe.Query.Nearest(np.asarray(vector, dtype=np.float32).tolist()),
+            filter=self._filter(Terms.of(flt)),
+            with_payload=wanted,
+            params=params,
+        )
+        with self._lock:
+            points = self._ready_shard().query(request)
+        out = []
+        for point in points:
+            data = dict(point.payload or {})
+            out.append((str(data.get("memoryId", point.id)), clamp_score(point.score), data))
+        return out
+
+    def _kind(self) -> Any:
+        import qdrant_edge as qe
+
+        return qe.Filter(must=[qe.FieldCondition(key="kind", match=qe.MatchValue(KIND))])
+
+    def count(self) -> int:
+        import qdrant_edge as qe
+
+        with self._lock:
+            return int(self._ready_shard().count(qe.CountRequest(exact=True, filter=self._kind())))
+
+    def cleanup(self, retention_days: int, now: datetime | None = None) -> int:
+        import qdrant_edge as qe
+
+        moment, created_before = cleanup_cutoffs(retention_days, now)
+        flt = qe.Filter(
+            must=[qe.FieldCondition(key="kind", match=qe.MatchValue(KIND))],
+            should=[
+                qe.FieldCondition(key="expiresAtUnix", range=qe.RangeFloat(lt=moment)),
+                qe.FieldCondition(key="createdAtUnix", range=qe.RangeFloat(lt=created_before)),
+            ],
+        )
+        with self._lock:
+            shard = self._ready_shard()
+            found = int(shard.count(qe.CountRequest(exact=True, filter=flt)))
+            if found:
+                shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
+        return found
+
+    def memory_ids(self, batch: int = 1000) -> Iterator[list[str]]:
+        import qdrant_edge as qe
+
+        offset: Any = None
+        while True:
+            with self._lock:
+                records, offset = self._ready_shard().scroll(
+                    qe.ScrollRequest(offset=offset, limit=batch, with_payload=["memoryId"])
+                )
+            ids = [str((r.payload or {}).get("memoryId", r.id)) for r in records]
+            if ids:
+                yield ids
+            if offset is None:
+                return
+
+    def info(self) -> dict[str, int]:
+        with self._lock:
+            info = self._ready_shard().info()
+        return {
+            "points": int(info.points_count),
+            "indexed": int(info.indexed_vectors_count),
+            "segments": int(info.segments_count),
+        }
+
+    def stats(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "backend": self.name,
+            "mode": "edge",
+            "collection": self.collection,
+            "path": str(self.path),
+            "vectorSize": self._dim,
+            "quantization": self.quantization,
+            "optimizing": self.optimizing,
+            "lastOptimize": self.last_optimize,
+        }
+        if not self.optimizing and self._shard is not None:
+            info = self.info()
+            out.update(pointCount=info["points"], indexedVectors=info["indexed"])
+        else:
+            out["pointCount"] = None
+        return out
+
+    def health(self) -> dict[str, Any]:
+        start = time.perf_counter()
+        try:
+            self.info()
+        except Exception as exc:
+            return {"ok": False, "latencyMs": ms_since(start), "error": _brief(exc)}
+        return {"ok": True, "latencyMs": ms_since(start)}
+
+    # -- index builds ------------------------------------------------------------------
+
+    def needs_optimize(self) -> bool:
+        if self.optimizing or self._shard is None:
+            return False
+        info = self.info()
+        unindexed = info["points"] - info["indexed"]
+        return unindexed >= max(OPTIMIZE_MIN_UNINDEXED, info["points"] // 5)
+
+    def optimize_in_subprocess(self, timeout_s: float = 3600.0) -> dict[str, Any]:
+        """Build the HNSW graph in a child process (``EdgeShard.optimize`` holds the
+        GIL); the store is unavailable meanwhile and reopens afterwards."""
+        with self._lock:
+            if self._shard is None or self.optimizing:
+                return {"ok": False, "error": "shard not open"}
+            self._shard.flush()
+            self._shard.close()
+            self._shard = None
+            self.optimizing = True
+        start = time.perf_counter()
+        error = None
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", _OPTIMIZE, str(self.path)],
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
+            )
+            if done.returncode != 0:
+                error = (done.stderr.strip().splitlines() or ["optimize failed"])[-1][:300]
+        except (OSError, subprocess.SubprocessError) as exc:
+            error = _brief(exc)
+        finally:
+            import qdrant_edge as qe
+
+            with self._lock:
+                self._shard = qe.EdgeShard.load(str(self.path))
+                self.optimizing = False
+        result: dict[str, Any] = {
+            "ok": error is None,
+            "seconds": round(time.perf_counter() - start, 2),
+        }
+        if error:
+            result["error"] = error
+        self.last_optimize = result
+        return result

@@ -1,0 +1,245 @@
+"""Memory Studio in a real browser, part 1: login, tabs and the Memories tab.
+
+Debian's headless Chromium, driven by Playwright's sync API, against the real app on a
+free loopback port (tests/studio_support.py). Nothing is stubbed. Part 2 (the other
+tabs and the screenshots) is test_dashboard_browser_tabs.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from conftest import ADMIN, add
+
+from memoryd.engine import MemoryEngine
+from memoryd.models import MemoryType
+
+if not Path("/usr/bin/chromium").exists():
+    pytest.skip(
+        "Debian's Chromium is not installed (/usr/bin/chromium): apt-get install -y chromium",
+        allow_module_level=True,
+    )
+
+from playwright.sync_api import Browser, Page, StorageState, expect
+from studio_support import (
+    STACK_TRACE,
+    VIEWPORT,
+    chromium,
+    logged_in_page,
+    open_tab,
+    row_id,
+    rows,
+    studio_server,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MemoryEngine, str]]:
+    with studio_server(tmp_path_factory.mktemp("studio") / "data") as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def engine(studio: tuple[MemoryEngine, str]) -> MemoryEngine:
+    return studio[0]
+
+
+@pytest.fixture(scope="module")
+def base_url(studio: tuple[MemoryEngine, str]) -> str:
+    return studio[1]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture(scope="module")
+def login_state(browser: Browser, base_url: str) -> StorageState:
+    """Log in once through the form (a wrong token first); the tests reuse the cookie."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.goto(f"{base_url}/dashboard?tab=keys")
+    expect(page).to_have_url(re.compile(r"/dashboard/login\?tab=keys$"))
+    page.get_by_test_id("login-token-input").fill("wrong-token")
+    page.get_by_test_id("login-submit").click()
+    expect(page.get_by_test_id("login-error")).to_have_text("Invalid admin token.")
+    page.get_by_test_id("login-token-input").fill(ADMIN)
+    page.get_by_test_id("login-submit").click()
+    expect(page).to_have_url(re.compile(r"/dashboard\?tab=keys$"))
+    expect(page.get_by_test_id("keys-tab-content")).to_be_visible()
+    session = {c["name"]: c for c in context.cookies()}["memoryd_session"]
+    assert session["httpOnly"]
+    assert session["sameSite"] == "Strict"
+    assert ADMIN not in page.content()
+    assert page.evaluate("() => JSON.stringify(localStorage) + document.cookie") == "{}"
+    state = context.storage_state()
+    context.close()
+    return state
+
+
+@pytest.fixture
+def page(browser: Browser, login_state: StorageState) -> Iterator[Page]:
+    with logged_in_page(browser, login_state) as tab:
+        yield tab
+
+
+def test_tabs_follow_the_url(page: Page, base_url: str) -> None:
+    open_tab(page, base_url, "memories")
+    for tab in ("playground", "engine", "keys", "settings", "memories"):
+        page.get_by_test_id(f"tab-{tab}").click()
+        expect(page).to_have_url(re.compile(rf"\?tab={tab}$"))
+        expect(page.get_by_test_id(f"{tab}-tab-content")).to_be_visible()
+        others = [t for t in ("memories", "playground", "engine", "keys", "settings") if t != tab]
+        for other in others:  # only the active tab is rendered
+            expect(page.get_by_test_id(f"{other}-tab-content")).to_have_count(0)
+    page.goto(f"{base_url}/dashboard?tab=nonsense")
+    expect(page.get_by_test_id("memories-tab-content")).to_be_visible()
+
+
+def test_add_edit_delete_a_memory(page: Page, base_url: str, engine: MemoryEngine) -> None:
+    add(engine, "alice", "Alice lives in Lisbon", key="city")
+    open_tab(page, base_url, "memories")
+    page.get_by_test_id("memory-owner-filter").select_option("alice")
+    expect(rows(page)).to_have_count(1)
+
+    page.get_by_test_id("add-memory-button").click()
+    expect(page.get_by_test_id("memory-modal-owner")).to_have_value("alice")
+    page.get_by_test_id("memory-modal-cancel").click()
+    expect(page.get_by_test_id("memory-modal")).to_be_hidden()
+    page.get_by_test_id("add-memory-button").click()
+    page.get_by_test_id("memory-modal-save").click()  # empty: checked before any request
+    expect(page.get_by_test_id("memory-modal-error")).to_contain_text("Key is required")
+    page.get_by_test_id("memory-modal-type").select_option("procedural")
+    page.get_by_test_id("memory-modal-key").fill("deploy")
+    page.get_by_test_id("memory-modal-content").fill("Deploys happen on Fridays")
+    page.get_by_test_id("memory-modal-save").click()
+    expect(page.get_by_test_id("memory-modal")).to_be_hidden()
+    expect(rows(page)).to_have_count(2)
+    memory_id = row_id(page, "deploy")
+    expect(page.get_by_test_id(f"memory-row-{memory_id}")).to_contain_text("procedural")
+
+    page.get_by_test_id(f"edit-memory-{memory_id}").click()
+    page.get_by_test_id("memory-modal-metadata").fill("{not json")
+    page.get_by_test_id("memory-modal-save").click()
+    expect(page.get_by_test_id("memory-modal-error")).to_contain_text("not valid JSON")
+    page.get_by_test_id("memory-modal-key").fill("city")  # taken: the server says so
+    page.get_by_test_id("memory-modal-metadata").fill('{"source": "studio"}')
+    page.get_by_test_id("memory-modal-save").click()
+    expect(page.get_by_test_id("memory-modal-error")).to_contain_text("already has this key")
+    page.get_by_test_id("memory-modal-key").fill("deploy")
+    page.get_by_test_id("memory-modal-content").fill("Deploys happen on Tuesdays")
+    page.get_by_test_id("memory-modal-save").click()
+    expect(page.get_by_test_id(f"memory-row-{memory_id}")).to_contain_text("Tuesdays")
+    stored = engine.get(memory_id)
+    assert stored is not None
+    assert stored.metadata == {"source": "studio"}
+
+    page.get_by_test_id(f"delete-memory-{memory_id}").click()
+    page.get_by_test_id("confirm-cancel").click()
+    expect(page.get_by_test_id(f"memory-row-{memory_id}")).to_be_visible()
+    page.get_by_test_id(f"delete-memory-{memory_id}").click()
+    page.get_by_test_id("confirm-delete").click()
+    expect(page.get_by_test_id(f"memory-row-{memory_id}")).to_have_count(0)
+    expect(rows(page)).to_have_count(1)
+    assert engine.get(memory_id) is None
+
+
+def test_search_filter_and_paginate(page: Page, base_url: str, engine: MemoryEngine) -> None:
+    for i in range(25):
+        kind = MemoryType.PROCEDURAL if i % 5 == 0 else MemoryType.FACTUAL
+        word = "zebra" if i in (3, 17) else "plain"
+        add(
+            engine, "paula", f"Fact number {i} about a {word} topic", key=f"fact-{i:02d}", type=kind
+        )
+    open_tab(page, base_url, "memories")
+    page.get_by_test_id("memory-owner-filter").select_option("paula")
+    info = page.get_by_test_id("memories-page-info")
+    expect(info).to_have_text("Page 1 of 2 (25 total)")
+    expect(rows(page)).to_have_count(20)
+    expect(page.get_by_test_id("stat-total")).to_have_text("25")
+    page.get_by_test_id("memories-next").click()
+    expect(info).to_have_text("Page 2 of 2 (25 total)")
+    expect(rows(page)).to_have_count(5)
+    expect(page.get_by_test_id("memories-next")).to_be_disabled()
+    page.get_by_test_id("memories-prev").click()
+    expect(info).to_have_text("Page 1 of 2 (25 total)")
+
+    page.get_by_test_id("memory-search-input").press_sequentially("zebra", delay=20)
+    expect(rows(page)).to_have_count(2)
+    expect(info).to_have_text("Page 1 of 1 (2 total)")
+    page.get_by_test_id("memory-search-input").fill("")
+    page.get_by_test_id("memory-type-filter").select_option("procedural")
+    expect(rows(page)).to_have_count(5)
+    for text in rows(page).all_inner_texts():
+        assert "procedural" in text
+
+
+def test_export_then_import(
+    page: Page, base_url: str, engine: MemoryEngine, tmp_path: Path
+) -> None:
+    for i in range(3):
+        add(engine, "exporter", f"Exported fact {i}", key=f"exp-{i}")
+    open_tab(page, base_url, "memories")
+    page.get_by_test_id("memory-owner-filter").select_option("exporter")
+    expect(rows(page)).to_have_count(3)
+    with page.expect_download() as download:
+        page.get_by_test_id("export-memories-button").click()
+    target = tmp_path / "export.jsonl"
+    download.value.save_as(target)
+    lines = [json.loads(line) for line in target.read_text().splitlines()]
+    assert sorted(m["key"] for m in lines) == ["exp-0", "exp-1", "exp-2"]
+    assert {m["apiKeyId"] for m in lines} == {"exporter"}
+
+    gone = row_id(page, "exp-1")
+    engine.delete(gone)
+    page.get_by_test_id("memory-owner-filter").select_option("")
+    page.get_by_test_id("memory-owner-filter").select_option("exporter")
+    expect(rows(page)).to_have_count(2)
+    page.get_by_test_id("import-file-input").set_input_files(str(target))
+    result = page.get_by_test_id("import-result")
+    expect(result).to_contain_text("Import finished: 1 imported")
+    expect(result).to_contain_text("0 errors")
+    expect(rows(page)).to_have_count(3)
+
+    target.write_text("not json\n")
+    page.get_by_test_id("import-file-input").set_input_files(str(target))
+    expect(result).to_contain_text("0 imported, 0 updated, 0 skipped, 1 errors")
+    expect(result).to_contain_text("invalid JSON")
+    assert not STACK_TRACE.search(result.inner_text())
+
+
+def test_compact_old_with_a_dry_run_first(page: Page, base_url: str, engine: MemoryEngine) -> None:
+    old = datetime.now(UTC) - timedelta(days=90)
+    for i in range(3):
+        add(engine, "oldie", f"Old note {i} about the garden", key=f"old-{i}", created_at=old)
+    add(engine, "oldie", "A fresh note", key="fresh")
+    open_tab(page, base_url, "memories")
+    page.get_by_test_id("memory-owner-filter").select_option("oldie")
+    expect(rows(page)).to_have_count(4)
+    page.get_by_test_id("compact-old-button").click()
+    candidates = page.get_by_test_id("compact-candidate")
+    expect(candidates).to_have_count(3)
+    expect(page.get_by_test_id("compact-summary")).to_contain_text("3 memories")
+    assert engine.list_memories(owner="oldie").total == 4  # the dry run changed nothing
+    page.get_by_test_id("compact-days-input").fill("365")
+    page.get_by_test_id("compact-preview-button").click()
+    expect(page.get_by_test_id("compact-summary")).to_contain_text("Nothing to compact")
+    expect(page.get_by_test_id("compact-confirm")).to_be_disabled()
+    page.get_by_test_id("compact-days-input").fill("30")
+    page.get_by_test_id("compact-preview-button").click()
+    expect(candidates).to_have_count(3)
+    page.get_by_test_id("compact-confirm").click()
+    expect(page.get_by_test_id("compact-result")).to_contain_text("Compacted 3 memories")
+    page.get_by_test_id("compact-cancel").click()
+    expect(rows(page)).to_have_count(2)
+    kinds = sorted(m.type.value for m in engine.list_memories(owner="oldie").data)
+    assert kinds == ["factual", "semantic"]
