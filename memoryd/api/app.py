@@ -107,8 +107,11 @@ def _openapi_without_422(app: FastAPI) -> None:
                 if responses.pop("422", None) is not None and "400" not in responses:
                     responses["400"] = {
                         "description": "Invalid request",
-                        "content": {"application/json": {"schema": {
-                            "$ref": "#/components/schemas/ErrorBody"}}},
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": "#/components/schemas/ErrorBody"}
+                            }
+                        },
                     }
         schemas = schema.get("components", {}).get("schemas", {})
         for name in ("HTTPValidationError", "ValidationError"):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from urllib.parse import quote
 from collections.abc import Iterator
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
