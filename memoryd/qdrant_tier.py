@@ -1,25 +1,14 @@
-"""The Qdrant tier at run time: which backend, keeping it in step, and serving reads.
+"""The Qdrant tier at run time: which backend, keeping it in step, serving reads.
 
-Backend: ``vectorStore = "qdrant-edge"`` selects the embedded Qdrant Edge shard under
-``<data_dir>/qdrant-edge``; otherwise Qdrant settings with ``enabled`` select a
-``qdrant-client`` store (a server at ``host``/``port``, or local mode at ``path``).
-Writes go to the selected backend whenever there is one; reads use it only when
-``vectorStore`` names it, it is healthy, and its first backfill has finished (until
-then sqlite-vec answers, so a half-filled collection never hides memories).
-
-Bookkeeping lives in SQLite, created the first time a backend is used:
-``qdrant_pending(seq, memory_id, gen)`` is the durable to-do list (triggers add a row
-when a memory is inserted or a field of its payload changes, and bump ``gen`` on every
-change), ``qdrant_tombstones`` holds ids deleted since. A worker thread pushes pending
-rows whose vector is ready (``needs_reindex = 0``; the vector is read from
-``vec_memories``, so SQLite is always written first) and deletes tombstoned points; a
-row is cleared only if its ``gen`` did not move meanwhile, so a racing edit is pushed
-again. A failed push leaves the rows pending: the worker retries with backoff, and
-``POST /api/memory/reindex {target: "qdrant"}`` (``start_backfill``) pushes everything
-that is missing. Nothing is lost silently.
-
-The sync identity (backend, location, collection, embedding signature) is kept in the
-settings table; when it changes every memory is queued again (the backfill).
+``vectorStore = "qdrant-edge"`` selects the embedded Qdrant Edge shard under
+``<data_dir>/qdrant-edge``; otherwise enabled Qdrant settings select a qdrant-client
+store (server ``host``/``port`` or local ``path``). Writes go to the selected backend;
+reads use it only when ``vectorStore`` names it, it is healthy and its first backfill
+finished (until then sqlite-vec answers). ``qdrant_pending`` (triggers add a row per
+payload change and bump ``gen``) and ``qdrant_tombstones`` are the durable to-do
+list; the worker pushes rows whose vector is ready (read from ``vec_memories``: SQLite
+is written first) and clears a row only if its ``gen`` did not move. Failures stay
+pending and are retried with backoff; a sync identity change queues everything again.
 """
 
 from __future__ import annotations
@@ -28,13 +17,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memoryd import qdrant_config
+from memoryd import qdrant_admin, qdrant_config
 from memoryd.errors import ValidationError
 from memoryd.models import utcnow
 from memoryd.qdrant_config import QdrantConfig
@@ -49,108 +37,22 @@ if TYPE_CHECKING:
     from memoryd.embedding import Embedder, EmbeddingResolution
     from memoryd.indexing import Indexer
 
+from memoryd.qdrant_schema import (
+    _PENDING_ROWS,
+    _PUSHABLE,
+    _SCHEMA,
+    _SCHEMA_NAMES,
+    BATCH,
+    COOLDOWN_S,
+    MAX_BACKOFF_S,
+    SYNC_KEY,
+    TICK_S,
+    Backend,
+    Target,
+    _executemany,
+)
+
 log = logging.getLogger(__name__)
-
-SYNC_KEY = "qdrant_sync"
-BATCH = 256
-#: How long reads skip a backend after it failed (a retry costs a timeout at worst).
-COOLDOWN_S = 10.0
-#: The worker looks for work this often even without a notification (payload-only
-#: edits, settings changed by another process).
-TICK_S = 5.0
-MAX_BACKOFF_S = 120.0
-HEALTH_TTL_S = 2.0
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS qdrant_pending (
-    seq INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, gen INTEGER NOT NULL DEFAULT 1);
-CREATE TABLE IF NOT EXISTS qdrant_tombstones (
-    memory_id TEXT PRIMARY KEY, deleted_at TEXT NOT NULL);
-CREATE TRIGGER IF NOT EXISTS qdrant_memories_ai AFTER INSERT ON memories BEGIN
-    INSERT INTO qdrant_pending (seq, memory_id, gen) VALUES (new.seq, new.id, 1)
-    ON CONFLICT (seq) DO UPDATE SET gen = gen + 1;
-END;
-CREATE TRIGGER IF NOT EXISTS qdrant_memories_au
-AFTER UPDATE OF api_key_id, session_id, type, key, content, created_at, expires_at ON memories
-WHEN old.api_key_id IS NOT new.api_key_id OR old.session_id IS NOT new.session_id
-  OR old.type IS NOT new.type OR old.key IS NOT new.key OR old.content IS NOT new.content
-  OR old.created_at IS NOT new.created_at OR old.expires_at IS NOT new.expires_at
-BEGIN
-    INSERT INTO qdrant_pending (seq, memory_id, gen) VALUES (new.seq, new.id, 1)
-    ON CONFLICT (seq) DO UPDATE SET gen = gen + 1;
-END;
-CREATE TRIGGER IF NOT EXISTS qdrant_memories_ad AFTER DELETE ON memories BEGIN
-    DELETE FROM qdrant_pending WHERE seq = old.seq;
-    INSERT OR REPLACE INTO qdrant_tombstones (memory_id, deleted_at)
-    VALUES (old.id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
-END;
-"""
-_SCHEMA_NAMES = (
-    "qdrant_pending",
-    "qdrant_tombstones",
-    "qdrant_memories_ai",
-    "qdrant_memories_au",
-    "qdrant_memories_ad",
-)
-
-_PENDING_ROWS = (
-    "SELECT p.seq, p.gen, m.id, m.api_key_id, m.session_id, m.type, m.key, m.content, "
-    "m.created_at, m.expires_at, v.emb FROM qdrant_pending p "
-    "JOIN memories m ON m.seq = p.seq LEFT JOIN vec_memories v ON v.seq = p.seq "
-    "WHERE m.needs_reindex = 0 AND p.seq > ? ORDER BY p.seq LIMIT ?"
-)
-_PUSHABLE = (
-    "SELECT COUNT(*) FROM qdrant_pending p JOIN memories m ON m.seq = p.seq "
-    "WHERE m.needs_reindex = 0"
-)
-
-
-def _executemany(query: str, params: list[tuple[Any, ...]]) -> Callable[[Any], None]:
-    def apply(conn: Any) -> None:
-        conn.executemany(query, params)
-
-    return apply
-
-
-class Backend(Protocol):
-    """What the tier needs from a Qdrant backend (both implement it)."""
-
-    name: str
-    collection: str
-    guard: str | None
-
-    @property
-    def dimensions(self) -> int | None: ...
-
-    def ensure_ready(self, signature: str, dimensions: int | None) -> Any: ...
-
-    def upsert(self, items: Sequence[VectorItem]) -> None: ...
-
-    def delete(self, memory_ids: Sequence[str]) -> None: ...
-
-    def search_payloads(
-        self, vector: np.ndarray, k: int, flt: sql.Filter, fields: Sequence[str] | bool = ()
-    ) -> list[tuple[str, float, dict[str, Any]]]: ...
-
-    def count(self) -> int: ...
-
-    def cleanup(self, retention_days: int, now: Any = None) -> int: ...
-
-    def memory_ids(self, batch: int = 1000) -> Any: ...
-
-    def stats(self) -> dict[str, Any]: ...
-
-    def health(self) -> dict[str, Any]: ...
-
-    def close(self) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    kind: str  # "qdrant" | "qdrant-edge"
-    key: tuple[Any, ...]  # what makes a different backend instance
-    location: str
-    collection: str
 
 
 class QdrantTier:
@@ -195,8 +97,6 @@ class QdrantTier:
         if start:
             self._thread = threading.Thread(target=self._run, name="memoryd-qdrant", daemon=True)
             self._thread.start()
-
-    # -- configuration -----------------------------------------------------------------
 
     def config(self) -> QdrantConfig:
         with self._lock:
@@ -403,133 +303,20 @@ class QdrantTier:
 
     def test_search(self, query: str, top_k: int, owner: str) -> dict[str, Any]:
         """``POST /api/settings/qdrant/search``: owner-scoped, not expired, in retention."""
-        from datetime import timedelta
-
-        from memoryd.embedding import EmbeddingError
-
-        store, reason = self.prepare()
-        if store is None:
-            return {"ok": False, "results": [], "error": reason}
-        active = self._active()
-        if active is None:
-            return {"ok": False, "results": [], "error": "no embedding source ready"}
-        _, embedder = active
-        now = utcnow()
-        flt = sql.Filter(
-            owners=(owner,),
-            now=now,
-            created_after=now - timedelta(days=self.settings.get().retention_days),
-        )
-        try:
-            vector = self.indexer.embeddings.embed(embedder, [query])[0]
-            hits = store.search_payloads(vector, top_k, flt, True)
-        except EmbeddingError as exc:
-            return {"ok": False, "results": [], "error": f"query embedding failed: {exc.message}"}
-        except Exception as exc:
-            self._mark_down(_brief(exc))
-            return {"ok": False, "results": [], "error": _brief(exc)}
-        results = [
-            {
-                "id": mid,
-                "score": score,
-                "memoryId": mid,
-                "key": data.get("key"),
-                "type": data.get("type"),
-                "sessionId": data.get("sessionId"),
-                "content": data.get("content"),
-                "payload": data,
-            }
-            for mid, score, data in hits
-        ]
-        return {"ok": True, "results": results}
+        return qdrant_admin.test_search(self, query, top_k, owner)
 
     def cleanup(self, retention_days: int | None = None) -> dict[str, Any]:
-        days = retention_days or self.settings.get().retention_days
-        store, reason = self.prepare()
-        if store is None:
-            return {"ok": False, "deletedCount": 0, "retentionDays": days, "error": reason}
-        try:
-            deleted = store.cleanup(days)
-        except Exception as exc:
-            self._mark_down(_brief(exc))
-            return {"ok": False, "deletedCount": 0, "retentionDays": days, "error": _brief(exc)}
-        return {"ok": True, "deletedCount": deleted, "retentionDays": days}
+        return qdrant_admin.cleanup(self, retention_days)
 
     def health(self) -> dict[str, Any]:
-        target = self.target()
-        if target is None:
-            return {"ok": False, "latencyMs": 0.0, "error": self._not_configured()}
-        try:
-            store = self._backend_for(target)
-        except QdrantUnavailable as exc:
-            return {"ok": False, "latencyMs": 0.0, "error": str(exc)}
-        result = store.health()
-        with self._lock:
-            self._health = (self._clock(), result)
-            if result.get("ok"):
-                self._down = None
-            else:
-                self._down = (self._clock(), str(result.get("error")))
-        return result
-
-    def _cached_health(self) -> dict[str, Any]:
-        with self._lock:
-            if self._health is not None and self._clock() - self._health[0] < HEALTH_TTL_S:
-                return self._health[1]
-        return self.health()
+        return qdrant_admin.health(self)
 
     def status(self) -> dict[str, Any]:
         """The ``qdrant`` block of engine status."""
-        target = self.target()
-        cfg = self.config()
-        out: dict[str, Any] = {
-            "enabled": target is not None,
-            "healthy": None,
-            "latencyMs": None,
-            "error": None,
-            "pointCount": None,
-            "backend": target.kind if target else None,
-            "mode": ("edge" if target.kind == "qdrant-edge" else cfg.mode) if target else None,
-            "collection": cfg.collection,
-            "servesReads": False,
-            "reason": None,
-            "dimensionGuard": None,
-            "sync": self.progress(),
-        }
-        if target is None:
-            out["reason"] = self._not_configured()
-            return out
-        health = self._cached_health()
-        out.update(healthy=bool(health.get("ok")), latencyMs=health.get("latencyMs"))
-        out["error"] = health.get("error")
-        store, reason = self.prepare() if health.get("ok") else (None, str(health.get("error")))
-        if store is not None:
-            try:
-                out["pointCount"] = store.count()
-            except Exception as exc:
-                out["error"] = _brief(exc)
-        else:
-            out["reason"] = reason
-            backend = self._backend
-            if backend is not None and backend[1].guard:
-                out["dimensionGuard"] = backend[1].guard
-        serving, why = self.reader()
-        out["servesReads"] = serving is not None
-        if why and not out["reason"]:
-            out["reason"] = why
-        return out
+        return qdrant_admin.status(self)
 
     def progress(self) -> dict[str, Any]:
-        sync = self._sync_state()
-        return {
-            "running": self.running,
-            "processed": self.processed,
-            "deleted": self.deleted,
-            "pending": self.pending() if self._schema_present() else None,
-            "complete": bool(sync.get("complete")),
-            "errors": self.errors,
-            "lastError": self.last_error,
-        }
+        return qdrant_admin.progress(self)
 
     # -- writes: the worker ------------------------------------------------------------
 
