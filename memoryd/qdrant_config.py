@@ -189,7 +189,7 @@ def validate_update(partial: Mapping[str, Any]) -> dict[str, Any]:
         elif name == "path":
             if value is not None and not isinstance(value, str):
                 raise _bad(name, "must be a directory path, or empty to use a server")
-            out[name] = _text(value)
+            out[name] = _check_path(_text(value))
         elif name == "apiKey":
             if not isinstance(value, str) or len(value) > 4000:
                 raise _bad(name, 'must be a string ("" removes the stored key)')
@@ -246,3 +246,20 @@ def search_quantization_params(quantization: str) -> dict[str, Any] | None:
     if quantization in ("int8", "binary"):
         return {"quantization": {"rescore": True}}
     return None
+
+
+def _check_path(value: str | None) -> str | None:
+    """Local mode creates its directory: only an absolute path whose parent already
+    exists (and is not the filesystem root) is accepted, so a typo or a hostile value
+    cannot scatter directories around the disk."""
+    if value is None:
+        return None
+    import os
+
+    if any(ord(c) < 32 for c in value) or not os.path.isabs(value):
+        raise _bad("path", "must be an absolute directory path")
+    normalized = os.path.normpath(value)
+    parent = os.path.dirname(normalized)
+    if parent in ("", os.sep) or not os.path.isdir(parent):
+        raise _bad("path", f"the parent directory of {normalized!r} must exist")
+    return normalized

@@ -121,12 +121,8 @@ def session_day(turn: Turn) -> str:
 
 
 def turn_with_context(conversation: Conversation, turn: Turn) -> str:
-    """The default stored form: the session date, the turn, and the turn it answers.
-
-    A turn alone often lacks what a later question asks about: the date ("when did
-    ...") and the subject, which the previous speaker usually named. Both are general
-    properties of conversations, not of this data set (ablation in docs/benchmarks.md).
-    """
+    """The default stored form: session date, the turn, and the turn it answers (a
+    turn alone lacks the date and, often, the subject the previous speaker named)."""
     index = conversation.turns.index(turn)
     prev = conversation.turns[index - 1] if index > 0 else None
     text = turn_content(conversation, turn)
@@ -137,10 +133,7 @@ def turn_with_context(conversation: Conversation, turn: Turn) -> str:
 
 
 #: Stored-content variants for ablations (``--turn-context``).
-CONTENT_FNS: dict[str, ContentFn] = {
-    "none": turn_content,
-    "date+previous": turn_with_context,
-}
+CONTENT_FNS: dict[str, ContentFn] = {"none": turn_content, "date+previous": turn_with_context}
 
 
 def parse_evidence(raw: object) -> tuple[str, ...]:
