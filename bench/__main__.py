@@ -46,7 +46,12 @@ def write(name: str, rows: list[dict[str, Any]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--sizes", default="1000,10000", help="memories per owner")
-    parser.add_argument("--only", default="embedding,retrieval,gateway", help="benchmarks to run")
+    parser.add_argument(
+        "--only", default="embedding,retrieval,gateway", help="benchmarks to run (also: vectors)"
+    )
+    parser.add_argument(
+        "--vector-sizes", default="10000,100000", help="vectors per store for --only vectors"
+    )
     parser.add_argument("--requests", type=int, default=300, help="gateway requests per side")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
@@ -57,7 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     def progress(message: str) -> None:
         print(f"... {message}", file=sys.stderr, flush=True)
 
-    sources = resolvers(progress)
+    if "vectors" in only:
+        from bench.vectors import vector_latency
+
+        vector_sizes = tuple(int(s) for s in args.vector_sizes.split(",") if s)
+        write("vectors", vector_latency(vector_sizes, progress))
+    sources = resolvers(progress) if only & {"embedding", "retrieval"} else {}
     if "embedding" in only:
         write("embedding", embedding_throughput(sources))
     if "retrieval" in only:

@@ -243,8 +243,10 @@ def quantization_config(quantization: str) -> dict[str, Any] | None:
 
 def search_quantization_params(quantization: str) -> dict[str, Any] | None:
     """Quantized collections rescore the candidates with the original vectors."""
-    if quantization in ("int8", "binary"):
+    if quantization == "int8":
         return {"quantization": {"rescore": True}}
+    if quantization == "binary":  # coarse codes: rescore 3x the candidates
+        return {"quantization": {"rescore": True, "oversampling": 3.0}}
     return None
 
 

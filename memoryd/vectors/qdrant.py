@@ -126,6 +126,7 @@ class QdrantStore:
             if cfg.path == ":memory:":
                 return QdrantClient(location=":memory:")
             Path(cfg.path).expanduser().mkdir(parents=True, exist_ok=True)
+            _check_local_lock(Path(cfg.path).expanduser())
             try:
                 return QdrantClient(
                     path=str(Path(cfg.path).expanduser()), force_disable_check_same_thread=True
@@ -294,7 +295,10 @@ class QdrantStore:
         params = None
         search = search_quantization_params(self.config.quantization)
         if search is not None and not self.local:  # local mode is exact and warns on params
-            params = qm.SearchParams(quantization=qm.QuantizationSearchParams(rescore=True))
+            oversampling = 3.0 if self.config.quantization == "binary" else None
+            params = qm.SearchParams(
+                quantization=qm.QuantizationSearchParams(rescore=True, oversampling=oversampling)
+            )
         wanted: Any = True if fields is True else ["memoryId", *list(fields or ())]
         query = np.asarray(vector, dtype=np.float32).tolist()
         with self._lock:
@@ -393,6 +397,26 @@ class QdrantStore:
         if response.status_code != 200:
             body = response.text.strip()[:200]
             raise QdrantUnavailable(body or f"HTTP {response.status_code}")
+
+
+def _check_local_lock(folder: Path) -> None:
+    """Fail cleanly when another client holds the local storage: qdrant-client would
+    raise too, but leak its lock file handle on the way."""
+    lock = folder / ".lock"
+    if not lock.exists():
+        return
+    import portalocker
+
+    with lock.open("r+") as handle:
+        try:
+            portalocker.lock(
+                handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING
+            )
+        except portalocker.exceptions.LockException:
+            raise QdrantUnavailable(
+                f"local Qdrant storage {folder} is in use by another process or client"
+            ) from None
+        portalocker.unlock(handle)
 
 
 def _vector_params(vectors: Any) -> tuple[int, str | None]:

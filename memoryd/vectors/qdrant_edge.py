@@ -52,6 +52,8 @@ from memoryd.vectors.qdrant import (
 META = "memoryd-edge.json"
 HNSW_M = 16
 HNSW_EF_CONSTRUCT = 100
+#: Candidates explored per graph search (Qdrant's default is ef_construct).
+HNSW_EF = 128
 #: Below this many KB of vectors per segment Qdrant searches without a graph.
 FULL_SCAN_THRESHOLD_KB = 10_000
 #: Rebuild the graph once this many points (and 20 % of the shard) are not indexed.
@@ -78,7 +80,18 @@ def qdrant_edge_installed() -> bool:
 class QdrantEdgeStore:
     name = "qdrant-edge"
 
-    def __init__(self, directory: str | Path, collection: str, quantization: str = "none"):
+    def __init__(
+        self,
+        directory: str | Path,
+        collection: str,
+        quantization: str = "none",
+        *,
+        full_scan_threshold_kb: int = FULL_SCAN_THRESHOLD_KB,
+        indexing_threshold_kb: int | None = None,
+    ) -> None:
+        """The two thresholds are Qdrant's (KB of vectors per segment): below
+        ``full_scan_threshold_kb`` a search scans, below ``indexing_threshold_kb`` (None:
+        Qdrant's default) the optimizer builds no graph. Tests lower both."""
         if not qdrant_edge_installed():
             raise QdrantUnavailable(
                 "qdrant-edge-py is not installed: pip install 'memoryd[qdrant]'"
@@ -87,6 +100,8 @@ class QdrantEdgeStore:
         self.collection = collection
         self.quantization = quantization if quantization in ("int8", "binary") else "none"
         self.path = self.directory / collection
+        self.full_scan_threshold_kb = full_scan_threshold_kb
+        self.indexing_threshold_kb = indexing_threshold_kb
         self._lock = threading.RLock()
         self._shard: Any = None
         self._dim: int | None = None
@@ -120,9 +135,12 @@ class QdrantEdgeStore:
         return qe.EdgeConfig(
             vectors=qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine),
             hnsw_config=qe.HnswIndexConfig(
-                m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=FULL_SCAN_THRESHOLD_KB
+                m=HNSW_M,
+                ef_construct=HNSW_EF_CONSTRUCT,
+                full_scan_threshold=self.full_scan_threshold_kb,
             ),
             quantization_config=quant,
+            optimizers=qe.EdgeOptimizersConfig(indexing_threshold=self.indexing_threshold_kb),
         )
 
     def _create(self, dimensions: int) -> Any:
@@ -267,9 +285,12 @@ class QdrantEdgeStore:
             return []
         import qdrant_edge as qe
 
-        params = None
+        quant = None
         if self.quantization != "none":
-            params = qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True))
+            # Binary codes are coarse: rescore a few times more candidates than asked.
+            oversampling = 3.0 if self.quantization == "binary" else None
+            quant = qe.QuantizationSearchParams(rescore=True, oversampling=oversampling)
+        params = qe.SearchParams(hnsw_ef=max(HNSW_EF, k), quantization=quant)
         wanted: Any = True if fields is True else ["memoryId", *list(fields or ())]
         request = qe.QueryRequest(
             limit=k,
