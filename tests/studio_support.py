@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from conftest import ADMIN
 from playwright.sync_api import Browser, Locator, Page, StorageState, expect, sync_playwright
 
@@ -124,3 +125,34 @@ def row_id(page: Page, key: str) -> str:
     memory_id = row.get_attribute("data-id")
     assert memory_id
     return memory_id
+
+
+# -- fixtures both browser test modules use (imported there; module scope is per module)
+
+
+@pytest.fixture(scope="module")
+def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MemoryEngine, str]]:
+    with studio_server(tmp_path_factory.mktemp("studio") / "data") as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def engine(studio: tuple[MemoryEngine, str]) -> MemoryEngine:
+    return studio[0]
+
+
+@pytest.fixture(scope="module")
+def base_url(studio: tuple[MemoryEngine, str]) -> str:
+    return studio[1]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def page(browser: Browser, login_state: StorageState) -> Iterator[Page]:
+    with logged_in_page(browser, login_state) as tab:
+        yield tab

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (the shared fixtures are imported from studio_support, then requested by name)
 """Memory Studio in a real browser, part 1: login, tabs and the Memories tab.
 
 Debian's headless Chromium, driven by Playwright's sync API, against the real app on a
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -26,40 +26,23 @@ if not Path("/usr/bin/chromium").exists():
     )
 
 from playwright.sync_api import Browser, Page, StorageState, expect
-from studio_support import (
+from studio_support import (  # noqa: F401  (fixtures: studio, engine, base_url, browser, page)
     STACK_TRACE,
     VIEWPORT,
+    base_url,
+    browser,
     chromium,
+    engine,
     logged_in_page,
     open_tab,
+    page,
     row_id,
     rows,
+    studio,
     studio_server,
 )
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MemoryEngine, str]]:
-    with studio_server(tmp_path_factory.mktemp("studio") / "data") as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def engine(studio: tuple[MemoryEngine, str]) -> MemoryEngine:
-    return studio[0]
-
-
-@pytest.fixture(scope="module")
-def base_url(studio: tuple[MemoryEngine, str]) -> str:
-    return studio[1]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 @pytest.fixture(scope="module")
@@ -84,12 +67,6 @@ def login_state(browser: Browser, base_url: str) -> StorageState:
     state = context.storage_state()
     context.close()
     return state
-
-
-@pytest.fixture
-def page(browser: Browser, login_state: StorageState) -> Iterator[Page]:
-    with logged_in_page(browser, login_state) as tab:
-        yield tab
 
 
 def test_tabs_follow_the_url(page: Page, base_url: str) -> None:

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (the shared fixtures are imported from studio_support, then requested by name)
 """Memory Studio in a real browser, part 2: Playground, Engine, Keys, Settings, a
 narrow window, logout, and a screenshot of every tab (docs/screenshots/<tab>.png).
 
@@ -7,7 +8,6 @@ Same setup as part 1 (test_dashboard_browser.py, tests/studio_support.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -24,16 +24,21 @@ if not Path("/usr/bin/chromium").exists():
     )
 
 from playwright.sync_api import Browser, Page, StorageState, expect
-from studio_support import (
+from studio_support import (  # noqa: F401  (fixtures: studio, engine, base_url, browser, page)
     SHOTS,
     STACK_TRACE,
     api,
+    base_url,
+    browser,
     chromium,
+    engine,
     log_in,
     logged_in_page,
     open_tab,
+    page,
     rows,
     session_state,
+    studio,
     studio_server,
 )
 
@@ -41,36 +46,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MemoryEngine, str]]:
-    with studio_server(tmp_path_factory.mktemp("studio") / "data") as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def engine(studio: tuple[MemoryEngine, str]) -> MemoryEngine:
-    return studio[0]
-
-
-@pytest.fixture(scope="module")
-def base_url(studio: tuple[MemoryEngine, str]) -> str:
-    return studio[1]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture(scope="module")
 def login_state(browser: Browser, base_url: str) -> StorageState:
     return session_state(browser, base_url)
-
-
-@pytest.fixture
-def page(browser: Browser, login_state: StorageState) -> Iterator[Page]:
-    with logged_in_page(browser, login_state) as tab:
-        yield tab
 
 
 def test_playground_ranks_with_tiers(page: Page, base_url: str, engine: MemoryEngine) -> None:
