@@ -1,21 +1,27 @@
-"""``python -m bench [--sizes 1000,10000] [--only embedding,retrieval]``
+"""``python -m bench [--sizes 1000,10000,100000] [--only STAGE,...] [--results DIR]``
 
-Runs the benchmarks in one process, prints Markdown tables and writes one JSON file
-per benchmark to ``bench/results/``, with the machine it ran on.
+Runs the benchmarks in one process run, prints Markdown tables and writes one JSON
+file per benchmark to ``bench/results/``, with the machine it ran on and the git
+commit. With no ``--only`` every stage runs: vectors, embedding, retrieval (latency,
+ingest throughput and RSS per corpus size, each in a child process), gateway, locomo
+(``memoryd eval locomo --strategy all``), then plots (PNGs into docs/benchmarks/) and
+tables (the generated region of docs/benchmarks.md), both from the results JSON.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
+from bench.machine import load_average_now, machine
+
 RESULTS = Path(__file__).resolve().parent / "results"
+DOCS = RESULTS.parent.parent / "docs" / "benchmarks.md"
+PLOTS = DOCS.parent / "benchmarks"
+STAGES = ("vectors", "embedding", "retrieval", "gateway", "locomo", "plots", "tables")
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -27,34 +33,47 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def machine() -> dict[str, Any]:
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "date": time.strftime("%Y-%m-%d"),
-    }
-
-
-def write(name: str, rows: list[dict[str, Any]]) -> None:
+def write(name: str, rows: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    payload = {"benchmark": name, "machine": machine(), "rows": rows}
+    payload = {
+        "benchmark": name,
+        "machine": machine(),
+        "load_average_end": load_average_now(),
+        "rows": rows,
+        **(extra or {}),
+    }
     (RESULTS / f"{name}.json").write_text(json.dumps(payload, indent=2) + "\n")
     print(f"\n## {name}\n\n{table(rows)}\n", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
+    global RESULTS
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--sizes", default="1000,10000", help="memories per owner")
+    parser.add_argument("--sizes", default="1000,10000,100000", help="memories per owner")
     parser.add_argument(
-        "--only", default="embedding,retrieval,gateway", help="benchmarks to run (also: vectors)"
+        "--only", default=",".join(STAGES), help=f"stages to run (default all: {','.join(STAGES)})"
     )
+    parser.add_argument("--results", type=Path, default=RESULTS, help="results JSON directory")
+    parser.add_argument("--plots", type=Path, default=PLOTS, help="PNG output directory")
+    parser.add_argument("--docs", type=Path, default=DOCS, help="Markdown file for tables")
+    parser.add_argument("--queries", type=int, default=200, help="retrieval queries per point")
+    parser.add_argument(
+        "--transformers-max",
+        type=int,
+        default=None,
+        help="largest corpus measured with MiniLM (100k takes ~7 min to embed; default all)",
+    )
+    parser.add_argument("--locomo-data", type=Path, default=None, help="LoCoMo directory")
     parser.add_argument(
         "--vector-sizes", default="10000,100000", help="vectors per store for --only vectors"
     )
     parser.add_argument("--requests", type=int, default=300, help="gateway requests per side")
     args = parser.parse_args(argv)
+    RESULTS = args.results.resolve()
+    machine()  # the load average and commit as the run starts
     only = set(args.only.split(","))
+    if only - set(STAGES):
+        print(f"unknown stages ignored: {', '.join(sorted(only - set(STAGES)))}", file=sys.stderr)
     sizes = tuple(int(s) for s in args.sizes.split(",") if s)
 
     from bench.retrieval import embedding_throughput, resolvers, retrieval_latency
@@ -71,7 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     if "embedding" in only:
         write("embedding", embedding_throughput(sources))
     if "retrieval" in only:
-        write("retrieval", retrieval_latency(sources, sizes, progress))
+        latency, ingest = retrieval_latency(
+            sources, sizes, progress, n_queries=args.queries, transformers_max=args.transformers_max
+        )
+        write("retrieval", latency)
+        write("ingest", ingest)
     if "gateway" in only:
         from bench.gateway import gateway_overhead
 
@@ -79,6 +102,25 @@ def main(argv: list[str] | None = None) -> int:
             "gateway",
             gateway_overhead(["keyword-only", "static", "transformers"], args.requests, progress),
         )
+    if "locomo" in only:
+        from bench.locomo import DEFAULT_DATA, locomo_rows, run_locomo
+
+        progress("locomo: memoryd eval locomo --strategy all --json")
+        result = run_locomo(args.locomo_data or DEFAULT_DATA)
+        write("locomo", locomo_rows(result), {"locomo": result})
+    plots = None
+    if "plots" in only:
+        from bench.plots import make_plots
+
+        plots = make_plots(RESULTS, args.plots)
+        progress(f"plots: {', '.join(str(p) for p in plots) or 'none (no results)'}")
+    if "tables" in only:
+        from bench.plots import existing_plots
+        from bench.tables import generate, write_region
+
+        shown = plots if plots is not None else existing_plots(args.plots)
+        write_region(args.docs, generate(RESULTS, args.docs, shown))
+        progress(f"tables: rewrote the generated region of {args.docs}")
     return 0
 
 

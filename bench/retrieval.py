@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
+import multiprocessing
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from bench.corpus import facts, queries
+from bench.machine import peak_rss_mb, reset_peak_rss, rss_mb
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.embedding import EmbeddingResolution, local_model_files
@@ -19,6 +23,8 @@ from memoryd.models import NewMemory
 from memoryd.settings import MemorySettings
 
 CACHE = Path(__file__).resolve().parent / ".cache"
+BATCH = 1000  # memories per create_many transaction
+SCALE_MIN = 10_000  # smallest corpus whose RSS delta is scaled to "per 100k"
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -98,58 +104,116 @@ def embedding_throughput(sources: dict[str, Any], n: int = 2000) -> list[dict[st
     return rows
 
 
+def _db_mb(directory: Path) -> float:
+    return sum(f.stat().st_size for f in directory.rglob("*") if f.is_file()) / 2**20
+
+
+def measure_config(
+    size: int, label: str, resolution: EmbeddingResolution | None, n_queries: int
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One corpus size under one embedder, in a fresh process (``retrieval_latency`` runs
+    it in a spawned child): ingest, then per-strategy latency. The RSS figures are this
+    process's own: measured after the engine is open and its model loaded, and again
+    after the corpus is stored and indexed."""
+    corpus = facts(size)  # allocated before the baseline: only the engine's cost counts
+    qs = queries(n_queries)
+    with tempfile.TemporaryDirectory() as tmp:
+        engine = open_engine(Path(tmp), resolution)
+        try:
+            if engine.embeddings is not None:
+                _, embedder = engine.embeddings.current()
+                if embedder is not None:
+                    # a full indexer batch (64): the runtime's buffers reach their size
+                    getattr(embedder, "inner", embedder).embed_batch(facts(64, seed=99))
+            gc.collect()
+            rss_before = rss_mb()
+            peak_reset = reset_peak_rss()
+            start = time.perf_counter()
+            for i in range(0, size, BATCH):
+                engine.create_many(NewMemory("bench", text) for text in corpus[i : i + BATCH])
+            ingest_s = time.perf_counter() - start
+            engine.drain(timeout=7200)
+            embed_s = time.perf_counter() - start
+            gc.collect()
+            rss_after, peak = rss_mb(), peak_rss_mb()
+            disk = _db_mb(Path(tmp))
+            strategies = (
+                ["exact", "hybrid"] if resolution is None else ["exact", "semantic", "hybrid"]
+            )
+            rows = []
+            for strategy in strategies:
+                # `recent` (no query) is what the gateway runs when there is nothing to search
+                ask = (lambda q: None) if strategy == "exact" else (lambda q: q)
+                for q in qs[:10]:  # warm-up (model, caches, page cache)
+                    engine.preview("bench", ask(q), strategy=strategy)
+                times = []
+                for q in qs:
+                    if engine.embeddings is not None:
+                        engine.embeddings.cache.clear()  # measure query embedding too
+                    t0 = time.perf_counter()
+                    engine.preview("bench", ask(q), strategy=strategy)
+                    times.append((time.perf_counter() - t0) * 1000)
+                rows.append(
+                    {
+                        "memories": size,
+                        "embedder": label,
+                        "strategy": "recent" if strategy == "exact" else strategy,
+                        "queries": len(times),
+                        "p50_ms": round(percentile(times, 50), 3),
+                        "p95_ms": round(percentile(times, 95), 3),
+                        "p99_ms": round(percentile(times, 99), 3),
+                        "mean_ms": round(statistics.fmean(times), 3),
+                    }
+                )
+        finally:
+            engine.close()
+    delta = rss_after - rss_before
+    ingest = {
+        "memories": size,
+        "embedder": label,
+        "ingest_per_s": round(size / ingest_s, 1),
+        "ingest_with_embedding_per_s": round(size / embed_s, 1) if resolution else None,
+        "rss_before_mb": round(rss_before, 1),
+        "rss_after_mb": round(rss_after, 1),
+        "rss_peak_mb": round(peak, 1) if peak_reset else None,
+        "rss_delta_mb": round(delta, 1),
+        # scaled only from 10k up: below that, allocator noise dominates the delta
+        "rss_mb_per_100k": round(delta * 100_000 / size, 1) if size >= SCALE_MIN else None,
+        "peak_delta_mb_per_100k": (
+            round((peak - rss_before) * 100_000 / size, 1)
+            if peak_reset and size >= SCALE_MIN
+            else None
+        ),
+        "disk_mb": round(disk, 1),
+    }
+    return rows, ingest
+
+
 def retrieval_latency(
-    sources: dict[str, Any], sizes: tuple[int, ...], progress: Callable[[str], None]
-) -> list[dict[str, Any]]:
-    rows = []
-    qs = queries(200)
+    sources: dict[str, Any],
+    sizes: tuple[int, ...],
+    progress: Callable[[str], None],
+    *,
+    n_queries: int = 200,
+    transformers_max: int | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Latency rows (per size, embedder and strategy) and ingest/RSS rows (per size and
+    embedder). Each configuration runs in its own spawned process, so its RSS is clean
+    and one run's caches and allocator state do not carry into the next."""
+    latency: list[dict[str, Any]] = []
+    ingest: list[dict[str, Any]] = []
     configs: list[tuple[str, Any]] = [("keyword-only", None), *sources.items()]
+    spawn = multiprocessing.get_context("spawn")
     for size in sizes:
-        corpus = facts(size)
         for label, resolution in configs:
+            if label == "transformers" and transformers_max is not None and size > transformers_max:
+                progress(f"retrieval: {size} memories, transformers skipped (--transformers-max)")
+                continue
             progress(f"retrieval: {size} memories, embedder {label}")
-            with tempfile.TemporaryDirectory() as tmp:
-                engine = open_engine(Path(tmp), resolution)
-                try:
-                    start = time.perf_counter()
-                    for i in range(0, size, 1000):
-                        engine.create_many(
-                            NewMemory("bench", text) for text in corpus[i : i + 1000]
-                        )
-                    ingest_s = time.perf_counter() - start
-                    engine.drain(timeout=3600)
-                    embed_s = time.perf_counter() - start
-                    strategies = (
-                        ["exact", "hybrid"]
-                        if resolution is None
-                        else ["exact", "semantic", "hybrid"]
-                    )
-                    for strategy in strategies:
-                        # `recent` is what the gateway runs without a query
-                        ask = (lambda q: None) if strategy == "exact" else (lambda q: q)
-                        for q in qs[:10]:  # warm-up (model, caches, page cache)
-                            engine.preview("bench", ask(q), strategy=strategy)
-                        times = []
-                        for q in qs:
-                            if engine.embeddings is not None:
-                                engine.embeddings.cache.clear()  # measure query embedding too
-                            t0 = time.perf_counter()
-                            engine.preview("bench", ask(q), strategy=strategy)
-                            times.append((time.perf_counter() - t0) * 1000)
-                        rows.append(
-                            {
-                                "memories": size,
-                                "embedder": label,
-                                "strategy": "recent" if strategy == "exact" else strategy,
-                                "p50_ms": round(percentile(times, 50), 3),
-                                "p95_ms": round(percentile(times, 95), 3),
-                                "p99_ms": round(percentile(times, 99), 3),
-                                "ingest_per_s": round(size / ingest_s, 1),
-                                "ingest_with_embedding_per_s": (
-                                    round(size / embed_s, 1) if resolution else None
-                                ),
-                            }
-                        )
-                finally:
-                    engine.close()
-    return rows
+            started = time.perf_counter()
+            with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+                rows, one = pool.submit(measure_config, size, label, resolution, n_queries).result()
+            progress(f"retrieval: {size} memories, {label}: {time.perf_counter() - started:.0f} s")
+            latency += rows
+            ingest.append(one)
+    return latency, ingest

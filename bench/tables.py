@@ -1,0 +1,229 @@
+"""The ``tables`` bench stage: the Markdown tables of docs/benchmarks.md, from the JSON.
+
+Everything between ``<!-- bench:start -->`` and ``<!-- bench:end -->`` in the docs
+file is generated here from ``bench/results/*.json`` and rewritten on every run; the
+rest of the file is hand-written and left alone. Without the markers, the region is
+appended at the end of the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.plots import load
+
+START = "<!-- bench:start -->"
+END = "<!-- bench:end -->"
+REGION = re.compile(re.escape(START) + r".*?" + re.escape(END), re.DOTALL)
+KNOWN = ("embedding", "retrieval", "ingest", "locomo", "gateway", "vectors", "load")
+
+
+EMBEDDER_ORDER = {"keyword-only": 0, "static": 1, "transformers": 2}
+STRATEGY_ORDER = {"recent": 0, "semantic": 1, "hybrid": 2}
+
+
+def _order(row: dict[str, Any]) -> int:
+    return EMBEDDER_ORDER.get(row.get("embedder", ""), 9)
+
+
+def fmt(value: Any) -> str:
+    if value is None or value == "":
+        return "\u2013"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        if abs(value) >= 100:
+            return f"{value:.0f}"
+        if abs(value) >= 10:
+            return f"{value:.1f}"
+        return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3f}"
+    return str(value)
+
+
+def table(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]]) -> str:
+    """A Markdown table of ``rows`` with ``(key, heading)`` columns."""
+    lines = ["| " + " | ".join(h for _, h in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(fmt(r.get(k)) for k, _ in columns) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def runs(payloads: dict[str, dict[str, Any]]) -> str:
+    rows = []
+    for name, p in payloads.items():
+        m = p.get("machine", {})
+        load = m.get("load_average_start")
+        end = p.get("load_average_end")
+        rows.append(
+            {
+                "name": f"`{name}.json`",
+                "commit": f"`{(m.get('commit') or '?')[:10]}`"
+                + (" (tree dirty)" if m.get("dirty_in_bench_or_memoryd") else ""),
+                "date": m.get("date"),
+                "load": " / ".join(f"{x:.2f}" for x in load) if load else None,
+                "end": " / ".join(f"{x:.2f}" for x in end) if end else None,
+            }
+        )
+    first = next(iter(payloads.values()), {}).get("machine", {})
+    head = (
+        f"Machine: {first.get('cpu_model') or '?'}, {first.get('cores')} cores, "
+        f"{fmt((first.get('ram_mb') or 0) / 1024)} GB RAM, Python {first.get('python')}, "
+        f"{first.get('platform')}."
+    )
+    cols = [
+        ("name", "results"),
+        ("commit", "commit"),
+        ("date", "date"),
+        ("load", "load average at start (1/5/15 min)"),
+        ("end", "when written"),
+    ]
+    return head + "\n\n" + table(rows, cols)
+
+
+def retrieval_section(p: dict[str, Any], ingest: dict[str, Any] | None) -> str:
+    rows = sorted(
+        p["rows"], key=lambda r: (r["memories"], _order(r), STRATEGY_ORDER.get(r["strategy"], 9))
+    )
+    out = [
+        "### Retrieval latency (`retrieval.json`, query embedding included)",
+        "",
+        "One owner holding the whole corpus (synthetic first-person facts, "
+        f"{rows[0].get('queries', 200) if rows else 200} queries per point); each corpus "
+        "size and embedder runs in its own process. `recent` is the no-query path.",
+        "",
+        table(
+            rows,
+            [
+                ("memories", "memories"),
+                ("embedder", "embedder"),
+                ("strategy", "strategy"),
+                ("p50_ms", "p50 ms"),
+                ("p95_ms", "p95 ms"),
+                ("p99_ms", "p99 ms"),
+            ],
+        ),
+    ]
+    if ingest:
+        out += [
+            "",
+            "### Ingest throughput and memory (`ingest.json`)",
+            "",
+            "Batched `create_many` (1,000 a transaction); *with embedding* includes "
+            "waiting for the background indexer to embed and store every vector. RSS is "
+            "the child process's resident set after the corpus is stored and indexed "
+            "minus before (engine open, model loaded), scaled to 100k memories; the "
+            "embedding model's own memory is in the baseline, not the delta.",
+            "",
+            table(
+                sorted(ingest["rows"], key=lambda r: (r["memories"], _order(r))),
+                [
+                    ("memories", "memories"),
+                    ("embedder", "embedder"),
+                    ("ingest_per_s", "writes/s"),
+                    ("ingest_with_embedding_per_s", "with embedding /s"),
+                    ("rss_before_mb", "RSS before MB"),
+                    ("rss_after_mb", "RSS after MB"),
+                    ("rss_mb_per_100k", "RSS MB per 100k"),
+                    ("peak_delta_mb_per_100k", "peak MB per 100k"),
+                    ("disk_mb", "on disk MB"),
+                ],
+            ),
+        ]
+    return "\n".join(out)
+
+
+def locomo_section(p: dict[str, Any]) -> str:
+    result = p.get("locomo", {})
+    ks = [str(k) for k in result.get("k", [5, 10, 25])]
+    q = result.get("questions", {})
+    rows = p["rows"]
+    overall = [r for r in rows if r["category"] == "all"]
+    k = "10" if "10" in ks else ks[-1]
+    cats = [r for r in rows if r["category"] != "all"]
+    names = sorted({r["category"] for r in cats})
+    pivot: dict[str, dict[str, Any]] = {}
+    for r in cats:
+        pivot.setdefault(r["strategy"], {"strategy": r["strategy"]})[r["category"]] = r[f"R@{k}"]
+    return "\n".join(
+        [
+            "### LoCoMo recall (`locomo.json`, `memoryd eval locomo --strategy all --json`)",
+            "",
+            f"{result.get('conversations')} conversations, {result.get('turns')} turns, "
+            f"{q.get('evaluated') if isinstance(q, dict) else '?'} questions, embedder "
+            f"{result.get('embedder')}, {result.get('elapsed_s')} s.",
+            "",
+            table(
+                overall,
+                [("strategy", "strategy")]
+                + [(f"R@{k}", f"R@{k}") for k in ks]
+                + [(f"tok@{k}", f"tokens@{k}") for k in ks]
+                + [("latency_p50_ms", "p50 ms"), ("n", "questions")],
+            ),
+            "",
+            f"Recall@{k} per question category:",
+            "",
+            table(list(pivot.values()), [("strategy", "strategy")] + [(c, c) for c in names]),
+        ]
+    )
+
+
+def generic(name: str, p: dict[str, Any]) -> str:
+    rows = p.get("rows", [])
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    return f"### {name} (`{name}.json`)\n\n" + table(rows, [(c, c) for c in cols])
+
+
+def generate(results: Path, docs: Path, plots: Sequence[Path]) -> str:
+    payloads = {n: p for n in KNOWN if (p := load(results, n)) is not None}
+    parts = [
+        START,
+        "<!-- generated by `python -m bench` from bench/results/*.json: edits here are lost -->",
+        "",
+        "## Results (generated by `python -m bench`)",
+        "",
+        runs(payloads),
+    ]
+    for path in plots:
+        rel = Path(os.path.relpath(path, docs.parent)).as_posix()
+        parts += ["", f"![{path.stem}]({rel})"]
+    if "embedding" in payloads:
+        e = payloads["embedding"]["rows"]
+        parts += ["", "### Embedding throughput (`embedding.json`)", ""]
+        parts.append(
+            table(
+                e,
+                [
+                    ("source", "source"),
+                    ("dimensions", "dims"),
+                    ("texts_per_s_batched", "texts/s batched"),
+                    ("single_text_ms_p50", "one text p50 ms"),
+                ],
+            )
+        )
+    if "retrieval" in payloads:
+        parts += ["", retrieval_section(payloads["retrieval"], payloads.get("ingest"))]
+    if "locomo" in payloads:
+        parts += ["", locomo_section(payloads["locomo"])]
+    for name in ("gateway", "vectors", "load"):
+        if name in payloads:
+            parts += ["", generic(name, payloads[name])]
+    parts += ["", END]
+    return "\n".join(parts)
+
+
+def write_region(docs: Path, region: str) -> None:
+    """Replace the generated region of ``docs`` (or append it); the rest is untouched."""
+    text = docs.read_text() if docs.exists() else "# Benchmarks\n"
+    if REGION.search(text):
+        new = REGION.sub(lambda _m: region, text, count=1)
+    else:
+        new = text.rstrip("\n") + "\n\n" + region + "\n"
+    docs.parent.mkdir(parents=True, exist_ok=True)
+    docs.write_text(new)
