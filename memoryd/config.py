@@ -17,6 +17,10 @@ from memoryd.core.decay import DecayConfig, decay_config_from_env
 
 DEFAULT_PORT = 20128
 DEFAULT_HOST = "127.0.0.1"
+#: Largest request body any route accepts (the JSONL import has its own, larger limit).
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+#: Read timeout of upstream LLM calls (a long completion streams for minutes).
+DEFAULT_UPSTREAM_TIMEOUT_S = 300.0
 
 
 def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
@@ -33,6 +37,11 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
     except ValueError:
         return default
     return value if math.isfinite(value) else default
+
+
+def _positive(env: Mapping[str, str], name: str, default: float, high: float) -> float:
+    value = _float(env, name, default)
+    return min(value, high) if value > 0 else default
 
 
 def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -54,6 +63,8 @@ class EngineConfig:
     max_content_chars: int = 32_768
     load_vec: bool = True
     decay: DecayConfig = field(default_factory=DecayConfig)
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    upstream_timeout_s: float = DEFAULT_UPSTREAM_TIMEOUT_S
 
     @property
     def db_path(self) -> Path:
@@ -79,4 +90,10 @@ class EngineConfig:
             max_content_chars=_int(env, "MEMORY_MAX_CONTENT_CHARS", 32_768, 16, 1_048_576),
             load_vec=env.get("MEMORY_DISABLE_VEC", "").strip().lower() not in {"1", "true", "yes"},
             decay=decay_config_from_env(env),
+            max_body_bytes=_int(
+                env, "MEMORYD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1024, 1024**3
+            ),
+            upstream_timeout_s=_positive(
+                env, "MEMORYD_UPSTREAM_TIMEOUT_S", DEFAULT_UPSTREAM_TIMEOUT_S, 86_400.0
+            ),
         )

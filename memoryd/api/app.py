@@ -20,6 +20,7 @@ from memoryd import __version__
 from memoryd.api import routes_keys, routes_memory, routes_qdrant, routes_settings
 from memoryd.api.deps import require_admin
 from memoryd.api.errors import install_error_handlers
+from memoryd.api.limits import install_body_limit
 from memoryd.api.metrics import install_metrics
 from memoryd.api.observability import install_request_logging
 from memoryd.api.schemas import ERROR_RESPONSES
@@ -34,10 +35,17 @@ def create_app(
     *,
     admin_token: str,
     close_engine: bool = False,
-    upstream_timeout_s: float = 300.0,
+    upstream_timeout_s: float | None = None,
+    max_body_bytes: int | None = None,
 ) -> FastAPI:
     """``close_engine``: the app owns the engine and closes it on shutdown (serve).
-    ``upstream_timeout_s``: read timeout of upstream LLM calls."""
+    ``upstream_timeout_s``: read timeout of upstream LLM calls; ``max_body_bytes``: the
+    request body limit of every route (413 beyond it). Both default to the engine's
+    configuration (``MEMORYD_UPSTREAM_TIMEOUT_S``, ``MEMORYD_MAX_BODY_BYTES``)."""
+    if upstream_timeout_s is None:
+        upstream_timeout_s = engine.config.upstream_timeout_s
+    if max_body_bytes is None:
+        max_body_bytes = engine.config.max_body_bytes
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -63,6 +71,11 @@ def create_app(
     app.state.engine = engine
     app.state.admin_token = admin_token
     install_error_handlers(app)
+    # Innermost of the middlewares, so the access log and the metrics see every 413.
+    # The JSONL import streams a whole export: it keeps its own, larger limit.
+    import_limit = max(max_body_bytes, routes_memory.MAX_IMPORT_BYTES)
+    import_path = f"{routes_memory.router.prefix}/import"
+    install_body_limit(app, max_body_bytes, {import_path: import_limit})
     install_request_logging(app)
     install_metrics(app)
 
