@@ -5,8 +5,10 @@
 API's error shape before the SDK sees it. The resolved ``Principal`` goes into the
 ASGI scope, the SDK hands every message's HTTP request to the tool as its request
 context, and the tool reads the caller from there. Because every request is
-authenticated on its own, a session id never carries a credential: whoever uses a
-session acts with the key they present.
+authenticated on its own, a session id never carries a credential. A session is also
+bound to the caller that opened it (MCP security best practices, "session
+hijacking"): a request naming another caller's session id gets the same 404 as an
+unknown session, so one key can neither use nor terminate another key's session.
 
 The SDK's session manager runs inside ``lifespan()``, which the host app's lifespan
 enters; a new manager is built each time, so an app can be started more than once.
@@ -19,20 +21,24 @@ from __future__ import annotations
 
 import hmac
 import json
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memoryd.engine import MemoryEngine
-from memoryd.errors import AuthError, MemorydError, UnavailableError
+from memoryd.errors import AuthError, MemorydError, NotFoundError, UnavailableError
 from memoryd.mcp.server import ADMIN, PRINCIPAL_SCOPE_KEY, Principal, build_server
 
 #: The path the endpoint is routed at (the SDK app is built for the same path).
 MCP_PATH = "/mcp"
+SESSION_HEADER = "mcp-session-id"
+#: Session -> caller bindings remembered (the oldest are forgotten first).
+MAX_SESSIONS = 10_000
 
 
 def _bearer(scope: Scope) -> str | None:
@@ -49,6 +55,7 @@ class McpHttpEndpoint:
         self.path = path
         self.server = build_server(engine)
         self._app: ASGIApp | None = None
+        self._sessions: OrderedDict[str, Principal] = OrderedDict()
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
@@ -78,14 +85,34 @@ class McpHttpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        session_id = Headers(scope=scope).get(SESSION_HEADER)
         try:
             principal = self.authenticate(_bearer(scope))
             if self._app is None:
                 raise UnavailableError("the MCP endpoint is not running (app lifespan not started)")
+            owner = self._sessions.get(session_id) if session_id else None
+            if owner is not None and owner != principal:
+                raise NotFoundError("Session not found")
         except MemorydError as exc:
             await _error(send, exc)
             return
+        if session_id is None:  # a new session may start: bind it to this caller
+            send = self._binding(send, principal)
+        elif scope.get("method") == "DELETE":
+            self._sessions.pop(session_id, None)
         await self._app({**scope, PRINCIPAL_SCOPE_KEY: principal}, receive, send)
+
+    def _binding(self, send: Send, principal: Principal) -> Send:
+        async def bind(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                for name, value in message.get("headers", []):
+                    if name.lower() == SESSION_HEADER.encode():
+                        self._sessions[value.decode("latin-1")] = principal
+                        while len(self._sessions) > MAX_SESSIONS:
+                            self._sessions.popitem(last=False)
+            await send(message)
+
+        return bind
 
 
 async def _error(send: Send, exc: MemorydError) -> None:
