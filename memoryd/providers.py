@@ -40,12 +40,15 @@ class Provider:
 
 
 def mask_secret(secret: str | None) -> str | None:
-    """``sk-a…wxyz``: enough to recognise a key, never enough to use it."""
+    """``sk-a…wxyz``: enough to recognise a key, never enough to use it. At least 12
+    characters always stay hidden: a short key shows its last two or nothing."""
     if not secret:
         return None
-    if len(secret) <= 8:
+    if len(secret) >= 20:
+        return f"{secret[:4]}…{secret[-4:]}"
+    if len(secret) >= 14:
         return "…" + secret[-2:]
-    return f"{secret[:4]}…{secret[-4:]}"
+    return "…"
 
 
 def _parse(item: object) -> Provider | None:

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import ADMIN, add
-from fakes import FakeUpstream, http_server, serve_asgi
+from fakes import http_server
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -33,6 +33,7 @@ from memoryd.engine import MemoryEngine
 from memoryd.lifecycle import MAX_IMPORT_LINE_BYTES
 from memoryd.providers import Provider, save_providers
 from memoryd.rerank import rerank
+from memoryd.testing import FakeUpstream, serve_asgi
 
 LIMIT = 64 * 1024
 ADMIN_AUTH = {"Authorization": f"Bearer {ADMIN}"}

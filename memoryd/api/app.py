@@ -22,7 +22,7 @@ from memoryd.api.deps import require_admin
 from memoryd.api.errors import install_error_handlers
 from memoryd.api.limits import install_body_limit
 from memoryd.api.metrics import install_metrics
-from memoryd.api.observability import install_request_logging
+from memoryd.api.observability import install_request_logging, register_secret
 from memoryd.api.schemas import ERROR_RESPONSES
 from memoryd.dashboard.routes import install_dashboard
 from memoryd.engine import MemoryEngine
@@ -70,6 +70,7 @@ def create_app(
     )
     app.state.engine = engine
     app.state.admin_token = admin_token
+    register_secret(admin_token)  # masked in every log record, embedded use included
     install_error_handlers(app)
     # Innermost of the middlewares, so the access log and the metrics see every 413.
     # The JSONL import streams a whole export: it keeps its own, larger limit.
