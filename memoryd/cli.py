@@ -461,6 +461,7 @@ main.add_command(serve_command)  # memoryd/server.py: `memoryd serve`
 
 
 # `memoryd keys …` lives in its own module, which registers itself on `main`.
+import memoryd.cli_backup  # noqa: E402
 import memoryd.cli_eval  # noqa: E402
 import memoryd.cli_keys  # noqa: E402
 import memoryd.cli_mcp  # noqa: E402
