@@ -4,8 +4,10 @@ Runs the benchmarks in one process run, prints Markdown tables and writes one JS
 file per benchmark to ``bench/results/``, with the machine it ran on and the git
 commit. With no ``--only`` every stage runs: vectors, embedding, retrieval (latency,
 ingest throughput and RSS per corpus size, each in a child process), gateway, locomo
-(``memoryd eval locomo --strategy all``), then plots (PNGs into docs/benchmarks/) and
-tables (the generated region of docs/benchmarks.md), both from the results JSON.
+(``memoryd eval locomo --strategy all``), peers (memoryd, its BM25 and dense baselines
+and a peer memory engine in its own venv, side by side on LoCoMo: ``bench/peers.py``),
+then plots (PNGs into docs/benchmarks/) and tables (the generated region of
+docs/benchmarks.md), both from the results JSON.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from bench.machine import load_average_now, machine
 RESULTS = Path(__file__).resolve().parent / "results"
 DOCS = RESULTS.parent.parent / "docs" / "benchmarks.md"
 PLOTS = DOCS.parent / "benchmarks"
-STAGES = ("vectors", "embedding", "retrieval", "gateway", "locomo", "plots", "tables")
+STAGES = ("vectors", "embedding", "retrieval", "gateway", "locomo", "peers", "plots", "tables")
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -68,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         "--vector-sizes", default="10000,100000", help="vectors per store for --only vectors"
     )
     parser.add_argument("--requests", type=int, default=300, help="gateway requests per side")
+    parser.add_argument(
+        "--peer-conversations",
+        type=int,
+        default=None,
+        help="LoCoMo conversations for the peers stage (the first N; default all)",
+    )
     args = parser.parse_args(argv)
     RESULTS = args.results.resolve()
     machine()  # the load average and commit as the run starts
@@ -108,6 +116,12 @@ def main(argv: list[str] | None = None) -> int:
         progress("locomo: memoryd eval locomo --strategy all --json")
         result = run_locomo(args.locomo_data or DEFAULT_DATA)
         write("locomo", locomo_rows(result), {"locomo": result})
+    if "peers" in only:
+        from bench.peers import DEFAULT_DATA as PEERS_DATA
+        from bench.peers import run_stage
+
+        rows, detail = run_stage(args.peer_conversations, progress, args.locomo_data or PEERS_DATA)
+        write("peers", rows, detail)
     plots = None
     if "plots" in only:
         from bench.plots import make_plots

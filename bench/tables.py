@@ -19,7 +19,7 @@ from bench.plots import load
 START = "<!-- bench:start -->"
 END = "<!-- bench:end -->"
 REGION = re.compile(re.escape(START) + r".*?" + re.escape(END), re.DOTALL)
-KNOWN = ("embedding", "retrieval", "ingest", "locomo", "gateway", "vectors", "load")
+KNOWN = ("embedding", "retrieval", "ingest", "locomo", "peers", "gateway", "vectors", "load")
 
 
 EMBEDDER_ORDER = {"keyword-only": 0, "static": 1, "transformers": 2}
@@ -174,6 +174,64 @@ def locomo_section(p: dict[str, Any]) -> str:
     )
 
 
+def _ratio(value: Any) -> str:
+    return "\u2013" if value is None else f"{value:.2f}"
+
+
+def peers_section(p: dict[str, Any]) -> str:
+    """memoryd, its baselines and the peer(s) side by side, ratios against memoryd."""
+    proto = p.get("protocol", {})
+    env = p.get("peer_env", {})
+    systems = p.get("systems", {})
+    rows = []
+    for r in p["rows"]:
+        row = dict(r)
+        for key in ("R@5", "R@10", "R@25"):
+            row[key] = f"{r[key]:.3f}"
+        for key in ("R@5_ratio", "R@10_ratio", "p50_ratio", "p95_ratio"):
+            row[key] = _ratio(r.get(key))
+        row["p50_ms"] = f"{r['p50_ms']:.1f}"
+        row["p95_ms"] = f"{r['p95_ms']:.1f}"
+        rows.append(row)
+    peer: dict[str, Any] = next((s["peer"] for s in systems.values() if "peer" in s), {})
+    versions = ", ".join(f"{k} {v}" for k, v in peer.get("versions", {}).items() if v)
+    lines = [
+        "### Peers side by side on LoCoMo (`peers.json`, `python -m bench --only peers`)",
+        "",
+        f"{len(proto.get('conversations', []))} conversations, {proto.get('turns')} turns, "
+        f"{proto.get('questions')} questions (categories 1-4), turns stored as "
+        f"`{proto.get('turn_context')}` for every system, one query per question at "
+        f"k = {max(proto.get('k', [25]))}; {p.get('elapsed_s')} s. Ratios are against "
+        f"{proto.get('reference')} (recall: higher is better; latency: lower is better). "
+        "Search latency is one search call, query embedding included; memoryd runs in "
+        "the bench process, the peer in its own venv "
+        f"(`{env.get('venv')}`, on {env.get('base_python')}: {versions}).",
+        "",
+        table(
+            rows,
+            [
+                ("system", "system"),
+                ("embedder", "embedder"),
+                ("R@5", "R@5"),
+                ("R@10", "R@10"),
+                ("R@25", "R@25"),
+                ("tok@10", "tokens@10"),
+                ("p50_ms", "search p50 ms"),
+                ("p95_ms", "search p95 ms"),
+                ("ingest_s", "ingest s"),
+                ("R@5_ratio", "R@5 \u00f7 memoryd"),
+                ("R@10_ratio", "R@10 \u00f7 memoryd"),
+                ("p50_ratio", "p50 \u00f7 memoryd"),
+                ("p95_ratio", "p95 \u00f7 memoryd"),
+            ],
+        ),
+    ]
+    notes = list(p.get("notes", []))
+    if notes:
+        lines += ["", *(f"- {n}" for n in notes)]
+    return "\n".join(lines)
+
+
 def generic(name: str, p: dict[str, Any]) -> str:
     rows = p.get("rows", [])
     cols = list(dict.fromkeys(k for r in rows for k in r))
@@ -211,6 +269,8 @@ def generate(results: Path, docs: Path, plots: Sequence[Path]) -> str:
         parts += ["", retrieval_section(payloads["retrieval"], payloads.get("ingest"))]
     if "locomo" in payloads:
         parts += ["", locomo_section(payloads["locomo"])]
+    if "peers" in payloads:
+        parts += ["", peers_section(payloads["peers"])]
     for name in ("gateway", "vectors", "load"):
         if name in payloads:
             parts += ["", generic(name, payloads[name])]
