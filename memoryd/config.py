@@ -39,6 +39,11 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
     return value if math.isfinite(value) else default
 
 
+def _unit(env: Mapping[str, str], name: str, default: float) -> float:
+    """A weight in 0..1 (out-of-range values are clamped; 0 turns the feature off)."""
+    return max(0.0, min(1.0, _float(env, name, default)))
+
+
 def _positive(env: Mapping[str, str], name: str, default: float, high: float) -> float:
     value = _float(env, name, default)
     return min(value, high) if value > 0 else default
@@ -57,6 +62,12 @@ class EngineConfig:
     rrf_fts_weight: float = 1.0
     rrf_vector_weight: float = 1.0
     vec_top_k: int = 20
+    #: Hybrid fusion: ``score`` (max-normalised scores, the default) or ``rrf`` (ranks).
+    fusion: str = "score"
+    #: Context priors and the date cue of the hybrid ranking (``core.fusion``, ``core.temporal``).
+    neighbour_weight: float = 0.3
+    session_weight: float = 0.3
+    date_boost: float = 0.1
     vec_quantization: str = "none"
     embedding_cache_max: int = 1000
     embedding_cache_ttl_ms: int = 300_000
@@ -82,6 +93,10 @@ class EngineConfig:
             rrf_fts_weight=_float(env, "MEMORY_RRF_FTS_WEIGHT", 1.0),
             rrf_vector_weight=_float(env, "MEMORY_RRF_VECTOR_WEIGHT", 1.0),
             vec_top_k=_int(env, "MEMORY_VEC_TOP_K", 20, 1, 100),
+            fusion="rrf" if env.get("MEMORY_FUSION", "").strip().lower() == "rrf" else "score",
+            neighbour_weight=_unit(env, "MEMORY_NEIGHBOUR_WEIGHT", 0.3),
+            session_weight=_unit(env, "MEMORY_SESSION_WEIGHT", 0.3),
+            date_boost=_unit(env, "MEMORY_DATE_BOOST", 0.1),
             vec_quantization="int8" if quant == "int8" else "none",
             embedding_cache_max=_int(env, "MEMORY_EMBEDDING_CACHE_MAX", 1000, 1, 1_000_000),
             embedding_cache_ttl_ms=_int(

@@ -20,7 +20,9 @@ import numpy as np
 
 from memoryd.config import EngineConfig
 from memoryd.core.fts_query import build_fts_query
+from memoryd.core.fusion import ContextWeights, apply_context, score_fuse
 from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
+from memoryd.core.temporal import DateRange, mentioned_dates, overlaps
 from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, Memory, Resolution, Scope, Strategy, utcnow
 from memoryd.providers import Provider
@@ -270,17 +272,14 @@ class Retriever:
         if match is not None:
             fts = sql.fts_search(conn, match, flt, k)
         bm25 = {m.id: score for m, score in fts}
-        fused = rrf_fuse(
-            [[m.id for m in (f[0] for f in fts)], [mid for mid, _ in knn]],
-            k=self.config.rrf_k,
-            weights=[self.config.rrf_fts_weight, self.config.rrf_vector_weight],
-        )
+        fused = self._fuse([(m.id, score) for m, score in fts], knn)
         if not fused:
             resolution.fallback_reason = "no keyword or vector match: keyword scoring"
             return self._keyword_scored(conn, flt, req, tier="fts5")
         found = {m.id: m for m, _ in fts} | sql.get_many(
             conn, [mid for mid, _ in fused if mid not in bm25]
         )
+        fused = self._in_context(conn, [(mid, s) for mid, s in fused if mid in found], found, req)
         resolution.strategy_used = "hybrid"
         return [
             self._hit(
@@ -293,6 +292,45 @@ class Retriever:
             for mid, score in fused
             if mid in found
         ]
+
+    def _fuse(
+        self, fts: list[tuple[str, float]], knn: list[tuple[str, float]]
+    ) -> list[tuple[str, float]]:
+        weights = [self.config.rrf_fts_weight, self.config.rrf_vector_weight]
+        if self.config.fusion == "rrf":
+            lists = [[mid for mid, _ in fts], [mid for mid, _ in knn]]
+            return rrf_fuse(lists, k=self.config.rrf_k, weights=weights)
+        return score_fuse([fts, knn], weights)
+
+    def _in_context(
+        self,
+        conn: Any,
+        fused: list[tuple[str, float]],
+        found: Mapping[str, Memory],
+        req: Request,
+    ) -> list[tuple[str, float]]:
+        """The hybrid ranking raised by the context priors and the query's dates
+        (``core.fusion``, ``core.temporal``)."""
+        weights = ContextWeights(self.config.neighbour_weight, self.config.session_weight)
+        if weights.active and len(fused) > 1:
+            ids = [mid for mid, _ in fused]
+            sessions = {mid: f"{found[mid].api_key_id}\x00{found[mid].session_id}" for mid in ids}
+            fused = apply_context(fused, sql.neighbours(conn, ids), sessions, weights)
+        boost = self.config.date_boost
+        wanted = mentioned_dates(req.query) if boost > 0 else []
+        if not wanted:
+            return fused
+        position = {mid: i for i, (mid, _) in enumerate(fused)}
+        dated = [
+            (mid, score + boost if self._on_dates(found[mid], wanted) else score)
+            for mid, score in fused
+        ]
+        return sorted(dated, key=lambda pair: (-pair[1], position[pair[0]]))
+
+    @staticmethod
+    def _on_dates(memory: Memory, wanted: list[DateRange]) -> bool:
+        stored = memory.created_at.date()
+        return overlaps(wanted, [*mentioned_dates(memory.content), (stored, stored)])
 
     # -- tiers -------------------------------------------------------------------------
 

@@ -7,11 +7,14 @@ the real sqlite-vec extension and the real indexer thread.
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from conftest import add
 from embedders import fixed_resolver
 
+from memoryd.bootstrap import build_engine
+from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryType, NewMemory, utcnow
 from memoryd.storage import memories as sql
@@ -69,8 +72,28 @@ def test_semantic_and_hybrid_use_the_vector_tier(semantic_engine: MemoryEngine) 
     assert top.memory.content == "the cat sat on the warm mat"
     assert top.fts_score is not None
     assert top.vec_score is not None
-    # in both lists at rank 1: 1/(60+1) per leg
-    assert top.score == pytest.approx(2 / 61, rel=1e-6)
+    # first in both legs: the best fused score, ahead of the rest
+    assert top.score > max(h.score for h in hybrid.hits[1:])
+
+
+def test_rrf_fusion_is_still_available(tmp_path: Path) -> None:
+    data = tmp_path / "rrf"
+    env = {"MEMORY_FUSION": "rrf", "MEMORY_NEIGHBOUR_WEIGHT": "0", "MEMORY_SESSION_WEIGHT": "0"}
+    eng = build_engine(
+        EngineConfig.from_env(env, data_dir=data),
+        {"MEMORYD_DATA_DIR": str(data)},
+        embedding_resolver=fixed_resolver("hash", 64),
+    )
+    try:
+        add(eng, "alice", "the cat sat on the warm mat")
+        add(eng, "alice", "quarterly revenue grew strongly")
+        eng.drain()
+        top = eng.preview("alice", "cat mat", strategy="hybrid").hits[0]
+        assert top.memory.content == "the cat sat on the warm mat"
+        # in both lists at rank 1: 1/(60+1) per leg
+        assert top.score == pytest.approx(2 / 61, rel=1e-6)
+    finally:
+        eng.close()
 
 
 def test_vector_paths_apply_every_filter(semantic_engine: MemoryEngine) -> None:

@@ -105,6 +105,28 @@ def get_many(conn: Any, ids: Sequence[str]) -> dict[str, Memory]:
     return found
 
 
+def neighbours(conn: Any, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The memories written just before and just after each of ``ids`` by the same
+    owner in the same session (by ``seq``, the write order). Two index seeks per id
+    on ``(api_key_id, session_id)``, whose entries are ordered by rowid."""
+    found: dict[str, tuple[str, ...]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        rows = conn.execute(
+            "SELECT m.id, "
+            "(SELECT p.id FROM memories p WHERE p.api_key_id = m.api_key_id "
+            " AND p.session_id = m.session_id AND p.seq < m.seq ORDER BY p.seq DESC LIMIT 1), "
+            "(SELECT n.id FROM memories n WHERE n.api_key_id = m.api_key_id "
+            " AND n.session_id = m.session_id AND n.seq > m.seq ORDER BY n.seq LIMIT 1) "
+            f"FROM memories m WHERE m.id IN ({marks})",
+            chunk,
+        )
+        for memory_id, before, after in rows:
+            found[memory_id] = tuple(x for x in (before, after) if x is not None)
+    return found
+
+
 def get_by_key(conn: Any, owner: str, key: str) -> Memory | None:
     rows = conn.execute(
         f"SELECT {COLUMNS} FROM memories m WHERE m.api_key_id = ? AND m.key = ?", (owner, key)

@@ -1,0 +1,110 @@
+"""Hybrid ranking arithmetic: score fusion and the context priors.
+
+RRF (``scoring.rrf_fuse``) throws the legs' scores away and keeps ranks, so a keyword
+hit far ahead of the rest counts the same as one that barely won. ``score_fuse`` keeps
+the margins: each leg is divided by its best score, so both legs speak on a 0..1 scale
+whatever the query, and an id a leg did not return gets that leg's lowest listed value
+(it ranked below the leg's cut-off, not at zero).
+
+The context priors encode how conversational memory is written: what was said next to
+a relevant memory, and in the same session, is more likely relevant too (evidence for
+one question is usually told over a few turns of one conversation).
+
+- ``neighbour_weight``: a memory gains a share of the best score of the memory written
+  just before or just after it in the same owner and session.
+- ``session_weight``: a memory gains a share of its session's strength, the mean of
+  the session's ``session_top`` best scores, scaled so that the strongest session of
+  the query gains the whole weight.
+
+Everything here is pure; the retriever supplies the adjacency and the sessions.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+
+def score_fuse(
+    legs: Sequence[Sequence[tuple[str, float]]], weights: Sequence[float] | None = None
+) -> list[tuple[str, float]]:
+    """Weighted mean of max-normalised leg scores, best first (ties: first seen).
+
+    A leg whose best score is not positive carries no usable scale and is skipped.
+    """
+    weights = [1.0] * len(legs) if weights is None else list(weights)
+    if len(weights) != len(legs):
+        raise ValueError("weights must have one entry per leg")
+    normalised: list[tuple[dict[str, float], float, float]] = []
+    order: dict[str, int] = {}
+    for leg, weight in zip(legs, weights, strict=True):
+        if not leg or weight <= 0:
+            continue
+        top = max(score for _, score in leg)
+        if not top > 0:
+            continue
+        scores: dict[str, float] = {}
+        for item, score in leg:
+            if item not in scores:
+                scores[item] = max(0.0, score) / top
+                order.setdefault(item, len(order))
+        normalised.append((scores, min(scores.values()), weight))
+    if not normalised:
+        return []
+    total = sum(weight for _, _, weight in normalised)
+    fused = {
+        item: sum(weight * scores.get(item, floor) for scores, floor, weight in normalised) / total
+        for item in order
+    }
+    return sorted(fused.items(), key=lambda pair: (-pair[1], order[pair[0]]))
+
+
+@dataclass(frozen=True, slots=True)
+class ContextWeights:
+    neighbour: float = 0.3
+    session: float = 0.3
+    session_top: int = 2
+
+    @property
+    def active(self) -> bool:
+        return self.neighbour > 0 or self.session > 0
+
+
+def apply_context(
+    ranked: Sequence[tuple[str, float]],
+    neighbours: Mapping[str, Iterable[str]],
+    sessions: Mapping[str, str],
+    weights: ContextWeights,
+) -> list[tuple[str, float]]:
+    """Scores raised by the neighbour and session priors, re-sorted (stable).
+
+    Scores are first shifted so the weakest candidate sits at 0: the priors then add
+    evidence, never a constant. ``neighbours[id]`` lists the ids written next to ``id``
+    (candidates or not; only candidates carry a score); ``sessions[id]`` groups ids.
+    """
+    if not ranked or not weights.active:
+        return list(ranked)
+    floor = min(score for _, score in ranked)
+    base = {item: score - floor for item, score in ranked}
+    boosted = dict(base)
+    if weights.neighbour > 0:
+        for item in base:
+            near = [base.get(other, 0.0) for other in neighbours.get(item, ())]
+            if near:
+                boosted[item] += weights.neighbour * max(near)
+    if weights.session > 0:
+        members: dict[str, list[float]] = defaultdict(list)
+        for item, score in base.items():
+            members[sessions.get(item, "")].append(score)
+        top = max(1, weights.session_top)
+        strength = {
+            session: sum(sorted(scores, reverse=True)[:top]) / top
+            for session, scores in members.items()
+        }
+        best = max(strength.values())
+        if best > 0:
+            for item in base:
+                boosted[item] += weights.session * strength[sessions.get(item, "")] / best
+    position = {item: i for i, (item, _) in enumerate(ranked)}
+    return sorted(boosted.items(), key=lambda pair: (-pair[1], position[pair[0]]))
