@@ -230,7 +230,8 @@ def test_default_turn_context_adds_the_date_and_the_turn_it_answers(data_dir: Pa
     text = locomo.turn_with_context(conversation, second)
     assert text.startswith(f"[{locomo.session_day(second)}] ")
     assert locomo.turn_content(conversation, second) in text
-    assert f"(replying to {locomo.turn_content(conversation, previous)})" in text
+    assert f"(replying to: {previous.text}" in text
+    assert f"{previous.speaker}:" not in text.split("(replying to:")[1]  # one name per turn
     first_of_session = next(
         t for i, t in enumerate(turns) if i == 0 or turns[i - 1].session != t.session
     )

@@ -108,10 +108,13 @@ ContentFn = Callable[[Conversation, Turn], str]
 # -- loading -------------------------------------------------------------------------------
 
 
+def _said(turn: Turn) -> str:
+    return f"{turn.text} [shared {turn.caption}]" if turn.caption else turn.text
+
+
 def turn_content(conversation: Conversation, turn: Turn) -> str:
     """``"<speaker>: <text>"``, plus the photo caption when the turn shared one."""
-    text = f"{turn.speaker}: {turn.text}".strip()
-    return f"{text} [shared {turn.caption}]" if turn.caption else text
+    return f"{turn.speaker}: {_said(turn)}".strip()
 
 
 def session_day(turn: Turn) -> str:
@@ -121,13 +124,15 @@ def session_day(turn: Turn) -> str:
 
 
 def turn_with_context(conversation: Conversation, turn: Turn) -> str:
-    """The default stored form: session date, the turn, and the turn it answers (a
-    turn alone lacks the date and, often, the subject the previous speaker named)."""
+    """The default stored form: session date, the turn, and the words of the turn it
+    answers (a turn alone lacks the date and, often, the subject the previous speaker
+    named). The previous speaker's name is left out: it would put both names in every
+    stored turn, so a question about one person could no longer prefer their turns."""
     index = conversation.turns.index(turn)
     prev = conversation.turns[index - 1] if index > 0 else None
     text = turn_content(conversation, turn)
     if prev is not None and prev.session == turn.session:
-        text += f" (replying to {turn_content(conversation, prev)})"
+        text += f" (replying to: {_said(prev)})"
     day = session_day(turn)
     return f"[{day}] {text}" if day else text
 
