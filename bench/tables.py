@@ -69,9 +69,11 @@ def runs(payloads: dict[str, dict[str, Any]]) -> str:
                 "date": m.get("date"),
                 "load": " / ".join(f"{x:.2f}" for x in load) if load else None,
                 "end": " / ".join(f"{x:.2f}" for x in end) if end else None,
+                "cpu": m.get("cpu_model"),
             }
         )
     first = next(iter(payloads.values()), {}).get("machine", {})
+    cpus = {r["cpu"] for r in rows}
     head = (
         f"Machine: {first.get('cpu_model') or '?'}, {first.get('cores')} cores, "
         f"{fmt((first.get('ram_mb') or 0) / 1024)} GB RAM, Python {first.get('python')}, "
@@ -84,6 +86,11 @@ def runs(payloads: dict[str, dict[str, Any]]) -> str:
         ("load", "load average at start (1/5/15 min)"),
         ("end", "when written"),
     ]
+    if len(cpus) > 1:  # results from different machines: say which ran which
+        head = head.replace(f"Machine: {first.get('cpu_model') or '?'}, ", "Machines: ", 1)
+        head += " The results files come from different CPUs (column *CPU*): compare "
+        head += "timings within one file only."
+        cols.append(("cpu", "CPU"))
     return head + "\n\n" + table(rows, cols)
 
 
