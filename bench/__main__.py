@@ -4,7 +4,8 @@ Runs the benchmarks in one process run, prints Markdown tables and writes one JS
 file per benchmark to ``bench/results/``, with the machine it ran on and the git
 commit. With no ``--only`` every stage runs: vectors, embedding, retrieval (latency,
 ingest throughput and RSS per corpus size, each in a child process), gateway, locomo
-(``memoryd eval locomo --strategy all``), peers (memoryd, its BM25 and dense baselines
+(``memoryd eval locomo --strategy all``), ablation (what each retrieval change
+is worth on LoCoMo: ``bench/ablation.py``), peers (memoryd, its BM25 and dense baselines
 and a peer memory engine in its own venv, side by side on LoCoMo: ``bench/peers.py``),
 then plots (PNGs into docs/benchmarks/) and tables (the generated region of
 docs/benchmarks.md), both from the results JSON.
@@ -23,7 +24,17 @@ from bench.machine import load_average_now, machine
 RESULTS = Path(__file__).resolve().parent / "results"
 DOCS = RESULTS.parent.parent / "docs" / "benchmarks.md"
 PLOTS = DOCS.parent / "benchmarks"
-STAGES = ("vectors", "embedding", "retrieval", "gateway", "locomo", "peers", "plots", "tables")
+STAGES = (
+    "vectors",
+    "embedding",
+    "retrieval",
+    "gateway",
+    "locomo",
+    "ablation",
+    "peers",
+    "plots",
+    "tables",
+)
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -116,6 +127,12 @@ def main(argv: list[str] | None = None) -> int:
         progress("locomo: memoryd eval locomo --strategy all --json")
         result = run_locomo(args.locomo_data or DEFAULT_DATA)
         write("locomo", locomo_rows(result), {"locomo": result})
+    if "ablation" in only:
+        from bench.ablation import run_ablation
+        from bench.locomo import DEFAULT_DATA as LOCOMO_DATA
+
+        rows, info = run_ablation(args.locomo_data or LOCOMO_DATA, progress)
+        write("ablation", rows, {"ablation": info})
     if "peers" in only:
         from bench.peers import DEFAULT_DATA as PEERS_DATA
         from bench.peers import run_stage

@@ -19,7 +19,17 @@ from bench.plots import load
 START = "<!-- bench:start -->"
 END = "<!-- bench:end -->"
 REGION = re.compile(re.escape(START) + r".*?" + re.escape(END), re.DOTALL)
-KNOWN = ("embedding", "retrieval", "ingest", "locomo", "peers", "gateway", "vectors", "load")
+KNOWN = (
+    "embedding",
+    "retrieval",
+    "ingest",
+    "locomo",
+    "ablation",
+    "peers",
+    "gateway",
+    "vectors",
+    "load",
+)
 
 
 EMBEDDER_ORDER = {"keyword-only": 0, "static": 1, "transformers": 2}
@@ -181,6 +191,36 @@ def locomo_section(p: dict[str, Any]) -> str:
     )
 
 
+def ablation_section(p: dict[str, Any]) -> str:
+    """Cumulative rows, leave-one-out rows and the single legs, one table each."""
+    info = p.get("ablation", {})
+    rows = p["rows"]
+    cats = [c for c in ("c1", "c2", "c3", "c4") if any(f"R@10 {c}" in r for r in rows)]
+    columns = (
+        [("row", "what changed"), ("R@5", "R@5"), ("R@10", "R@10"), ("R@25", "R@25")]
+        + [(f"R@10 {c}", f"R@10 cat {c[1:]}") for c in cats]
+        + [("tok@10", "tokens@10"), ("p50_ms", "p50 ms")]
+    )
+    parts = [
+        "### LoCoMo ablation (`ablation.json`, `python -m bench --only ablation`)",
+        "",
+        f"Default strategy (hybrid), {info.get('embedder')}, {info.get('conversations')} "
+        f"conversations, {info.get('questions')} questions, {info.get('vec_top_k')} candidates "
+        "per leg; every row is a fresh engine. Categories: 1 multi-hop, 2 temporal, "
+        "3 open-domain, 4 single-hop.",
+    ]
+    titles = {
+        "cumulative": "One change at a time, from hybrid RRF over bare turns:",
+        "leave-one-out": "The default with one change taken away:",
+        "leg": "One leg alone (turn context on):",
+    }
+    for kind, title in titles.items():
+        chosen = [r for r in rows if r.get("kind") == kind]
+        if chosen:
+            parts += ["", title, "", table(chosen, columns)]
+    return "\n".join(parts)
+
+
 def _ratio(value: Any) -> str:
     return "\u2013" if value is None else f"{value:.2f}"
 
@@ -276,6 +316,8 @@ def generate(results: Path, docs: Path, plots: Sequence[Path]) -> str:
         parts += ["", retrieval_section(payloads["retrieval"], payloads.get("ingest"))]
     if "locomo" in payloads:
         parts += ["", locomo_section(payloads["locomo"])]
+    if "ablation" in payloads:
+        parts += ["", ablation_section(payloads["ablation"])]
     if "peers" in payloads:
         parts += ["", peers_section(payloads["peers"])]
     for name in ("gateway", "vectors", "load"):

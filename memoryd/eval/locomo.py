@@ -2,15 +2,13 @@
 
 Protocol (SPEC §19, issue 9):
 
-- Every conversation JSON in a directory is loaded. Each turn becomes one memory of
-  one owner per conversation. Its content is ``"<speaker>: <text>"``, plus
-  ``" [shared <blip_caption>]"`` when the turn shared a photo. Its metadata holds
-  ``dia_id``, ``session`` and ``date_time``, and its key is ``turn:<dia_id>``, so two
-  identical turns ("Thanks!") stay two memories.
-- The engine is built on a temporary data dir with a fixed embedding resolver.
-  ``vec_top_k`` is 100 by default, so each leg returns enough candidates for
-  k = 25. ``drain()`` runs after ingest, so every turn has its vector before the
-  first question.
+- Each turn of every conversation JSON in a directory becomes one memory of one owner
+  per conversation: ``"<speaker>: <text>"`` plus ``" [shared <blip_caption>]"`` for a
+  photo; by default (``--turn-context date+previous``) with the session date and the
+  words of the turn it answers. Metadata: ``dia_id``, ``session``, ``date_time``; key
+  ``turn:<dia_id>``, so two identical turns ("Thanks!") stay two memories.
+- A temporary engine with a fixed embedding resolver and the engine defaults (20
+  candidates per leg); ``drain()`` runs after ingest, before the first question.
 - Every question of categories 1-4 is asked with
   ``engine.preview(owner, question, strategy=s, max_tokens=16000, limit=max(k))``.
   The budget (~30 tokens a turn) never binds, so the ranking decides.
@@ -51,8 +49,7 @@ STRATEGIES = ("recent", "semantic", "hybrid")
 DEFAULT_KS = (5, 10, 25)
 #: The largest budget the engine accepts, so that the budget never cuts the ranking.
 MAX_TOKENS = 16000
-#: Candidates per retrieval leg (the engine's maximum), so that k = 25 can be filled.
-VEC_TOP_K = 20  # the engine default (MEMORY_VEC_TOP_K): the eval measures what ships
+VEC_TOP_K = 20  # candidates per leg: the engine default (MEMORY_VEC_TOP_K), what ships
 MAX_K = 100  # the engine's retrieval limit
 
 _SESSION = re.compile(r"session_(\d+)")
