@@ -382,27 +382,102 @@ def test_no_upstream_is_a_clear_503(engine: MemoryEngine) -> None:
     assert "MEMORYD_UPSTREAM_BASE_URL" in response.json()["error"]["message"]
 
 
+def _user(content: str | bytes) -> bytes:
+    """A request body whose one user message has ``content`` (raw JSON text)."""
+    raw = content.encode() if isinstance(content, str) else content
+    return b'{"model": "m", "messages": [{"role": "user", "content": ' + raw + b"}]}"
+
+
+#: (raw body, the error's ``param``, words its message must contain)
+MALFORMED: list[tuple[bytes, str | None, str]] = [
+    (b"not json", None, "not valid JSON"),
+    (b"[1,2]", None, "JSON object"),
+    (b'{"model": "m"}', "messages", "'messages'"),
+    (b'{"messages": "hi"}', "messages", "'messages'"),
+    (b'{"messages": []}', "messages", "'messages'"),
+    (b'{"messages": [42]}', "messages[0]", "'role'"),
+    (b'{"messages": [{"content": "x"}]}', "messages[0]", "'role'"),
+    (b'{"model": 5, "messages": [{"role": "user", "content": "x"}]}', "model", "'model'"),
+    (b"\xff\xfe", None, "not valid JSON"),
+    # not UTF-8 inside a JSON string: a 400, never a 500
+    (_user(b'"\xff\xfe"'), None, "not valid UTF-8"),
+    # content that is neither a string nor an array of parts
+    (_user("42"), "messages[0].content", "string or an array of content parts, got number"),
+    (_user("{}"), "messages[0].content", "got object"),
+    (_user("true"), "messages[0].content", "got boolean"),
+    (_user("null"), "messages[0].content", "required for a 'user' message"),
+    (b'{"messages": [{"role": "system"}]}', "messages[0].content", "required for a 'system'"),
+    # parts of an unknown type, or not parts at all
+    (
+        _user('[{"type": "text", "text": "hi"}, {"type": "video_url", "video_url": {}}]'),
+        "messages[0].content[1].type",
+        "must be one of text, image_url, input_audio, file, refusal; got 'video_url'",
+    ),
+    (_user('[{"type": "input_text", "text": "x"}]'), "messages[0].content[0].type", "'input_text'"),
+    (_user('[{"text": "no type"}]'), "messages[0].content[0].type", "got none"),
+    (_user('[{"type": 7}]'), "messages[0].content[0].type", "got number"),
+    (_user('["just a string"]'), "messages[0].content[0]", "content part object, got string"),
+    (_user("[[]]"), "messages[0].content[0]", "got array"),
+    # a text part needs a string text
+    (_user('[{"type": "text"}]'), "messages[0].content[0].text", "must be a string"),
+    (_user('[{"type": "text", "text": 5}]'), "messages[0].content[0].text", "got number"),
+    (
+        b'{"messages": [{"role": "user", "content": "ok"}, {"role": "assistant", "content": 42}]}',
+        "messages[1].content",
+        "messages[1].content must be a string",
+    ),
+]
+
+
 def test_malformed_requests_are_clear_4xx(gateway: Gateway) -> None:
     auth = {"Authorization": f"Bearer {gateway.key}"}
     url = f"{gateway.url}/v1/chat/completions"
-    cases = [
-        b"not json",
-        b"[1,2]",
-        b'{"model": "m"}',
-        b'{"messages": "hi"}',
-        b'{"messages": []}',
-        b'{"messages": [42]}',
-        b'{"messages": [{"content": "x"}]}',
-        b'{"model": 5, "messages": [{"role": "user", "content": "x"}]}',
-        b"\xff\xfe",
-    ]
-    for raw in cases:
+    for raw, param, words in MALFORMED:
         response = httpx.post(
             url, headers={**auth, "content-type": "application/json"}, content=raw
         )
         assert response.status_code == 400, raw
-        assert response.json()["error"]["type"] == "invalid_request_error"
-    assert not gateway.upstream.requests
+        error = response.json()["error"]
+        assert set(error) == {"message", "type", "param", "code"}, raw
+        assert error["type"] == "invalid_request_error", raw
+        assert error["param"] == param, raw
+        assert words in error["message"], (raw, error["message"])
+    assert not gateway.upstream.requests  # nothing malformed was forwarded
+
+
+def test_content_openai_accepts_is_forwarded(gateway: Gateway) -> None:
+    """The content check is no stricter than OpenAI: null content on an assistant turn
+    with tool_calls and on a tool result, every part type, extra keys in a part."""
+    messages: list[dict[str, Any]] = [
+        {"role": "developer", "content": [{"type": "text", "text": "be brief"}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look", "cache_control": {"type": "ephemeral"}},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}},
+                {"type": "input_audio", "input_audio": {"data": "AA==", "format": "wav"}},
+                {"type": "file", "file": {"file_id": "file-1"}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": None},
+        {"role": "assistant", "content": [{"type": "refusal", "refusal": "no"}]},
+        {"role": "assistant", "tool_calls": []},  # content left out
+        {"role": "user", "content": ""},
+    ]
+    response = httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        headers={"Authorization": f"Bearer {gateway.key}"},
+        json={"model": "m", "messages": messages},
+    )
+    assert response.status_code == 200, response.text
+    assert gateway.upstream.last["messages"] == messages
 
 
 def test_client_disconnect_cancels_the_upstream_stream(gateway: Gateway) -> None:

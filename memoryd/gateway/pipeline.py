@@ -1,7 +1,8 @@
 """What one chat request does with memory: pure decisions, no I/O.
 
 ``plan_memory`` turns settings, the key's override and the request headers into
-"inject?" / "extract?"; ``query_text`` finds the text to retrieve for and to extract
+"inject?" / "extract?"; ``content_problem`` says why a message's content is malformed
+(before anything is forwarded); ``query_text`` finds the text to retrieve for and to extract
 from (the client's last user message, never the injected block); ``route_model``
 picks the upstream provider for a ``"name/model"`` id.
 """
@@ -55,6 +56,76 @@ def plan_memory(
     inject = settings.max_tokens > 0 and mode != "extract-only"
     extract = mode != "inject-only"
     return MemoryPlan(inject, extract, mode or "default")
+
+
+#: Content part types OpenAI's chat completions accept (anything else is a 400 there).
+CONTENT_PART_TYPES = ("text", "image_url", "input_audio", "file", "refusal")
+#: Roles whose content must be present (a string or parts); the others (an assistant turn
+#: with ``tool_calls``, a tool or function result) may send ``null`` or leave it out.
+CONTENT_REQUIRED_ROLES = frozenset({"system", "developer", "user"})
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a decoded value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def content_problem(message: Mapping[str, Any], index: int) -> tuple[str, str, str] | None:
+    """What is wrong with ``messages[index].content``: ``(param, message, code)`` with
+    ``param`` naming the field, or None when OpenAI would accept it. Lenient where OpenAI
+    is: unknown extra keys in a part are fine, and non-text parts are not looked into."""
+    param = f"messages[{index}].content"
+    content = message.get("content")
+    if content is None:
+        role = message.get("role")
+        if role in CONTENT_REQUIRED_ROLES:
+            return param, f"{param} is required for a {role!r} message", "invalid_type"
+        return None
+    if isinstance(content, str):
+        return None
+    if not isinstance(content, list):
+        return (
+            param,
+            f"{param} must be a string or an array of content parts, got {json_type(content)}",
+            "invalid_type",
+        )
+    for number, part in enumerate(content):
+        where = f"{param}[{number}]"
+        if not isinstance(part, dict):
+            return (
+                where,
+                f"{where} must be a content part object, got {json_type(part)}",
+                "invalid_type",
+            )
+        kind = part.get("type")
+        if kind not in CONTENT_PART_TYPES:
+            got = repr(kind) if isinstance(kind, str) else json_type(kind)
+            return (
+                f"{where}.type",
+                f"{where}.type must be one of {', '.join(CONTENT_PART_TYPES)}; "
+                f"got {got if 'type' in part else 'none'}",
+                "invalid_value",
+            )
+        text = part.get("text")
+        if kind == "text" and not isinstance(text, str):
+            return (
+                f"{where}.text",
+                f"{where}.text must be a string in a 'text' part, got {json_type(text)}",
+                "invalid_type",
+            )
+    return None
 
 
 def content_text(content: object) -> str:

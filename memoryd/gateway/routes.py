@@ -26,6 +26,7 @@ from memoryd.core.injection import filter_new, inject_memory
 from memoryd.engine import MemoryEngine
 from memoryd.gateway.pipeline import (
     SESSION_HEADERS,
+    content_problem,
     header,
     last_user_text,
     plan_memory,
@@ -55,15 +56,30 @@ DROP_RESPONSE_HEADERS = {"content-length", "transfer-encoding", "connection", "c
 
 
 class GatewayError(Exception):
-    """An error answered in OpenAI's shape ``{"error": {message, type, code}}``."""
+    """An error answered in OpenAI's shape ``{"error": {message, type, param, code}}``;
+    ``param`` names the offending request field, when there is one."""
 
-    def __init__(self, status: int, message: str, type: str, code: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type: str,
+        code: str | None = None,
+        *,
+        param: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.message, self.type, self.code = status, message, type, code
+        self.param = param
 
     def response(self) -> JSONResponse:
         body = {
-            "error": {"message": self.message, "type": self.type, "param": None, "code": self.code}
+            "error": {
+                "message": self.message,
+                "type": self.type,
+                "param": self.param,
+                "code": self.code,
+            }
         }
         return JSONResponse(body, status_code=self.status)
 
@@ -125,7 +141,11 @@ async def parse_body(request: Request) -> dict[str, Any]:
     raw = await request.body()
     try:
         body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except UnicodeDecodeError:  # before ValueError, its base class
+        raise GatewayError(
+            400, "request body is not valid UTF-8", "invalid_request_error", "invalid_json"
+        ) from None
+    except ValueError:
         raise GatewayError(
             400, "request body is not valid JSON", "invalid_request_error", "invalid_json"
         ) from None
@@ -134,7 +154,11 @@ async def parse_body(request: Request) -> dict[str, Any]:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise GatewayError(
-            400, "'messages' must be a non-empty array", "invalid_request_error", "invalid_messages"
+            400,
+            "'messages' must be a non-empty array",
+            "invalid_request_error",
+            "invalid_messages",
+            param="messages",
         )
     for index, message in enumerate(messages):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
@@ -143,9 +167,14 @@ async def parse_body(request: Request) -> dict[str, Any]:
                 f"messages[{index}] must be an object with a 'role'",
                 "invalid_request_error",
                 "invalid_messages",
+                param=f"messages[{index}]",
             )
+        problem = content_problem(message, index)
+        if problem is not None:
+            param, text, code = problem
+            raise GatewayError(400, text, "invalid_request_error", code, param=param)
     if "model" in body and not isinstance(body["model"], str):
-        raise GatewayError(400, "'model' must be a string", "invalid_request_error")
+        raise GatewayError(400, "'model' must be a string", "invalid_request_error", param="model")
     return body
 
 
@@ -193,14 +222,26 @@ def prepare(engine: MemoryEngine, key: Any, body: dict[str, Any], headers: Any) 
     return prepared
 
 
-def _extract(engine: MemoryEngine, prepared: Prepared, assistant_text: str) -> None:
-    if prepared.extract:
-        engine.schedule_extraction(
-            prepared.owner,
-            user_text=prepared.user_text,
-            assistant_text=assistant_text or None,
-            session_id=prepared.session_id,
-        )
+#: How long the answer's last byte may wait for the extraction job's commit.
+DURABLE_WAIT_S = 5.0
+
+
+async def _extract(engine: MemoryEngine, prepared: Prepared, assistant_text: str) -> None:
+    """Queue the exchange's extraction and wait (briefly, without blocking the loop)
+    until the job is committed, so an acknowledged exchange survives a crash."""
+    if not prepared.extract:
+        return
+    durable = engine.submit_extraction(
+        prepared.owner,
+        user_text=prepared.user_text,
+        assistant_text=assistant_text or None,
+        session_id=prepared.session_id,
+    )
+    if durable is not None:
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(durable), DURABLE_WAIT_S)
+        except TimeoutError:  # the writer is stalled: answer anyway, the job is queued
+            log.warning("extraction job not committed within %.0f s", DURABLE_WAIT_S)
 
 
 def _upstream_request(
@@ -281,7 +322,7 @@ async def chat_completions(request: Request) -> Response:
             # Queued now (a cheap put onto the background worker, off the request path):
             # the upstream response is complete, and a client that sends its next turn
             # right away must find this exchange already on its way into memory.
-            _extract(engine, prepared, reply)
+            await _extract(engine, prepared, reply)
         return Response(content, status_code=response.status_code, headers=headers)
     return StreamingResponse(
         _relay(engine, prepared, response), status_code=response.status_code, headers=headers
@@ -300,7 +341,7 @@ async def _relay(
         async for chunk in response.aiter_raw():
             assembler.feed(chunk)
             if ok and assembler.done and not queued:
-                _extract(engine, prepared, assembler.text)
+                await _extract(engine, prepared, assembler.text)
                 queued = True
             yield chunk
     except httpx.HTTPError as exc:
@@ -309,7 +350,7 @@ async def _relay(
     finally:
         await response.aclose()  # also runs when the client disconnects mid-stream
     if ok and not queued:  # a complete stream without the [DONE] marker
-        _extract(engine, prepared, assembler.text)
+        await _extract(engine, prepared, assembler.text)
 
 
 @router.get("/models", response_model=None)
