@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from datetime import timedelta
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from conftest import add
@@ -323,3 +326,70 @@ def test_every_api_route_needs_the_admin_token(client: Any) -> None:
 def test_unknown_route_and_method_use_the_error_shape(client: Any) -> None:
     assert_error(client.get("/api/nope"), 404)
     assert_error(client.patch("/api/memory"), 405)
+
+
+#: Owner ids the schemathesis fuzzer could send to the export (commit a50ba72): quotes,
+#: parameter separators, path separators, non-ASCII, percent signs, DEL, C1 controls,
+#: Unicode line separators and bidi overrides.
+EXPORT_OWNERS = [
+    'a"b',
+    '";filename="evil.sh',
+    "a;b=c",
+    "a,b",
+    "../../etc/passwd",
+    "a\\b",
+    "dir/sub",
+    "café",
+    "用户-🙂",
+    "100%41",
+    "a\x7fb",
+    "a\x85b",  # NEL: latin-1 encodable, a line break to some parsers
+    "a\u2028b",
+    "x\u202egpj.exe",  # a bidi override disguising the extension
+    " spaced ",
+]
+
+
+@pytest.mark.parametrize("owner", EXPORT_OWNERS)
+def test_export_filename_is_safe_for_any_owner_id(
+    client: Any, engine: MemoryEngine, owner: str
+) -> None:
+    """Regression (found by the fuzzer, fixed in a50ba72): the owner id went raw into the
+    content-disposition header. Any owner id gives one well-formed header line: an ASCII
+    ``filename`` with nothing to escape, and a ``filename*`` (RFC 5987) that decodes to the
+    owner's name without path separators, quotes or control characters."""
+    add(engine, owner, "User prefers tea")
+    response = client.get("/api/memory/export", params={"apiKeyId": owner})
+    assert response.status_code == 200, response.text
+    exported = [json.loads(line) for line in response.text.strip("\n").split("\n")]
+    assert [item["apiKeyId"] for item in exported] == [owner]
+
+    values = response.headers.get_list("content-disposition")
+    assert len(values) == 1
+    disposition = values[0]
+    assert disposition.isascii()
+    assert disposition.isprintable()  # no CR/LF: one line
+    match = re.fullmatch(
+        r"attachment; filename=\"(?P<plain>[^\"\\]*)\"; filename\*=UTF-8''(?P<ext>[^\s;\"]*)",
+        disposition,
+    )
+    assert match, disposition
+    plain = match["plain"]
+    assert re.fullmatch(r"memoryd-[A-Za-z0-9._-]+\.jsonl", plain), plain
+    decoded = unquote(match["ext"], errors="strict")
+    assert decoded.startswith("memoryd-")
+    assert decoded.endswith(".jsonl")
+    assert not set(decoded) & set('/\\"\r\n')
+    unsafe = {"Cc", "Cf", "Zl", "Zp"}  # controls, bidi overrides, line separators
+    assert not [c for c in decoded if unicodedata.category(c) in unsafe], repr(decoded)
+    if owner.isalnum():  # nothing to replace: the UTF-8 name is the owner's own
+        assert decoded == f"memoryd-{owner}.jsonl"
+
+
+@pytest.mark.parametrize("owner", ["a\nb", "a\rb", "a\r\nContent-Type: text/html", "a\tb"])
+def test_export_rejects_owner_ids_with_control_characters(client: Any, owner: str) -> None:
+    """A line break in the owner id can never reach a header: it is a clear 400."""
+    response = client.get("/api/memory/export", params={"apiKeyId": owner})
+    error = assert_error(response, 400)
+    assert "apiKeyId" in json.dumps(error)
+    assert "content-disposition" not in response.headers

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterator
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -97,18 +98,30 @@ def export_memories(
         for item in engine.export(apiKeyId):
             yield (json.dumps(item, ensure_ascii=False) + "\n").encode("utf-8")
 
-    # Owner ids may hold any character; headers are latin-1: an ASCII fallback name
-    # plus the RFC 5987 UTF-8 form.
-    ascii_name = re.sub(r"[^A-Za-z0-9._-]", "_", apiKeyId)
-    utf8_name = quote(f"memoryd-{apiKeyId}.jsonl", safe="")
-    disposition = (
-        f"attachment; filename=\"memoryd-{ascii_name}.jsonl\"; filename*=UTF-8''{utf8_name}"
-    )
+    disposition = export_disposition(apiKeyId)
     return StreamingResponse(
         lines(),
         media_type="application/x-ndjson",
         headers={"content-disposition": disposition},
     )
+
+
+#: Unicode categories never put into a download name: controls, format characters
+#: (bidi overrides that disguise an extension), surrogates, line/paragraph separators.
+_UNSAFE_NAME_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def export_disposition(owner: str) -> str:
+    """The export's content-disposition for any owner id: an ASCII ``filename`` plus the
+    RFC 5987 UTF-8 ``filename*`` (headers are latin-1), neither of which, decoded, holds
+    a path separator, a quote or a control character."""
+    ascii_name = re.sub(r"[^A-Za-z0-9._-]", "_", owner)
+    utf8_owner = "".join(
+        "_" if c in '/\\"' or unicodedata.category(c) in _UNSAFE_NAME_CATEGORIES else c
+        for c in owner
+    )
+    utf8_name = quote(f"memoryd-{utf8_owner}.jsonl", safe="")
+    return f"attachment; filename=\"memoryd-{ascii_name}.jsonl\"; filename*=UTF-8''{utf8_name}"
 
 
 @router.post(
