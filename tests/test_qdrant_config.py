@@ -4,6 +4,7 @@ validation on write, the masked key, and the quantization shapes."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -174,3 +175,64 @@ def test_save_and_load_round_trip_and_removal(engine: MemoryEngine) -> None:
     save(engine.db, validate_update({"apiKey": ""}))
     assert load(engine.db).api_key is None
     assert load(engine.db, {"QDRANT_API_KEY": "from-env"}).api_key == "from-env"
+
+
+# -- the local-mode path (fuzzer find, ec434f6) ------------------------------------------
+
+
+def _bad_paths(root: Path) -> list[str]:
+    """Paths local mode must refuse: relative ones, and absolute ones whose parent does
+    not exist (the fuzzer's values used to become directories on disk)."""
+    return [
+        "qdrant-data",
+        "./q",
+        "../q",
+        "nested/dir/q",
+        "~/q",  # not expanded: relative
+        str(root / "missing" / "q"),
+        str(root / "missing" / "deeper" / "q"),
+        str(root / "missing" / ".." / "missing2" / "q"),  # normalized, still no parent
+        "/q-at-the-filesystem-root",
+        f"{root}/q\nx",
+    ]
+
+
+def _tree(root: Path) -> set[Path]:
+    return set(root.rglob("*"))
+
+
+def test_local_path_must_be_absolute_with_an_existing_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where a relative path would land
+    before = _tree(tmp_path)
+    for path in _bad_paths(tmp_path):
+        with pytest.raises(ValidationError) as info:
+            validate_update({"path": path})
+        assert info.value.details[0]["field"] == "path", path
+        message = info.value.details[0]["message"]
+        assert "absolute" in message or "parent directory" in message, (path, message)
+    assert _tree(tmp_path) == before  # nothing was created
+    assert not Path("/q-at-the-filesystem-root").exists()
+    # an absolute path under an existing directory is accepted (normalized), not created
+    assert validate_update({"path": f"{tmp_path}/./q/"}) == {"path": str(tmp_path / "q")}
+    assert _tree(tmp_path) == before
+
+
+def test_bad_local_path_through_the_settings_route_is_a_400(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "cwd"  # apart from the engine's data directory, which is live
+    root.mkdir()
+    monkeypatch.chdir(root)
+    before = _tree(root)
+    for path in _bad_paths(root):
+        response = client.put("/api/settings/qdrant", json={"enabled": True, "path": path})
+        assert response.status_code == 400, (path, response.text)
+        error = response.json()["error"]
+        assert error["details"][0]["field"] == "path", path
+        assert "path" in error["message"], error
+    assert _tree(root) == before  # nothing was created
+    shown = client.get("/api/settings/qdrant").json()
+    assert shown["path"] is None  # and nothing was stored
+    assert shown["enabled"] is False
