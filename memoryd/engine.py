@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,9 +18,9 @@ from memoryd import lifecycle
 from memoryd.background import BackgroundWorker
 from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
-from memoryd.core.extraction import Fact, extract_facts, fact_metadata
 from memoryd.core.scoring import estimate_tokens
 from memoryd.errors import ValidationError, field_error
+from memoryd.extraction_jobs import ExtractionJobs
 from memoryd.keys import KeyService
 from memoryd.models import (
     Hit,
@@ -29,7 +30,6 @@ from memoryd.models import (
     MemoryType,
     NewMemory,
     Preview,
-    to_iso,
     utcnow,
 )
 from memoryd.providers import Provider, load_providers
@@ -88,6 +88,9 @@ class MemoryEngine:
         if indexer is not None:
             self.write_listeners.append(lambda memory: indexer.notify(memory.id))
         self.extraction_stats = {"scheduled": 0, "stored": 0, "failed": 0}
+        self.extraction = ExtractionJobs(
+            db, self.background, self.create_many, self.extraction_stats
+        )
         self.retrieval_listeners: list[RetrievalListener] = []
 
     @classmethod
@@ -331,48 +334,38 @@ class MemoryEngine:
         settings: MemorySettings | None = None,
     ) -> bool:
         """Queue fact extraction from one exchange; never raises, never blocks."""
+        return (
+            self.submit_extraction(
+                owner,
+                user_text=user_text,
+                assistant_text=assistant_text,
+                session_id=session_id,
+                settings=settings,
+            )
+            is not None
+        )
+
+    def submit_extraction(
+        self,
+        owner: str,
+        *,
+        user_text: str | None = None,
+        assistant_text: str | None = None,
+        session_id: str = "",
+        settings: MemorySettings | None = None,
+    ) -> Future[None] | None:
+        """Durable extraction of one exchange (``extraction_jobs.ExtractionJobs``)."""
         try:
             require_owner(owner)
             sources = (settings or self.settings.get()).extract_from
-            texts = [
-                (t, s)
-                for t, s in ((user_text, "user"), (assistant_text, "assistant"))
-                if s in sources and isinstance(t, str) and t.strip()
-            ]
-            if not texts:
-                return False
-            self.extraction_stats["scheduled"] += 1
-            return self.background.submit(self._extract_and_store, owner, session_id, texts)
         except Exception:
             log.exception("could not schedule extraction")
             self.extraction_stats["failed"] += 1
-            return False
+            return None
+        return self.extraction.submit(owner, session_id, user_text, assistant_text, sources)
 
-    def _extract_and_store(self, owner: str, session_id: str, texts: list[tuple[str, str]]) -> None:
-        extracted_at = to_iso(utcnow())
-        unique: dict[str, Fact] = {}
-        for text, source in texts:
-            for fact in extract_facts(text, source=source):
-                unique.setdefault(fact.key, fact)  # the first occurrence wins
-        items = [
-            NewMemory(
-                api_key_id=owner,
-                content=f.content,
-                key=f.key,
-                type=MemoryType(f.type),
-                session_id=session_id,
-                metadata=fact_metadata(f, extracted_at),
-            )
-            for f in unique.values()
-        ]
-        if not items:
-            return
-        try:
-            self.create_many(items)
-            self.extraction_stats["stored"] += len(items)
-        except Exception:
-            self.extraction_stats["failed"] += 1
-            raise
+    def recover_extractions(self) -> int:
+        return self.extraction.recover()
 
     # -- lifecycle (delegated) -----------------------------------------------------------
 

@@ -291,6 +291,7 @@ def serve(
             except Exception as exc:
                 log.debug("engine open failed", exc_info=True)
                 raise ServeError(f"cannot open the data dir {root}: {exc}") from None
+            engine.recover_extractions()  # what a killed predecessor acknowledged, not ran
             try:
                 app = create_app(engine, admin_token=token, close_engine=True)
                 config = uvicorn.Config(

@@ -3,7 +3,9 @@
 After each kill the server restarts on the same data dir. At the end the database
 must open cleanly, pass ``integrity_check``, its FTS and vector indexes must agree
 with ``memories``, and every write acknowledged before a kill must be there.
-Background work a kill cut short (embeddings) is flagged and done after restart.
+Background work a kill cut short is done after restart: embeddings (memories stay
+flagged ``needs_reindex``) and fact extraction from chats the gateway answered (the
+job is committed to ``extraction_queue`` before the answer's last byte).
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from typing import Any
 import apsw
 import httpx
 from test_server import ServerProcess
+
+from memoryd.bootstrap import build_engine
+from memoryd.config import EngineConfig
+from memoryd.testing import FakeUpstream, serve_asgi
 
 ADMIN = "crash-test-admin-token-000000"
 KILLS = 10
@@ -41,19 +47,68 @@ def _writer(url: str, stop: threading.Event, acked: dict[str, str], prefix: str)
                 acked[key] = content
 
 
+def _chatter(url: str, secret: str, stop: threading.Event, facts: set[str], prefix: str) -> None:
+    """Chats (every other one streamed) that each state a unique preference."""
+    headers = {"Authorization": f"Bearer {secret}"}
+    i = 0
+    with httpx.Client(timeout=5) as http:
+        while not stop.is_set():
+            i += 1
+            token = f"{prefix}n{i}"
+            body = {
+                "model": "fake",
+                "stream": i % 2 == 0,
+                "messages": [{"role": "user", "content": f"I prefer flavour{token}."}],
+            }
+            try:
+                if body["stream"]:
+                    with http.stream("POST", f"{url}/v1/chat/completions", json=body,
+                                     headers=headers) as r:  # fmt: skip
+                        ok = r.status_code == 200 and b"".join(r.iter_raw()).rstrip().endswith(
+                            b"[DONE]"
+                        )
+                else:
+                    r = http.post(f"{url}/v1/chat/completions", json=body, headers=headers)
+                    ok = r.status_code == 200
+            except httpx.TransportError:
+                return  # killed mid-answer: not acknowledged
+            if ok:
+                facts.add(f"flavour{token}")
+
+
 def test_sigkill_during_writes_loses_nothing_acknowledged(tmp_path: Path) -> None:
     data = tmp_path / "data"
     rng = random.Random(20261202)
     acked: dict[str, str] = {}
+    facts: set[str] = set()
+    with serve_asgi(FakeUpstream().app) as upstream:
+        env = {"MEMORYD_ADMIN_TOKEN": ADMIN, "MEMORYD_UPSTREAM_BASE_URL": f"{upstream}/v1"}
+        engine = build_engine(EngineConfig.from_env({}, data_dir=data), {})
+        _, secret = engine.keys.create("chatter", key_id="chatter")
+        engine.close()
+        _kill_rounds(tmp_path, data, env, rng, acked, facts, secret)
+        _check(tmp_path, data, env, acked, facts)
+
+
+def _kill_rounds(
+    tmp_path: Path,
+    data: Path,
+    env: dict[str, str],
+    rng: random.Random,
+    acked: dict[str, str],
+    facts: set[str],
+    secret: str,
+) -> None:
     for round_ in range(KILLS):
-        server = ServerProcess(
-            data, tmp_path / f"crash-{round_}.log", env={"MEMORYD_ADMIN_TOKEN": ADMIN}
-        )
+        server = ServerProcess(data, tmp_path / f"crash-{round_}.log", env=env)
         url = server.wait_ready()
         stop = threading.Event()
         writers = [
             threading.Thread(target=_writer, args=(url, stop, acked, f"r{round_}w{w}"))
             for w in range(3)
+        ] + [
+            threading.Thread(target=_chatter, args=(url, secret, stop, facts, f"r{round_}c{c}"))
+            for c in range(2)
         ]
         for w in writers:
             w.start()
@@ -63,9 +118,15 @@ def test_sigkill_during_writes_loses_nothing_acknowledged(tmp_path: Path) -> Non
         for w in writers:
             w.join(10)
     assert len(acked) > 50  # the writers really wrote between kills
+    assert len(facts) > 5  # and the gateway answered chats between kills
 
-    # One more start: start-up repair and the reindex drain run, then a clean stop.
-    final = ServerProcess(data, tmp_path / "final.log", env={"MEMORYD_ADMIN_TOKEN": ADMIN})
+
+def _check(
+    tmp_path: Path, data: Path, env: dict[str, str], acked: dict[str, str], facts: set[str]
+) -> None:
+    # One more start: start-up repair, the reindex drain and the extraction jobs a kill
+    # left run, then a clean stop (which drains the extraction worker).
+    final = ServerProcess(data, tmp_path / "final.log", env=env)
     url = final.wait_ready()
     status = httpx.get(
         f"{url}/api/memory/engine-status", headers={"Authorization": f"Bearer {ADMIN}"}
@@ -93,6 +154,15 @@ def test_sigkill_during_writes_loses_nothing_acknowledged(tmp_path: Path) -> Non
         missing = [k for k in acked if k not in stored]
         assert not missing, f"{len(missing)} acknowledged writes lost, e.g. {missing[:3]}"
         assert all(stored[k] == c for k, c in acked.items())
+        preferences = {
+            key.split(":", 1)[1]
+            for (key,) in conn.execute(
+                "SELECT key FROM memories WHERE api_key_id = 'chatter' AND key LIKE 'preference:%'"
+            )
+        }
+        lost_facts = facts - preferences
+        assert not lost_facts, f"{len(lost_facts)} answered chats lost their facts"
+        assert conn.execute("SELECT COUNT(*) FROM extraction_queue").fetchone() == (0,)
         (dupes,) = conn.execute(
             "SELECT COUNT(*) - COUNT(DISTINCT api_key_id || key) FROM memories"
         ).fetchone()
@@ -111,7 +181,7 @@ def test_sigkill_during_writes_loses_nothing_acknowledged(tmp_path: Path) -> Non
         assert unindexed == 0
         # every memory is searchable by keyword
         (found,) = conn.execute(
-            "SELECT COUNT(*) FROM memory_fts WHERE memory_fts MATCH 'rivers'"
+            "SELECT COUNT(*) FROM memory_fts WHERE memory_fts MATCH 'rivers OR prefers'"
         ).fetchone()
         assert found == rows
     finally:

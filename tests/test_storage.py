@@ -58,7 +58,12 @@ def _fts_ids(db: Database, match: str) -> list[str]:
 
 def test_fresh_db_records_every_migration_with_its_name(db: Database) -> None:
     rows = _rows(db.read(), "SELECT version, name FROM schema_migrations ORDER BY version")
-    assert rows == [(1, "initial"), (2, "memory_fts"), (3, "vec_memories")]
+    assert rows == [
+        (1, "initial"),
+        (2, "memory_fts"),
+        (3, "vec_memories"),
+        (4, "extraction_queue"),
+    ]
     assert db.capabilities.deferred_migrations == ()
 
 
@@ -68,7 +73,7 @@ def test_reopening_applies_nothing_new(tmp_path: Path) -> None:
         before = _rows(first.read(), "SELECT * FROM schema_migrations ORDER BY version")
     with Database(path, load_vec=False) as second:
         after = _rows(second.read(), "SELECT * FROM schema_migrations ORDER BY version")
-    assert len(before) == 3
+    assert len(before) == 4
     assert after == before  # same rows, same applied_at: nothing re-applied
 
 
@@ -117,12 +122,17 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         assert "memories" in tables
         assert "memory_fts" not in tables
-        assert _rows(conn, "SELECT version FROM schema_migrations") == [(1,), (3,)]
+        assert _rows(conn, "SELECT version FROM schema_migrations") == [(1,), (3,), (4,)]
 
         _insert_raw(conn, "pre-fts", "key-a", "legacy row about kubernetes", "legacy:k8s")
 
         assert apply_migrations(conn, fts5=True) == []
-        assert _rows(conn, "SELECT version FROM schema_migrations ORDER BY 1") == [(1,), (2,), (3,)]
+        assert _rows(conn, "SELECT version FROM schema_migrations ORDER BY 1") == [
+            (1,),
+            (2,),
+            (3,),
+            (4,),
+        ]
         found = _rows(
             conn,
             "SELECT m.id FROM memory_fts JOIN memories m ON m.seq = memory_fts.rowid "

@@ -1,0 +1,121 @@
+"""Extraction jobs: durable from the gateway's answer until their facts are stored.
+
+A job is committed to ``extraction_queue`` by the writer thread (the caller is not
+blocked) and handed to the background worker once committed; the future ``submit``
+returns resolves at that commit, so the gateway, which waits for it before the last
+byte of its answer, knows a crash can no longer lose the exchange. The row is deleted
+once the job ran; ``recover`` runs again whatever a killed process left. Facts upsert
+on owner + key, so a job run twice stores nothing twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection
+from concurrent.futures import Future
+from typing import Any
+
+from memoryd.background import BackgroundWorker
+from memoryd.core.extraction import Fact, extract_facts, fact_metadata
+from memoryd.models import MemoryType, NewMemory, to_iso, utcnow
+from memoryd.storage import memories as sql
+from memoryd.storage.database import Database
+
+log = logging.getLogger(__name__)
+
+Texts = list[tuple[str, str]]  # (text, source) with source "user" or "assistant"
+
+
+class ExtractionJobs:
+    def __init__(
+        self,
+        db: Database,
+        background: BackgroundWorker,
+        store: Callable[[list[NewMemory]], Any],
+        stats: dict[str, int],
+    ) -> None:
+        self.db = db
+        self.background = background
+        self.store = store
+        self.stats = stats
+
+    def submit(
+        self,
+        owner: str,
+        session_id: str,
+        user_text: str | None,
+        assistant_text: str | None,
+        sources: Collection[str],
+    ) -> Future[None] | None:
+        """Queue one exchange; the future resolves once the job is committed. None when
+        there is nothing to extract. Never raises."""
+        texts = [
+            # a lone surrogate ("\\ud800" is valid JSON) cannot be stored as UTF-8
+            (t.encode("utf-8", "replace").decode("utf-8"), s)
+            for t, s in ((user_text, "user"), (assistant_text, "assistant"))
+            if s in sources and isinstance(t, str) and t.strip()
+        ]
+        if not texts:
+            return None
+        durable: Future[None] = Future()
+        try:
+            self.stats["scheduled"] += 1
+            queued = self.db.submit(
+                lambda conn: sql.queue_extraction(conn, owner, session_id, texts, utcnow())
+            )
+        except Exception:
+            log.exception("could not schedule extraction")
+            self.stats["failed"] += 1
+            return None
+
+        def committed(done: Future[int]) -> None:
+            job_id = None if done.exception() else done.result()
+            self.background.submit(self.run, job_id, owner, session_id, texts)
+            durable.set_result(None)
+
+        queued.add_done_callback(committed)
+        return durable
+
+    def recover(self) -> int:
+        """Queue again the jobs a previous process committed but never finished (it was
+        killed); returns how many."""
+        jobs = sql.queued_extractions(self.db.read())
+        for job_id, owner, session_id, texts in jobs:
+            self.background.submit(self.run, job_id, owner, session_id, texts)
+        if jobs:
+            log.warning("recovered %d extraction jobs left by the previous run", len(jobs))
+        return len(jobs)
+
+    def run(self, job_id: int | None, owner: str, session_id: str, texts: Texts) -> None:
+        try:
+            if texts:
+                self.extract_and_store(owner, session_id, texts)
+        finally:  # a failure is logged and counted; extraction is pure, a retry cannot help
+            if job_id is not None:
+                self.db.write(lambda conn: sql.unqueue_extraction(conn, job_id))
+
+    def extract_and_store(self, owner: str, session_id: str, texts: Texts) -> None:
+        extracted_at = to_iso(utcnow())
+        unique: dict[str, Fact] = {}
+        for text, source in texts:
+            for fact in extract_facts(text, source=source):
+                unique.setdefault(fact.key, fact)  # the first occurrence wins
+        items = [
+            NewMemory(
+                api_key_id=owner,
+                content=f.content,
+                key=f.key,
+                type=MemoryType(f.type),
+                session_id=session_id,
+                metadata=fact_metadata(f, extracted_at),
+            )
+            for f in unique.values()
+        ]
+        if not items:
+            return
+        try:
+            self.store(items)
+            self.stats["stored"] += len(items)
+        except Exception:
+            self.stats["failed"] += 1
+            raise

@@ -1,0 +1,83 @@
+"""Durable extraction jobs (``memoryd.extraction_jobs``) on a real SQLite file."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from memoryd.bootstrap import build_engine
+from memoryd.config import EngineConfig
+from memoryd.engine import MemoryEngine
+from memoryd.models import utcnow
+from memoryd.storage import memories as sql
+
+
+def _open(data: Path) -> MemoryEngine:
+    return build_engine(EngineConfig.from_env({}, data_dir=data), {"MEMORYD_DATA_DIR": str(data)})
+
+
+def _queue_rows(engine: MemoryEngine) -> int:
+    (n,) = engine.db.read().execute("SELECT COUNT(*) FROM extraction_queue").fetchone()
+    return int(n)
+
+
+def test_a_job_is_committed_before_its_future_resolves_and_removed_once_run(
+    tmp_path: Path,
+) -> None:
+    engine = _open(tmp_path / "d")
+    try:
+        gate = threading.Event()
+        engine.background.submit(gate.wait, 10)  # hold the worker: the job must wait
+        durable = engine.submit_extraction("alice", user_text="I prefer tabs over spaces.")
+        assert durable is not None
+        durable.result(timeout=10)
+        # committed, not yet run: a crash now would leave it for the next start
+        assert _queue_rows(engine) == 1
+        assert engine.list_memories(owner="alice").total == 0
+        gate.set()
+        assert engine.drain(timeout=10)
+        assert _queue_rows(engine) == 0
+        stored = engine.list_memories(owner="alice").data
+        assert [m.content for m in stored] == ["User prefers tabs over spaces"]
+    finally:
+        engine.close()
+
+
+def test_nothing_to_extract_queues_nothing(engine: MemoryEngine) -> None:
+    assert engine.submit_extraction("alice", user_text="   ") is None
+    assert engine.submit_extraction("alice", assistant_text="ok") is None  # not a source
+    assert not engine.schedule_extraction("", user_text="I prefer tea.")  # no owner
+    assert _queue_rows(engine) == 0
+
+
+def test_jobs_left_by_a_killed_process_run_at_the_next_start(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    first = _open(data)
+    first.db.write(
+        lambda conn: sql.queue_extraction(
+            conn, "bob", "s1", [("I prefer dark mode.", "user")], utcnow()
+        )
+    )
+    first.db.write(lambda conn: sql.queue_extraction(conn, "bob", "", [], utcnow()))
+    first.close()  # as if killed: the jobs were committed and never ran
+
+    second = _open(data)
+    try:
+        assert second.recover_extractions() == 2
+        assert second.drain(timeout=10)
+        memories = second.list_memories(owner="bob").data
+        assert [(m.content, m.session_id) for m in memories] == [("User prefers dark mode", "s1")]
+        assert _queue_rows(second) == 0
+        assert second.recover_extractions() == 0  # nothing runs twice
+    finally:
+        second.close()
+
+
+def test_a_lone_surrogate_does_not_fail_the_job(engine: MemoryEngine) -> None:
+    durable = engine.submit_extraction("carol", user_text="I prefer tea\ud800 with milk.")
+    assert durable is not None
+    durable.result(timeout=10)
+    assert engine.drain(timeout=10)
+    assert engine.extraction_stats["failed"] == 0
+    # the surrogate became "?", which ends the extracted clause
+    assert [m.content for m in engine.list_memories(owner="carol").data] == ["User prefers tea"]
