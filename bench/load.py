@@ -149,36 +149,35 @@ async def run_load(clients: int, seconds: float, base: str, secrets: list[str]) 
     return rec
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__)
-    parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--keys", type=int, default=10)
-    args = parser.parse_args(argv)
+def run(clients: int, seconds: float, keys: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One load run on a fresh data dir: per-operation rows and the after-run checks
+    (what was acknowledged is stored exactly once; the server's log is clean)."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
+        server_log = Path(tmp) / "server.log"
         up_port, md_port = free_port(), free_port()
         env = dict(os.environ) | {
             "MEMORYD_DATA_DIR": str(data),
             "MEMORYD_ADMIN_TOKEN": ADMIN,
             "MEMORYD_UPSTREAM_BASE_URL": f"http://127.0.0.1:{up_port}/v1",
+            "MEMORYD_LOG_FORMAT": "json",
         }
         engine = build_engine(EngineConfig.from_env(env, data_dir=data), env)
-        secrets = [engine.keys.create(f"load{i}", key_id=f"load{i}")[1] for i in range(args.keys)]
+        secrets = [engine.keys.create(f"load{i}", key_id=f"load{i}")[1] for i in range(keys)]
         engine.close()
         upstream = [sys.executable, "-m", "memoryd.testing", "--port", str(up_port)]
         server = [str(Path(sys.executable).with_name("memoryd")), "serve", "--port", str(md_port)]
         base = f"http://127.0.0.1:{md_port}"
         with (
             process(upstream, env, f"http://127.0.0.1:{up_port}/v1/models"),
-            process(server, env, f"{base}/healthz"),
+            process(server, env, f"{base}/healthz", log_path=server_log),
         ):
-            print(f"... {args.clients} clients for {args.seconds:.0f} s", file=sys.stderr)
+            print(f"... {clients} clients for {seconds:.0f} s", file=sys.stderr)
             started = time.monotonic()
-            rec = asyncio.run(run_load(args.clients, args.seconds, base, secrets))
+            rec = asyncio.run(run_load(clients, seconds, base, secrets))
             elapsed = time.monotonic() - started
         # the server drained and stopped on SIGTERM: now check what it acknowledged
-        checks = verify(data, env, rec)
+        checks = verify(data, env, rec) | log_checks(server_log.read_text(errors="replace"))
     rows = [
         {
             "op": op,
@@ -191,19 +190,53 @@ def main(argv: list[str] | None = None) -> int:
         }
         for op, times in sorted(rec.latency.items())
     ]
-    write("load", rows)
-    write("load-checks", [checks])
-    errors = {op: msgs[:3] for op, msgs in rec.errors.items()}
-    if errors:
-        print(json.dumps({"sample_errors": errors}, indent=2), file=sys.stderr)
-    failed = (
-        any(rec.errors.values())
+    checks |= {
+        "clients": clients,
+        "seconds": round(elapsed, 1),
+        "requests_per_s": round(sum(r["count"] for r in rows) / elapsed, 1),
+        "errors": sum(len(v) for v in rec.errors.values()),
+        "sample_errors": {op: msgs[:3] for op, msgs in rec.errors.items()},
+    }
+    return rows, checks
+
+
+def log_checks(log: str) -> dict[str, int]:
+    """What the server's own log (JSON lines) says went wrong during the run."""
+    records = []
+    for line in log.splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            records.append({"level": "raw", "message": line})
+    return {
+        "database_locked": sum("database is locked" in json.dumps(r) for r in records),
+        "server_error_lines": sum(r.get("level") in ("error", "critical") for r in records),
+        "http_5xx": sum(isinstance(r.get("status"), int) and r["status"] >= 500 for r in records),
+    }
+
+
+def failed(checks: dict[str, Any]) -> bool:
+    return bool(
+        checks["errors"]
         or checks["lost_writes"]
         or checks["lost_extractions"]
         or checks["duplicated_or_wrong"]
         or checks["integrity_check"] != "ok"
+        or checks["database_locked"]
+        or checks["http_5xx"]
     )
-    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--keys", type=int, default=10)
+    args = parser.parse_args(argv)
+    rows, checks = run(args.clients, args.seconds, args.keys)
+    write("load", rows, {"checks": checks})
+    print(json.dumps(checks, indent=2), file=sys.stderr)
+    return 1 if failed(checks) else 0
 
 
 if __name__ == "__main__":

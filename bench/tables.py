@@ -323,6 +323,9 @@ def generate(results: Path, docs: Path, plots: Sequence[Path]) -> str:
     for name in ("gateway", "vectors", "load"):
         if name in payloads:
             parts += ["", generic(name, payloads[name])]
+    if "load" in payloads and "checks" in payloads["load"]:
+        checks = {k: v for k, v in payloads["load"]["checks"].items() if k != "sample_errors"}
+        parts += ["", "After the load run: " + ", ".join(f"{k} {v}" for k, v in checks.items())]
     parts += ["", END]
     return "\n".join(parts)
 
