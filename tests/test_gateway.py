@@ -409,11 +409,12 @@ MALFORMED: list[tuple[bytes, str | None, str]] = [
     (b'{"messages": [{"role": "system"}]}', "messages[0].content", "required for a 'system'"),
     # parts of an unknown type, or not parts at all
     (
-        _user('[{"type": "text", "text": "hi"}, {"type": "video_url", "video_url": {}}]'),
+        _user('[{"type": "text", "text": "hi"}, {"type": "hologram", "hologram": {}}]'),
         "messages[0].content[1].type",
-        "must be one of text, image_url, input_audio, file, refusal; got 'video_url'",
+        "must be one of text, image_url, input_audio, file, refusal, input_text, input_image, "
+        "video_url, audio_url; got 'hologram'",
     ),
-    (_user('[{"type": "input_text", "text": "x"}]'), "messages[0].content[0].type", "'input_text'"),
+    (_user('[{"type": "tex", "text": "x"}]'), "messages[0].content[0].type", "'tex'"),
     (_user('[{"text": "no type"}]'), "messages[0].content[0].type", "got none"),
     (_user('[{"type": 7}]'), "messages[0].content[0].type", "got number"),
     (_user('["just a string"]'), "messages[0].content[0]", "content part object, got string"),
@@ -457,6 +458,8 @@ def test_content_openai_accepts_is_forwarded(gateway: Gateway) -> None:
                 {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}},
                 {"type": "input_audio", "input_audio": {"data": "AA==", "format": "wav"}},
                 {"type": "file", "file": {"file_id": "file-1"}},
+                {"type": "video_url", "video_url": {"url": "https://example.invalid/v.mp4"}},
+                {"type": "input_text", "text": "as newer clients send it"},
             ],
         },
         {

@@ -59,7 +59,20 @@ def plan_memory(
 
 
 #: Content part types OpenAI's chat completions accept (anything else is a 400 there).
-CONTENT_PART_TYPES = ("text", "image_url", "input_audio", "file", "refusal")
+#: OpenAI's part types, plus the ones widely used OpenAI-compatible servers accept
+#: (vLLM's ``video_url``/``audio_url``; ``input_text``/``input_image`` of newer clients),
+#: so memoryd in front of them rejects only what no upstream would take.
+CONTENT_PART_TYPES = (
+    "text",
+    "image_url",
+    "input_audio",
+    "file",
+    "refusal",
+    "input_text",
+    "input_image",
+    "video_url",
+    "audio_url",
+)
 #: Roles whose content must be present (a string or parts); the others (an assistant turn
 #: with ``tool_calls``, a tool or function result) may send ``null`` or leave it out.
 CONTENT_REQUIRED_ROLES = frozenset({"system", "developer", "user"})
