@@ -430,6 +430,7 @@ class MemoryEngine:
     def drain(self, timeout: float | None = 30.0, *, include_index: bool = True) -> bool:
         """Wait for background extraction, embedding (unless ``include_index`` is false)
         and queued bookkeeping writes to finish."""
+        self.db.flush()  # extraction jobs reach the worker once their queue row commits
         ok = self.background.join(timeout)
         if include_index and self.indexer is not None:
             ok = self.indexer.join(timeout) and ok
