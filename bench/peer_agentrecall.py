@@ -73,6 +73,8 @@ class MiniLMOnnx:
         return 384
 
     def _pool(self, ids: Sequence[Sequence[int]]) -> Any:
+        # mirrors memoryd.embedding.onnx_minilm.pool_ids on purpose: this driver runs in
+        # the peer's venv, where memoryd is not importable, and must embed identically
         np = self._np
         width = max(len(row) for row in ids)
         input_ids = np.zeros((len(ids), width), dtype=np.int64)

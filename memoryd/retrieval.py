@@ -289,8 +289,7 @@ class Retriever:
                 vec_score=similarity.get(mid),
                 fts_score=bm25.get(mid),
             )
-            for mid, score in fused
-            if mid in found
+            for mid, score in fused  # every id is in found: _in_context got only those
         ]
 
     def _fuse(
