@@ -30,6 +30,8 @@ from memoryd.models import (
     MemoryType,
     NewMemory,
     Preview,
+    Reconcile,
+    Reconciled,
     utcnow,
 )
 from memoryd.providers import Provider, load_providers
@@ -87,10 +89,8 @@ class MemoryEngine:
         self.delete_listeners: list[DeleteListener] = []
         if indexer is not None:
             self.write_listeners.append(lambda memory: indexer.notify(memory.id))
-        self.extraction_stats = {"scheduled": 0, "stored": 0, "failed": 0}
-        self.extraction = ExtractionJobs(
-            db, self.background, self.create_many, self.extraction_stats
-        )
+        self.extraction_stats = {"scheduled": 0, "stored": 0, "failed": 0, "superseded": 0}
+        self.extraction = ExtractionJobs(db, self.background, self.reconcile, self.extraction_stats)
         self.retrieval_listeners: list[RetrievalListener] = []
 
     @classmethod
@@ -121,6 +121,47 @@ class MemoryEngine:
             lambda conn: [sql.upsert(conn, new, key, now) for new, key in checked]
         )
         self._written([memory for memory, _ in results])
+        return results
+
+    def reconcile(self, items: Iterable[Reconcile]) -> list[Reconciled]:
+        """Upsert facts and retire what they replace, all in one transaction.
+
+        Each item is a memory plus the slots (and ids) whose other current memories it
+        supersedes; superseded rows stay as history that retrieval skips. An item with
+        ``retract_ids`` and no memory only retires those ids (an LLM ``DELETE``).
+        """
+        checked = [
+            (item, *self._check_new(item.memory)) if item.memory is not None else (item, None, "")
+            for item in items
+        ]
+        now = utcnow()
+
+        def apply(conn: Any) -> list[Reconciled]:
+            out: list[Reconciled] = []
+            for item, new, key in checked:
+                if new is None:
+                    gone = sql.supersede(conn, item.owner, now=now, by=None, ids=item.retract_ids)
+                    out.append(Reconciled(None, False, gone))
+                    continue
+                memory, created = sql.upsert(conn, new, key, now)
+                gone = sql.supersede(
+                    conn,
+                    new.api_key_id,
+                    now=now,
+                    by=memory.id,
+                    slots=item.supersedes,
+                    ids=item.retract_ids,
+                )
+                out.append(Reconciled(memory, created, gone))
+            return out
+
+        if not checked:
+            return []
+        results = self.db.write(apply)
+        for result in results:
+            for memory_id in result.superseded:
+                self.cache.invalidate(memory_id)
+        self._written([r.memory for r in results if r.memory is not None])
         return results
 
     def update(
@@ -363,6 +404,14 @@ class MemoryEngine:
             self.extraction_stats["failed"] += 1
             return None
         return self.extraction.submit(owner, session_id, user_text, assistant_text, sources)
+
+    def extract_now(
+        self, owner: str, text: str, *, source: str = "user", session_id: str = ""
+    ) -> list[Reconciled]:
+        """Extract from one text and reconcile the facts now, on the caller's thread
+        (imports, the extraction benchmark, tests); the gateway uses the durable queue."""
+        require_owner(owner)
+        return self.extraction.extract_and_store(owner, session_id, [(text, source)])
 
     def recover_extractions(self) -> int:
         return self.extraction.recover()

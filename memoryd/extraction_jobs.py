@@ -13,11 +13,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection
 from concurrent.futures import Future
-from typing import Any
 
 from memoryd.background import BackgroundWorker
 from memoryd.core.extraction import Fact, extract_facts, fact_metadata
-from memoryd.models import MemoryType, NewMemory, to_iso, utcnow
+from memoryd.models import MemoryType, NewMemory, Reconcile, Reconciled, to_iso, utcnow
 from memoryd.storage import memories as sql
 from memoryd.storage.database import Database
 
@@ -31,7 +30,7 @@ class ExtractionJobs:
         self,
         db: Database,
         background: BackgroundWorker,
-        store: Callable[[list[NewMemory]], Any],
+        store: Callable[[list[Reconcile]], list[Reconciled]],
         stats: dict[str, int],
     ) -> None:
         self.db = db
@@ -94,28 +93,38 @@ class ExtractionJobs:
             if job_id is not None:
                 self.db.write(lambda conn: sql.unqueue_extraction(conn, job_id))
 
-    def extract_and_store(self, owner: str, session_id: str, texts: Texts) -> None:
+    def extract_and_store(self, owner: str, session_id: str, texts: Texts) -> list[Reconciled]:
+        """Rules extraction, then reconciliation: a fact of a single-valued slot
+        supersedes the owner's other memories of that slot."""
         extracted_at = to_iso(utcnow())
         unique: dict[str, Fact] = {}
         for text, source in texts:
             for fact in extract_facts(text, source=source):
                 unique.setdefault(fact.key, fact)  # the first occurrence wins
         items = [
-            NewMemory(
-                api_key_id=owner,
-                content=f.content,
-                key=f.key,
-                type=MemoryType(f.type),
-                session_id=session_id,
-                metadata=fact_metadata(f, extracted_at),
+            Reconcile(
+                owner,
+                NewMemory(
+                    api_key_id=owner,
+                    content=f.content,
+                    key=f.key,
+                    type=MemoryType(f.type),
+                    session_id=session_id,
+                    metadata=fact_metadata(f, extracted_at),
+                ),
+                supersedes=f.supersedes,
             )
             for f in unique.values()
         ]
         if not items:
-            return
+            return []
         try:
-            self.store(items)
+            results = self.store(items)
             self.stats["stored"] += len(items)
+            self.stats["superseded"] = self.stats.get("superseded", 0) + sum(
+                len(r.superseded) for r in results
+            )
+            return results
         except Exception:
             self.stats["failed"] += 1
             raise

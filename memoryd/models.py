@@ -70,9 +70,17 @@ class Memory:
     expires_at: datetime | None = None
     access_count: int = 0
     last_accessed_at: datetime | None = None
+    #: Set when a newer statement of the same slot replaced this one (kept as history).
+    superseded_at: datetime | None = None
+    superseded_by: str | None = None
+
+    @property
+    def slot(self) -> str | None:
+        slot = self.metadata.get("slot")
+        return slot if isinstance(slot, str) and slot else None
 
     def to_dict(self) -> dict[str, Any]:
-        """The camelCase memory object of SPEC §13."""
+        """The camelCase memory object of SPEC §13, plus the supersession history."""
         return {
             "id": self.id,
             "apiKeyId": self.api_key_id,
@@ -86,6 +94,8 @@ class Memory:
             "expiresAt": to_iso(self.expires_at) if self.expires_at else None,
             "accessCount": self.access_count,
             "lastAccessedAt": to_iso(self.last_accessed_at) if self.last_accessed_at else None,
+            "supersededAt": to_iso(self.superseded_at) if self.superseded_at else None,
+            "supersededBy": self.superseded_by,
         }
 
 
@@ -107,6 +117,25 @@ class NewMemory:
     expires_at: datetime | None = None
     created_at: datetime | None = None
     id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reconcile:
+    """One write of ``MemoryEngine.reconcile``: store ``memory`` (upsert on owner + key)
+    and mark the owner's other current memories of ``supersedes`` (slots) or
+    ``retract_ids`` as superseded by it. With ``memory`` None the ids are retracted."""
+
+    owner: str
+    memory: NewMemory | None
+    supersedes: tuple[str, ...] = ()
+    retract_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Reconciled:
+    memory: Memory | None
+    created: bool
+    superseded: list[str]
 
 
 @dataclass(frozen=True, slots=True)

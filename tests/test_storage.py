@@ -63,6 +63,7 @@ def test_fresh_db_records_every_migration_with_its_name(db: Database) -> None:
         (2, "memory_fts"),
         (3, "vec_memories"),
         (4, "extraction_queue"),
+        (5, "supersede"),
     ]
     assert db.capabilities.deferred_migrations == ()
 
@@ -73,7 +74,7 @@ def test_reopening_applies_nothing_new(tmp_path: Path) -> None:
         before = _rows(first.read(), "SELECT * FROM schema_migrations ORDER BY version")
     with Database(path, load_vec=False) as second:
         after = _rows(second.read(), "SELECT * FROM schema_migrations ORDER BY version")
-    assert len(before) == 4
+    assert len(before) == 5
     assert after == before  # same rows, same applied_at: nothing re-applied
 
 
@@ -122,7 +123,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         assert "memories" in tables
         assert "memory_fts" not in tables
-        assert _rows(conn, "SELECT version FROM schema_migrations") == [(1,), (3,), (4,)]
+        assert _rows(conn, "SELECT version FROM schema_migrations") == [(1,), (3,), (4,), (5,)]
 
         _insert_raw(conn, "pre-fts", "key-a", "legacy row about kubernetes", "legacy:k8s")
 
@@ -132,6 +133,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (2,),
             (3,),
             (4,),
+            (5,),
         ]
         found = _rows(
             conn,

@@ -33,11 +33,20 @@ MAX_FACT_LENGTH = 500
 class Fact:
     """One extracted statement, ready to be stored as a memory."""
 
-    category: str  # "preference" | "decision" | "pattern"
-    type: str  # "factual" for preference/pattern, "episodic" for decision
-    key: str  # category + ":" + slugify(object)
+    category: str  # the kind: "identity", "location", "work", ..., "preference"
+    type: str  # "factual", or "episodic" for decisions and plans
+    key: str  # slot (or category) + ":" + slug of the value, so history rows differ
     content: str  # third-person statement that keeps polarity
     source: str  # "user" or "assistant"
+    slot: str | None = None  # what the fact is about: "home_location", "pet:dog:name"
+    single: bool = False  # a new value of a single-valued slot supersedes the old one
+    replaces: tuple[str, ...] = ()  # further slots a new value supersedes
+
+    @property
+    def supersedes(self) -> tuple[str, ...]:
+        """The slots whose other current memories this fact retires."""
+        own = (self.slot,) if self.single and self.slot else ()
+        return own + self.replaces
 
 
 _TYPE_OF = {"preference": "factual", "decision": "episodic", "pattern": "factual"}
@@ -219,4 +228,7 @@ def extract_facts(text: object, *, source: str = "user") -> list[Fact]:
 
 def fact_metadata(fact: Fact, extracted_at: str) -> dict[str, str]:
     """The metadata stored with an extracted memory (camelCase, as on the wire)."""
-    return {"category": fact.category, "extractedAt": extracted_at, "source": fact.source}
+    meta = {"category": fact.category, "extractedAt": extracted_at, "source": fact.source}
+    if fact.slot:
+        meta["slot"] = fact.slot
+    return meta

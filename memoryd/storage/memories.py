@@ -20,8 +20,11 @@ from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, parse_iso
 
 COLUMNS = (
     "m.id, m.api_key_id, m.session_id, m.type, m.key, m.content, m.metadata, "
-    "m.created_at, m.updated_at, m.expires_at, m.access_count, m.last_accessed_at"
+    "m.created_at, m.updated_at, m.expires_at, m.access_count, m.last_accessed_at, "
+    "m.superseded_at, m.superseded_by"
 )
+#: How many values ``COLUMNS`` selects (extra selected values follow at this index).
+NCOLS = 14
 
 
 def _opt_time(value: object) -> datetime | None:
@@ -49,6 +52,8 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
         expires_at=_opt_time(row[9]),
         access_count=int(row[10] or 0),
         last_accessed_at=_opt_time(row[11]),
+        superseded_at=_opt_time(row[12]),
+        superseded_by=row[13] or None,
     )
 
 
@@ -66,10 +71,14 @@ class Filter:
     session_id: str | None = None
     created_after: datetime | None = None
     type: MemoryType | None = None
+    #: Superseded memories are history: retrieval never sees them.
+    current_only: bool = True
 
     def sql(self) -> tuple[str, list[Any]]:
         clauses = ["(m.expires_at IS NULL OR m.expires_at > ?)"]
         params: list[Any] = [to_iso(self.now)]
+        if self.current_only:
+            clauses.append("m.superseded_at IS NULL")
         if self.owners is not None:
             marks = ", ".join("?" for _ in self.owners) or "NULL"
             clauses.insert(0, f"m.api_key_id IN ({marks})")
@@ -148,8 +157,9 @@ def list_page(
     q: str | None,
     limit: int,
     offset: int,
+    include_superseded: bool = False,
 ) -> tuple[list[Memory], int, dict[str, int]]:
-    clauses: list[str] = []
+    clauses: list[str] = [] if include_superseded else ["m.superseded_at IS NULL"]
     params: list[Any] = []
     if owner is not None:
         clauses.append("m.api_key_id = ?")
@@ -216,13 +226,13 @@ def fts_search(conn: Any, match: str, flt: Filter, limit: int) -> list[tuple[Mem
         f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
         [match, *params, limit],
     )
-    return [(row_to_memory(r), -float(r[12])) for r in rows]
+    return [(row_to_memory(r), -float(r[NCOLS])) for r in rows]
 
 
 def older_than(conn: Any, owner: str, cutoff: datetime) -> list[Memory]:
     rows = conn.execute(
         f"SELECT {COLUMNS} FROM memories m WHERE m.api_key_id = ? AND m.created_at < ? "
-        "ORDER BY m.created_at ASC, m.seq ASC",
+        "AND m.superseded_at IS NULL ORDER BY m.created_at ASC, m.seq ASC",
         (owner, to_iso(cutoff)),
     )
     return [row_to_memory(r) for r in rows]
@@ -271,14 +281,18 @@ def owners(conn: Any) -> list[str]:
 
 
 def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, bool]:
-    """Insert, or update in place on ``(owner, key)``; returns ``(memory, created)``."""
+    """Insert, or update in place on ``(owner, key)``; returns ``(memory, created)``.
+
+    Stating a superseded memory again makes it current again (it is a refresh).
+    """
     existing = get_by_key(conn, new.api_key_id, key)
     expires = to_iso(new.expires_at) if new.expires_at else None
     if existing is not None:
         merged = {**existing.metadata, **(new.metadata or {})}
         conn.execute(
             "UPDATE memories SET content = ?, type = ?, session_id = ?, expires_at = ?, "
-            "metadata = ?, updated_at = ?, "
+            "metadata = ?, slot = ?, updated_at = ?, superseded_at = NULL, "
+            "superseded_by = NULL, "
             "needs_reindex = CASE WHEN content IS NOT ? THEN 1 ELSE needs_reindex END "
             "WHERE id = ?",
             (
@@ -287,6 +301,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
                 new.session_id,
                 expires,
                 _dumps(merged),
+                slot_of(merged),
                 to_iso(now),
                 new.content,
                 existing.id,
@@ -299,7 +314,8 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
     created = new.created_at or now
     conn.execute(
         "INSERT INTO memories (id, api_key_id, session_id, type, key, content, metadata, "
-        "created_at, updated_at, expires_at, needs_reindex) VALUES (?,?,?,?,?,?,?,?,?,?,1)",
+        "slot, created_at, updated_at, expires_at, needs_reindex) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,1)",
         (
             memory_id,
             new.api_key_id,
@@ -308,6 +324,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
             key,
             new.content,
             _dumps(new.metadata or {}),
+            slot_of(new.metadata or {}),
             to_iso(created),
             to_iso(created),
             expires,
@@ -316,6 +333,51 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
     stored = get(conn, memory_id)
     assert stored is not None
     return stored, True
+
+
+def slot_of(metadata: dict[str, Any]) -> str | None:
+    slot = metadata.get("slot")
+    return slot if isinstance(slot, str) and slot else None
+
+
+def supersede(
+    conn: Any,
+    owner: str,
+    *,
+    now: datetime,
+    by: str | None,
+    slots: Sequence[str] = (),
+    ids: Sequence[str] = (),
+) -> list[str]:
+    """Mark the owner's current memories of ``slots`` (or with ``ids``) as superseded
+    by memory ``by`` (None: retracted); ``by`` itself is never marked. Returns the ids."""
+    targets: list[str] = []
+    params: list[Any] = []
+    if slots:
+        targets.append(f"m.slot IN ({', '.join('?' for _ in slots)})")
+        params += list(slots)
+    if ids:
+        targets.append(f"m.id IN ({', '.join('?' for _ in ids)})")
+        params += list(ids)
+    if not targets:
+        return []
+    rows = conn.execute(
+        "UPDATE memories AS m SET superseded_at = ?, superseded_by = ? "
+        f"WHERE m.api_key_id = ? AND ({' OR '.join(targets)}) AND m.superseded_at IS NULL "
+        "AND m.id IS NOT ? RETURNING m.id",
+        [to_iso(now), by, owner, *params, by],
+    )
+    return [r[0] for r in rows]
+
+
+def restore_history(
+    conn: Any, memory_id: str, superseded_at: datetime | None, superseded_by: str | None
+) -> None:
+    """Set a memory's supersession as an import found it (history round-trips)."""
+    conn.execute(
+        "UPDATE memories SET superseded_at = ?, superseded_by = ? WHERE id = ?",
+        (to_iso(superseded_at) if superseded_at else None, superseded_by, memory_id),
+    )
 
 
 def update(conn: Any, memory_id: str, patch: MemoryPatch, now: datetime) -> Memory | None:
@@ -331,8 +393,8 @@ def update(conn: Any, memory_id: str, patch: MemoryPatch, now: datetime) -> Memo
         sets.append("content = ?")
         params.append(patch.content)
     if patch.metadata is not None:
-        sets.append("metadata = ?")
-        params.append(_dumps(patch.metadata))
+        sets.append("metadata = ?, slot = ?")
+        params += [_dumps(patch.metadata), slot_of(patch.metadata)]
     if patch.clear_expiry:
         sets.append("expires_at = NULL")
     elif patch.expires_at is not None:
