@@ -1,0 +1,142 @@
+"""Rule-based fact extraction (issue 15; SPEC §5 as amended): what people state about
+themselves, as short third-person memories with a slot.
+
+Pure and stdlib-only, deterministic and never raising: ``segment`` cuts a message down
+to declarative first-person clauses (dropping questions, hypotheticals, task material,
+fiction, quoted and reported speech, code and memoryd's own injected block), the rule
+table in ``table`` turns each clause into at most a few ``Fact`` s, and ``grammar``
+writes them in the third person. A fact's ``slot`` says what it is about; a new value
+of a ``single`` slot supersedes the owner's older memory of that slot when the engine
+stores it (``MemoryEngine.reconcile``).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+from memoryd.core.extraction.rules import Draft
+from memoryd.core.extraction.segment import MAX_INPUT_CHARS, clauses, prepare
+from memoryd.core.extraction.table import RULES
+
+__all__ = [
+    "MAX_FACT_LENGTH",
+    "MAX_INPUT_CHARS",
+    "MIN_FACT_LENGTH",
+    "Fact",
+    "extract_facts",
+    "fact_metadata",
+    "slugify",
+]
+
+MIN_FACT_LENGTH = 3
+MAX_FACT_LENGTH = 500
+_EPISODIC = frozenset({"plans", "decision"})
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One extracted statement, ready to be stored as a memory."""
+
+    category: str  # the kind: "identity", "location", "work", ..., "likes", "plans"
+    type: str  # "factual", or "episodic" for decisions and plans
+    key: str  # slot (+ ":" + value slug for single-valued slots): history rows differ
+    content: str  # third-person statement that keeps polarity
+    source: str  # "user" or "assistant"
+    slot: str | None = None  # what the fact is about: "home_location", "pet:dog:name"
+    single: bool = False  # a new value of a single-valued slot supersedes the old one
+    replaces: tuple[str, ...] = ()  # further slots a new value supersedes
+
+    @property
+    def supersedes(self) -> tuple[str, ...]:
+        """The slots whose other current memories this fact retires."""
+        own = (self.slot,) if self.single and self.slot else ()
+        return own + self.replaces
+
+
+def _is_slug_char(char: str) -> bool:
+    """Letters and digits of every script, plus combining marks (Devanagari, etc.)."""
+    return char.isalnum() or unicodedata.category(char).startswith("M")
+
+
+def slugify(text: str, limit: int = 40) -> str:
+    """Lower-case, non-alphanumeric runs to "_", first `limit` chars, "_" trimmed.
+
+    Letters of every script count, so 咖啡 and 茶 get distinct keys; NFC first so a
+    decomposed "café" slugs the same as a precomposed one.
+    """
+    limit = max(limit, 0)
+    out: list[str] = []
+    for char in unicodedata.normalize("NFC", text.lower()):
+        if len(out) >= limit:
+            break
+        if _is_slug_char(char):
+            out.append(char)
+        elif not out or out[-1] != "_":
+            out.append("_")
+    return "".join(out[:limit]).strip("_")
+
+
+def _clip(content: str) -> str:
+    """Cap content at MAX_FACT_LENGTH, cutting at a word boundary when one is near."""
+    if len(content) <= MAX_FACT_LENGTH:
+        return content
+    cut = content[:MAX_FACT_LENGTH]
+    space = cut.rfind(" ")
+    if space >= MAX_FACT_LENGTH // 2:
+        cut = cut[:space]
+    return cut.rstrip()
+
+
+def _long_enough(value: str) -> bool:
+    """MIN_FACT_LENGTH characters, a number (an age), or one wide letter (茶)."""
+    if len(value) >= MIN_FACT_LENGTH or value.isdigit():
+        return True
+    return any(c.isalnum() and unicodedata.east_asian_width(c) in {"W", "F"} for c in value)
+
+
+def _fact(draft: Draft, source: str) -> Fact | None:
+    slot = ":".join(filter(None, (slugify(part, 60) for part in draft.slot.split(":"))))
+    value = slugify(draft.value)
+    if not slot or not value or not _long_enough(draft.value.strip()):
+        return None
+    key = f"{slot}:{value}" if draft.single else slot
+    content = _clip(" ".join(draft.content.split()).rstrip(" ,;:"))
+    kind = "episodic" if draft.episodic or draft.kind in _EPISODIC else "factual"
+    return Fact(draft.kind, kind, key, content, source, slot, draft.single, draft.replaces)
+
+
+def extract_facts(text: object, *, source: str = "user") -> list[Fact]:
+    """Every fact stated in `text`, in order; duplicate keys keep the first. Pure."""
+    if not isinstance(text, str) or not text:
+        return []
+    # An exact str copy, so a str subclass cannot override the methods used below.
+    body = prepare(str.__str__(text))
+    facts: list[Fact] = []
+    seen: set[str] = set()
+    for clause in clauses(body):
+        for draft in _match(clause.text):
+            fact = _fact(draft, source)
+            if fact is not None and fact.key not in seen:
+                seen.add(fact.key)
+                facts.append(fact)
+    return facts
+
+
+def _match(clause: str) -> list[Draft]:
+    for _kind, pattern, build in RULES:
+        m = pattern.match(clause)
+        if m is None:
+            continue
+        drafts = build(m, clause)
+        if drafts:
+            return drafts
+    return []
+
+
+def fact_metadata(fact: Fact, extracted_at: str) -> dict[str, str]:
+    """The metadata stored with an extracted memory (camelCase, as on the wire)."""
+    meta = {"category": fact.category, "extractedAt": extracted_at, "source": fact.source}
+    if fact.slot:
+        meta["slot"] = fact.slot
+    return meta

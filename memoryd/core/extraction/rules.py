@@ -1,0 +1,491 @@
+"""The rule table: which clauses state a fact, what the fact's slot is, and its text.
+
+Each rule is anchored at the start of a clause that ``segment`` already cleaned (no
+questions, quotes, tasks, hypotheticals), so a rule only has to recognise one way of
+saying one kind of thing. The first rule that accepts a clause wins. A slot names what
+the fact is about; ``single`` slots hold one value at a time, so a new value
+supersedes the old memory (reconciliation happens in the engine).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from memoryd.core.extraction import lexicon as lx
+from memoryd.core.extraction.grammar import rewrite
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    kind: str
+    slot: str
+    value: str
+    content: str
+    single: bool = False
+    episodic: bool = False
+    replaces: tuple[str, ...] = ()
+
+
+Build = Callable[[re.Match[str], str], list[Draft] | None]
+
+# -- pieces of patterns ----------------------------------------------------------------
+AM = r"I(?:'m|\s+am|m|\s+m)"
+HAVE = r"I(?:'ve|\s+have)"
+ADV = (
+    r"(?:(?:really|also|just|currently|still|now|actually|mostly|usually|always|"
+    r"generally|recently|finally|only|even|absolutely|totally|definitely|primarily|"
+    r"mainly|basically|officially|already|kind\s+of|sort\s+of|pretty\s+much|"
+    r"personally|honestly|literally|truly|genuinely|seriously|secretly|happily|"
+    r"proudly|exclusively|newly|currently|mostly)\s+)*"
+)
+NOT = r"(?:don't|do\s+not|dont|never|no\s+longer|can't|cannot|can\s+not|won't|didn't)"
+V = r"(?P<v>.+)"
+NAME = r"(?P<v>(?-i:[A-Z\u00c0-\u024f][\w\u00c0-\u024f'.-]*)(?:\s+(?-i:[A-Z\u00c0-\u024f][\w\u00c0-\u024f'.-]*)){0,2})"
+
+_CUT = re.compile(
+    r"\s+(?:because|since|which|who|whom|that's|so\s+that|so|but|though|although|when|"
+    r"whenever|while|where|if|until|unless|and\s+(?:I|I'm|I've|my|we)|as\s+well\s+as|"
+    r"and\s+it|and\s+that|and\s+want|and\s+need|and\s+would|cause|cuz|coz|haha|lol|"
+    r"thanks|thank\s+you|btw|though)\b.*$|\s+[-\u2013\u2014]+\s.*$|\s*\u2014.*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_TAIL = re.compile(
+    r"(?:\s+(?:now|anymore|any\s+more|these\s+days|nowadays|at\s+the\s+moment|atm|"
+    r"right\s+now|currently|too|as\s+well|lol|haha|btw|by\s+the\s+way|fyi|though|"
+    r"either|also|still|again|instead|for\s+now|by\s+now|actually|honestly|"
+    r"really|tbh|though|ok|okay|originally|here|haha|by\s+the\s+way))+\s*$"
+    r"|[\s,;:!.\u2026~*\"']+$",
+    re.IGNORECASE,
+)
+
+
+def trim(value: str) -> str:
+    """The value without what follows it in the clause and without filler at its end."""
+    value = _CUT.sub("", value.strip())
+    for _ in range(3):
+        shorter = _TAIL.sub("", value).strip()
+        if shorter == value:
+            break
+        value = shorter
+    return value.strip(" ,;:!.\"'")
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^\w]+", "_", text.lower()).strip("_")[:40]
+
+
+def deictic(value: str) -> bool:
+    """A value that points at the conversation ("it", "your answer"), not at a thing."""
+    low = value.lower()
+    first = low.split(" ", 1)[0] if low else ""
+    return not low or low in lx.DEICTIC or first in lx.DEICTIC or first in ("your", "you")
+
+
+def find(words: dict[str, str] | frozenset[str], text: str) -> str | None:
+    """The longest lexicon phrase in ``text`` (whole words), or None."""
+    low = " " + re.sub(r"[^\w+#.!'/-]+", " ", text.lower()) + " "
+    best: str | None = None
+    for size in (3, 2, 1):
+        tokens = low.split()
+        for i in range(len(tokens) - size + 1):
+            phrase = " ".join(tokens[i : i + size]).strip(".,'")
+            if phrase in words and (best is None or len(phrase) > len(best)):
+                best = phrase
+        if best:
+            return best
+    return best
+
+
+def tidy(clause: str) -> str:
+    """The clause as a memory's text: filler and trailing punctuation dropped."""
+    text = clause.strip()
+    for _ in range(3):
+        shorter = _TAIL.sub("", text).strip()
+        if shorter == text:
+            break
+        text = shorter
+    return text.strip(" ,;:!.\"'")
+
+
+def said(m: re.Match[str], value: str = "", *, team: bool = False) -> str:
+    """The whole clause in the third person: more context than the bare value, and
+    every detail the user gave next to it ("a 6-year-old boy named Eli")."""
+    return rewrite(tidy(m.string), team=team)
+
+
+def one(kind: str, slot: str, value: str, content: str, **kw: object) -> list[Draft]:
+    return [Draft(kind, slot, value, content, **kw)]  # type: ignore[arg-type]
+
+
+# -- builders -------------------------------------------------------------------------
+
+
+def simple(
+    kind: str, slot: str, *, single: bool = False, episodic: bool = False, team: bool = False
+) -> Build:
+    """The value is the rest of the clause; ``{}`` in the slot is the value's slug."""
+
+    def build(m: re.Match[str], clause: str) -> list[Draft] | None:
+        value = trim(m["v"])
+        if len(value) < 2 or deictic(value):
+            return None
+        name = slot.format(slug(value))
+        content = said(m, team=team)
+        return one(kind, name, value, content, single=single, episodic=episodic)
+
+    return build
+
+
+def name_of(slot: str, render: str) -> Build:
+    def build(m: re.Match[str], clause: str) -> list[Draft] | None:
+        value = trim(m["v"])
+        words = value.split()
+        if not words or len(words) > 4 or deictic(value) or value.lower() in lx.NOT_NAMES:
+            return None
+        if words[0].lower() in lx.NOT_NAMES or value.lower().endswith("ing"):
+            return None
+        return one("identity", slot, value, render.format(value), single=True)
+
+    return build
+
+
+_HOBBYIST = re.compile(r"\b(?:amateur|hobby|hobbyist|weekend|aspiring|keen|avid|passionate)\b")
+
+
+def im_a(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """"I'm a/an X": a diet, a job (maybe "at Y"), a parent, or another identity."""
+    value = trim(m["v"])
+    if deictic(value) or len(value) < 3:
+        return None
+    low = value.lower()
+    content = said(m)
+    if re.match(r"(?:big\s+|huge\s+|massive\s+)?fan\b", low):
+        return likes(m, clause)
+    diet = find(lx.DIETS, low)
+    if diet and len(low.split()) <= 3:
+        return one("diet", "diet", diet, content, single=diet in lx.MAIN_DIETS)
+    if re.match(r"(?:single\s+|proud\s+|new\s+|first-time\s+)?(?:mom|mum|mother|dad|father|parent)\b", low):
+        return one("family", "family:parent", value, content, single=True)
+    if re.search(r"\bspeaker\b", low):
+        return one("languages", f"language:{slug(value)}", value, content)
+    at = re.match(r"(?P<role>.+?)\s+(?:at|for|with|in)\s+(?P<org>.+)$", value, re.I)
+    role = (at["role"] if at else value).strip()
+    head = role.lower().split()[-1] if role.split() else ""
+    if _HOBBYIST.search(low):
+        return one("hobbies", f"hobbies:{slug(role)}", role, content)
+    if _is_job(role.lower(), head):
+        past = bool(re.match(r"I\s+(?:was|used\s+to\s+be)\b", clause, re.I))
+        if past:
+            return one("work", f"past_occupation:{slug(role)}", role, content)
+        slots = ("employer",) if at and at["org"][:1].isupper() else ()
+        return one("work", "occupation", role, content, single=True, replaces=slots)
+    return one("identity", f"identity:{slug(value)}", value, content)
+
+
+def _is_job(role: str, head: str) -> bool:
+    if role in lx.NOT_OCCUPATIONS or head in lx.NOT_OCCUPATIONS:
+        return False
+    words = role.split()
+    if any(" ".join(words[i:]) in lx.OCCUPATIONS for i in range(len(words))):
+        return True
+    return head.endswith(lx.OCCUPATION_SUFFIXES) and len(head) > 4
+
+
+_ORG = re.compile(r"(?:the\s+)?(?-i:[A-Z0-9][\w&'.-]*)(?:\s+(?:(?-i:[A-Z0-9&][\w&'.-]*)|of|de|and|&))*")
+
+
+def works(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """Employer (and role) from "I work at X (as a Y)" and the like: one memory whose
+    slot is the employer and that also retires the old role when it names one."""
+    value = trim(m["v"])
+    if deictic(value):
+        return None
+    as_role = re.search(r"\s+as\s+(?:an?\s+|the\s+)?(?P<role>.+)$", value, re.I)
+    org_text = value[: as_role.start()] if as_role else value
+    org = _ORG.match(org_text)
+    name = org[0] if org else org_text
+    replaces = ("occupation",) if as_role else ()
+    if not org and re.match(r"(?:home|remotely|remote)\b", org_text, re.I):
+        return one("work", "work_pattern", org_text, said(m), single=True)
+    return one("work", "employer", name, said(m), single=True, replaces=replaces)
+
+
+def lives(m: re.Match[str], clause: str) -> list[Draft] | None:
+    value = trim(m["v"])
+    if deictic(value) or find(lx.TECH, value) and not value[:1].isupper():
+        return None
+    if find(lx.TECH, value) and lx.TECH[find(lx.TECH, value) or ""] != "language":
+        if not re.search(r"\b(?:in|to)\s+(?-i:[A-Z])", m.string[: m.start("v") + 1]):
+            return None
+    low = value.lower()
+    content = said(m)
+    if low.startswith(("a ", "an ")) and not value.split()[-1][:1].isupper():
+        kind = lx.POSSESSIONS.get(find(lx.POSSESSIONS, low) or "", "home")
+        slot = "home_type" if kind == "home" else kind
+        return one("possessions", slot, value, content, single=True)
+    if low.startswith(("with ", "alone", "by myself", "on my own")):
+        return one("location", "living_situation", value, content, single=True)
+    return one("location", "home_location", value, content, single=True)
+
+
+_PRIMARY = re.compile(r"\b(?:mostly|mainly|primarily|main|chiefly|predominantly)\b", re.I)
+
+
+def tech(mode: str, *, lenient: bool = False) -> Build:
+    """A tool, language or platform: the lexicon decides the slot. Editors and OSes
+    are one at a time; "mostly"/"main" makes a primary one; a switch retires the
+    category's other tools."""
+
+    def build(m: re.Match[str], clause: str) -> list[Draft] | None:
+        value = trim(m["v"])
+        if deictic(value):
+            return None
+        found = find(lx.TECH, value)
+        owned = find(lx.POSSESSIONS, value)
+        team = bool(re.match(r"(?:we|our)\b", clause, re.I))
+        content = said(m, team=team)
+        kind = lx.POSSESSIONS.get(owned or "")
+        if kind in ("phone", "laptop", "computer", "tablet"):
+            replaces = (kind,) if mode == "switch" else ()
+            return one("possessions", str(kind), value, content, single=True, replaces=replaces)
+        if found is None:
+            if not lenient or len(value) < 2:
+                return None
+            return one("stack", f"tool:other:{slug(value)}", value, content)
+        category = lx.TECH[found]
+        if mode == "prefer":
+            return one("stack", f"preference:{category}", value, content, single=True)
+        if mode == "switch" or category in lx.SINGLE_TECH:
+            replaces = (
+                (f"tool:{category}:*", f"preference:{category}", f"primary:{category}")
+                if mode == "switch"
+                else ()
+            )
+            if category in lx.SINGLE_TECH:
+                return one("stack", f"tool:{category}", value, content, single=True,
+                           replaces=replaces)
+            return one("stack", f"tool:{category}:{slug(found)}", value, content,
+                       replaces=replaces)
+        if _PRIMARY.search(clause):
+            return one("stack", f"primary:{category}", value, content, single=True)
+        return one("stack", f"tool:{category}:{slug(found)}", value, content)
+
+    return build
+
+
+def likes(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """Likes and dislikes: one slot per thing, so a change of heart replaces it."""
+    value = trim(m["v"])
+    if deictic(value) or len(value) < 3:
+        return None
+    negative = bool(_NEGATIVE.match(clause))
+    content = said(m)
+    if negative and not re.search(r"\b(?:not|no|hates?|dislikes?|can ?not|never)\b", content):
+        content = f"User dislikes {value} ({content})"
+    return one("likes", f"opinion:{slug(value)}", value + ("/-" if negative else "/+"),
+               content, single=True)
+
+
+_NEGATIVE = re.compile(
+    rf"^(?:I|we)\s+(?:\w+\s+)?(?:{NOT}|do\s+not|does\s+not|did\s+not|hate|dislike|detest|loathe|"
+    r"despise|cannot\s+stand|cannot\s+bear|avoid|have\s+gone\s+off|went\s+off|gone\s+off|"
+    r"am\s+(?:not|no\s+longer|sick|tired|over|done\s+with))",
+    re.IGNORECASE,
+)
+
+
+def prefers(m: re.Match[str], clause: str) -> list[Draft] | None:
+    value = trim(m["v"])
+    if deictic(value) or len(value) < 2:
+        return None
+    head = re.split(r"\s+(?:over|to|rather\s+than|instead\s+of|than)\s+", value, maxsplit=1)[0]
+    if find(lx.TECH, head):
+        return tech("prefer")(m, clause)
+    return one("likes", f"preference:{slug(head)}", value, said(m), single=True)
+
+
+def favorite(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """"my favorite band is X": one favorite per thing, a new one replaces it."""
+    value = trim(m["v"])
+    if deictic(value) or len(value) < 2:
+        return None
+    what = m["what"] if "what" in m.groupdict() and m["what"] else ""
+    if what:
+        return one("likes", f"favorite:{slug(what)}", value, said(m), single=True)
+    return one("likes", f"opinion:{slug(value)}", value + "/+",
+               f"{value} {m['be'] if 'be' in m.groupdict() and m['be'] else 'is'} "
+               f"User's favorite{(' ' + m['kind2']) if 'kind2' in m.groupdict() and m['kind2'] else ''}",
+               single=True)
+
+
+def pet(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """"my dog is called Rex", "I have a cat named Luna", "our dog Pepper ..."."""
+    kind_text = m["kind"].lower()
+    kind = lx.PETS.get(kind_text) or lx.PETS.get(kind_text.split()[-1])
+    if kind is None:
+        return None
+    name = trim(m["v"]) if m["v"] else ""
+    content = said(m)
+    if name and not deictic(name) and len(name.split()) <= 4 and name.lower() not in lx.NOT_NAMES:
+        return one("pets", f"pet:{kind}:name", name, content, single=True)
+    return one("pets", f"pet:{kind}", kind_text, content)
+
+
+def relation(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """"my brother Tom lives in Oslo", "my wife, Aiko, is a doctor", "my son is 5"."""
+    rel = re.sub(r"^(?:new|current|ex-?|late|former|old|future|soon-to-be|little|big|"
+                 r"older|younger|baby|eldest|oldest|youngest|two|three)\s+", "",
+                 m["rel"].lower())
+    if rel not in lx.RELATIONS:
+        return None
+    rest = trim(m["v"])
+    if not rest or deictic(rest):
+        return None
+    content = said(m)
+    name = re.match(r"(?-i:[A-Z][\w'-]+)(?=\s|,|$)", rest)
+    tail = (m["tail"] or "").strip().lower() if "tail" in m.groupdict() else ""
+    naming = bool(re.match(r"(?:'s\s+name|name|is\s+(?:called|named))", tail))
+    if rel in lx.SINGLE_RELATIONS and (naming or name):
+        who = name[0] if name else rest
+        return one("family", f"family:{slug(rel)}", who, content, single=True)
+    who = name[0] if name else ""
+    slot = f"family:{slug(rel)}" + (f":{slug(who)}" if who else f":{slug(rest)}")
+    return one("family", slot, rest, content)
+
+
+def condition(m: re.Match[str], clause: str) -> list[Draft] | None:
+    value = trim(m["v"])
+    if deictic(value):
+        return None
+    verb = m["verb"].lower()
+    if not find(frozenset(lx.CONDITIONS), value) and not re.search(
+        r"diagnos|suffer|struggle|living\s+with|live\s+with|recover|treated", verb
+    ):
+        return None
+    return one("health", f"health:{slug(value)}", value, said(m))
+
+
+def possession(m: re.Match[str], clause: str) -> list[Draft] | None:
+    value = trim(m["v"])
+    if deictic(value):
+        return None
+    what = m["what"].lower() if "what" in m.groupdict() and m["what"] else ""
+    found = find(lx.POSSESSIONS, what) or find(lx.POSSESSIONS, value)
+    content = said(m)
+    if found is None:
+        tech_word = find(lx.TECH, value)
+        if tech_word and lx.TECH[tech_word] == "hardware":
+            return one("stack", f"tool:hardware:{slug(tech_word)}", value, content)
+        bought = re.search(r"\b(?:bought|purchased|own|drive|ride)\b", clause[: m.start("v")], re.I)
+        if what or bought:
+            return one("possessions", f"owns:{slug(what or value)}", value, content)
+        return None
+    kind = lx.POSSESSIONS[found]
+    single = kind in lx.SINGLE_POSSESSIONS
+    slot = kind if single else f"owns:{slug(value)}"
+    return one("possessions", slot, value, content, single=single)
+
+
+def language(m: re.Match[str], clause: str) -> list[Draft] | None:
+    value = trim(m["v"])
+    found = find(lx.LANGUAGES, value) or find(lx.LANGUAGES, m.string)
+    if not found:
+        return None
+    learning = re.search(r"learn|study|studying|practi|brush|taking|classes|lessons|duolingo",
+                         m.string, re.I)
+    slot = ("learning:" if learning else "language:") + slug(found)
+    return one("languages", slot, value, said(m))
+
+
+_UNITS = re.compile(r"\b(?:metric|imperial|celsius|fahrenheit|kilograms?|pounds|kg|lbs?|miles|kilometers|km)\b", re.I)
+_LENGTH = re.compile(r"\b(?:short|shorter|brief|concise|succinct|detailed|thorough|long|longer|in-depth|in\s+depth|verbose|terse|comprehensive)\b", re.I)
+
+
+def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """A standing instruction to the assistant. Language, units and answer length are
+    one at a time ("switch to metric" replaces "use imperial")."""
+    value = trim(m["v"])
+    value = re.sub(r"^(?:please|pls|kindly)\s+|\s+(?:please|pls|plz|thanks|thx)$", "", value, flags=re.I)
+    if len(value) < 3 or deictic(value):
+        return None
+    slot = f"instruction:{slug(value)}"
+    single = True
+    lang = find(lx.LANGUAGES, value)
+    if lang and re.search(r"\b(?:answer|reply|respond|write|talk|speak|in)\b", value, re.I):
+        slot = "instruction:language"
+    elif _UNITS.search(value):
+        slot = "instruction:units"
+    elif _LENGTH.search(value) and re.search(r"\b(?:answers?|responses?|replies|explanations?|it)\b", value, re.I):
+        slot = "instruction:length"
+    else:
+        single = False
+    content = f"User wants the assistant to {value[0].lower()}{value[1:]}"
+    if re.match(r"(?:I|we)\b", value):
+        content = rewrite(value)
+    return one("instructions", slot, value, content, single=single)
+
+
+def hobby(kind: str = "hobbies") -> Build:
+    def build(m: re.Match[str], clause: str) -> list[Draft] | None:
+        value = trim(m["v"])
+        if deictic(value) or len(value) < 3 or value.lower().startswith(("your ", "you ")):
+            return None
+        return one(kind, f"{kind}:{slug(value)}", value, said(m))
+
+    return build
+
+
+_EVENTS = (
+    r"wedding|exam|interview|appointment|surgery|operation|trip|flight|presentation|"
+    r"deadline|conference|marathon|race|test|recital|concert|gig|vacation|holiday|move|"
+    r"defen[cs]e|launch|checkup|check-up|due\s+date|graduation|party|ceremony|exams|"
+    r"thesis\s+defen[cs]e|visit|honeymoon|road\s+trip|retreat|competition|tournament|"
+    r"audition|performance|hearing|court\s+date|closing|baby\s+shower|birthday"
+)
+EVENTS = re.compile(rf"\b(?P<event>{_EVENTS})\b", re.I)
+_NOT_A_PLAN = re.compile(
+    r"(?:know|ask|understand|see|check|make\s+sure|find\s+out|figure|try|get\s+(?:a|an|some|"
+    r"the|help|it|this|that)|be\s+able|say|thank|confirm|clarify|mention|order|book\s+a\s+table|"
+    r"talk|discuss|go\s+over|share|show|start\s+with|begin|change|add|remove|cancel|create|"
+    r"write|draft|generate|build|fix|convert|compare|learn\s+how|improve\s+(?:this|it|my\s+code))\b",
+    re.IGNORECASE,
+)
+
+
+def plan(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """Plans and goals keep their date in the text; a dated event (wedding, exam) is
+    one slot, so "we pushed the wedding to September" replaces its old date."""
+    value = trim(m["v"])
+    if deictic(value) or len(value) < 3 or _NOT_A_PLAN.match(value):
+        return None
+    event = EVENTS.search(clause)
+    if event:
+        name = slug(event["event"])
+        return one("plans", f"plan:{name}", value, said(m), single=True, episodic=True)
+    return one("plans", f"plan:{slug(value)}", value, said(m), episodic=True)
+
+
+def age(m: re.Match[str], clause: str) -> list[Draft] | None:
+    years = m["v"]
+    if not 1 <= int(years) <= 120:
+        return None
+    short = re.fullmatch(r"I\s+am\s+\d+(?:\s*(?:years?|yrs?)(?:\s+old)?)?", tidy(clause), re.I)
+    content = f"User is {years} years old" if short else said(m)
+    return one("identity", "age", years, content, single=True)
+
+
+def medication(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """"I'm on 50mg of sertraline": the drug is the slot, the dose its value."""
+    drug = m["drug"].lower()
+    return one("health", f"health:medication:{slug(drug)}", m["v"], said(m), single=True)
+
+
+def habit(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """Smoking, vaping, drinking: "I quit smoking" replaces "I smoke a pack a day"."""
+    what = m["what"].lower()
+    root = {"smok": "smoking", "vap": "vaping", "drink": "drinking", "alcohol": "drinking"}
+    name = next((v for k, v in root.items() if what.startswith(k)), what)
+    value = trim(m.string[m.start("what") :])
+    return one("health", f"habit:{name}", value, said(m), single=True)

@@ -1,0 +1,350 @@
+"""From a message to the clauses that may state a fact about its author.
+
+Everything that is not the user speaking for themselves is cut here, before any rule
+runs: memoryd's own injected block, code, quoted speech, text handed over for a task
+("Translate: I love you"), reported speech, questions, hypotheticals and hedges. The
+rules then only see short declarative clauses, which keeps them simple and precise.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_INPUT_CHARS = 64 * 1024
+#: Longer clauses are prose, not statements of fact; also bounds every rule's work.
+MAX_CLAUSE_CHARS = 320
+
+# Lines and blocks memoryd itself injects; extracting from them would feed memories
+# back in (both the old one-line form and the framed <memories> block).
+_GUARD_LINE = re.compile(r"^[ \t]*Memory context\b.*$", re.MULTILINE)
+_GUARD_BLOCK = re.compile(r"<memories>.*?(?:</memories>|\Z)", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
+_CODE_LINE = re.compile(
+    r"^\s*(?:#|//|/\*|\*|--|\$ |>>>|>|<|\{|\}|@|def |class |import |from \S+ import|"
+    r"function |const |let |var |return |print\(|console\.|echo |SELECT |INSERT |"
+    r"\d{4}-\d\d-\d\d[ T]\d|Traceback|File \"|  File |\w+Error\b|\w+Exception\b|"
+    r"at \S+\(|\s{4}|\t)"
+    r"|[;{}]\s*$|\w\(.*\)\s*;?\s*$|^\s*\w+\s*=\s*\S",
+    re.IGNORECASE,
+)
+_QUOTE = re.compile(
+    r"\"[^\"\n]{0,400}\"|\u201c[^\u201d\n]{0,400}\u201d|\u201e[^\u201c\u201d\n]{0,400}[\u201c\u201d]"
+    r"|\u00ab[^\u00bb\n]{0,400}\u00bb|`[^`\n]{0,400}`|\u2018[^\u2019\n]{0,400}\u2019(?!\w)"
+    r"|(?<![\w'])'(?=\S)[^'\n]{0,400}(?<=[^\s\\])'(?![\w'])"
+)
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd)\b|\b(?:my|me|we|our|mine)\b", re.I)
+
+_ABBREV = re.compile(
+    r"\b(?:mr|mrs|ms|dr|prof|st|jr|sr|vs|etc|e\.g|i\.e|approx|no|mt|ft|inc|ltd|co|"
+    r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|a\.m|p\.m|u\.s|u\.k)\.$",
+    re.IGNORECASE,
+)
+# A sentence ends at . ! ? ; : (or their CJK forms) followed by space or the end, or at
+# a line break. A dot between word characters (Next.js, v2.1) does not end it.
+_SENTENCE_END = re.compile(
+    r"[.!?;\u3002\uff01\uff1f\uff1b]+(?=\s|$)|\n+|\u3002|\s+-\s+|\s+\u2014\s*"
+    r"|:(?=\s*$|\s+(?:(?i:I|my|we|our|can|could|would|what|how|why|please|is|are|do|"
+    r"does|any|which|where|who|when|should|help|me|us)\b|[\"'\u201c\u2026]))"
+)
+
+_TASK_PREFIX = (
+    r"^(?:(?:please|pls|kindly|ok|okay|now|hey|hi|so|and|also|then|can you|could you|"
+    r"would you|will you|help me|i need you to|i want you to|i'd like you to|"
+    r"i would like you to|let's|lets|quickly|just)\s+)*"
+)
+# Tasks whose material follows: nothing after them in the message is the user's life.
+_PAYLOAD = re.compile(
+    _TASK_PREFIX + r"(?:translate|summari[sz]e|tl;?dr|rewrite|re-write|rephrase|"
+    r"paraphrase|proofread|proof-read|correct|fix|edit|polish|improve|shorten|expand|"
+    r"continue|complete|finish|respond to|reply to|answer this|analy[sz]e|convert|"
+    r"format|extract|classify|check|grade|review|critique|spell-?check|transcribe|"
+    r"turn this|turn the following|say|repeat|read this|what does|how do you say|"
+    r"how would you say|how do i say|parse|tokeni[sz]e|count the|detect|identify the|"
+    r"make\s+(?:this|it|the\s+following|these)|roleplay|role-play|role\s+play|pretend|"
+    r"act\s+as|simulate|imagine|play\s+(?:a\s+game|the\s+role|a\s+role)|"
+    r"you\s+are\s+(?:now\s+)?(?:a|an|my)\b|you're\s+(?:a|an|my)\b)"
+    r"(?![\w,!.-])",
+    re.IGNORECASE,
+)
+# Creative tasks: the sentence is skipped; with fiction cues or a colon, so is the rest.
+_CREATIVE = re.compile(
+    _TASK_PREFIX + r"(?:write|compose|draft|generate|create|make up|come up with|"
+    r"tell me a|play the)"
+    r"(?![\w,!.-])",
+    re.IGNORECASE,
+)
+_FICTION_CUE = re.compile(
+    r"\b(?:the following|below|in which|where the|story|stories|poem|song|lyrics|"
+    r"dialogue|dialog|script|narrator|character|protagonist|essay|haiku|limerick|"
+    r"fiction|novel|screenplay|monologue|example sentences?|sample sentences?|"
+    r"says|saying|persona|perspective|point of view|voice of|prompt|role-?play|"
+    r"scenario|game)\b",
+    re.IGNORECASE,
+)
+
+
+# Someone other than the user speaking: everything after it is theirs.
+_SPEECH = (
+    r"(?:always\s+|once\s+|just\s+|keeps?\s+|kept\s+|also\s+|never\s+|often\s+)?"
+    r"(?:said|says|say|saying|told|tells|wrote|writes|asked|asks|claims?|claimed|"
+    r"thinks|thought|believes|believed|mentioned|mentions|replied|replies|texted|"
+    r"posted|tweeted|yelled|shouted|whispered|insists|insisted|swears|swore|"
+    r"declared|declares|announced|announces|admitted|admits|explained|explains)\b"
+)
+_REPORTED = re.compile(
+    r"(?i:\b(?:he|she|they|someone|somebody|everyone|everybody|people|nobody|"
+    r"(?:my|his|her|their|a|the|our)\s+[\w-]+(?:\s+[\w-]+)?)\s+" + _SPEECH + r")"
+    r"|\b(?-i:[A-Z][a-z]+)\s+" + _SPEECH
+    + r"(?=\s*(?::|\u2026|that\b|(?i:I|she|he|they|we|my|her|his|their|it)\b))"
+)
+_HYPOTHETICAL_SENTENCE = re.compile(
+    r"\b(?:imagine|imagining|suppose|supposing|pretend|pretending|hypothetically|"
+    r"what if|let's say|lets say|say that|in a world|in an alternate|in another life|"
+    r"if only|role-?play|as if)\b",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|unless|whether|wish|wished|would|wouldn't|could|couldn't|might|"
+    r"should|shouldn't|maybe|perhaps|probably|possibly|someday|some day|one day|"
+    r"ought|were I|I'd|I'd've)\b",
+    re.IGNORECASE,
+)
+_WH = re.compile(r"^(?:when|where)\b", re.IGNORECASE)
+_QUESTION = re.compile(
+    r"^(?:so\s+|and\s+|but\s+|also\s+|ok\s+|okay\s+|hey\s+|hi\s+|quick question:?\s+)*"
+    r"(?:what|what's|whats|how|how's|why|where's|who|who's|whom|whose|which|"
+    r"can|could|would|should|will|won't|shall|do|does|did|"
+    r"is|isn't|are|aren't|am|was|wasn't|were|weren't|have|has|had|haven't|hasn't|may|"
+    r"might|must|any|anyone|anybody|anything|is there|are there|wanna|want to|"
+    r"got any|know any)\b",
+    re.IGNORECASE,
+)
+# Clauses that start a new statement inside a sentence: split before them.
+_CLAUSE_START = (
+    r"(?:I|I'm|I've|I'll|I'd|i|i'm|i've|my|My|we|We|we're|our|Our|since|because|"
+    r"but|so|although|though|while|whereas|plus|also|and|if|unless|when|can\s+you|"
+    r"could\s+you|would\s+you|will\s+you|what|how|why|where|who|which|any|please|also|"
+    r"(?:is|are|do|does|did|was|can|could|would|will)\s+(?:that|this|it|there|you|I|he|"
+    r"she|they|we)|always|never|no|just|now|currently|then|otherwise|"
+    r"(?:[A-Z][a-z]+\s+){0,2}(?:please|pls))\b"
+)
+_CLAUSE_SPLIT = re.compile(
+    rf",\s+(?={_CLAUSE_START})|\s+(?:and|but|so|plus|or|whereas|while|because|since|"
+    r"though|although|as|then)\s+(?=(?i:I|I'm|I've|I'll|I'd|my|we|we're|our|please|no|"
+    r"always|never)\b)"
+    r"|\s+but\s+"
+)
+# "I live in Madrid and work at Bosch": a verb after "and" continues the subject.
+_CARRY = re.compile(
+    r"\s+(?:and|but)\s+(?=(?:also\s+|now\s+|currently\s+)?(?:work|live|have|use|speak|"
+    r"play|study|love|like|enjoy|hate|own|drive|prefer|go|am|teach|run|do|practice|"
+    r"practise|volunteer|write|cook|bake|read|collect|just|recently|moved|grew|"
+    r"studied|worked|lived|got|started|joined|switched|hope|plan|want|need|can't|"
+    r"cannot|don't|never|always|usually|often|rarely|installed|adopted|bought|"
+    r"co-parent|see|take|carry|keep|eat|drink|ride|teach|coach|train|support)\b)",
+    re.IGNORECASE,
+)
+_LEADER = re.compile(
+    r"^(?:(?:oh|ah|well|so|also|and|but|ok|okay|yeah|yes|no|hey|hi|hello|btw|fyi|ps|"
+    r"p\.s\.|actually|anyway|anyways|now|then|just|plus|lol|haha|honestly|"
+    r"by the way|as i said|as i mentioned|like i said|as mentioned|for context|"
+    r"for the record|just so you know|for your information|for reference|"
+    r"quick note|note|reminder|update|side note|fun fact|heads up|in case it matters|"
+    r"in case you need to know|context|background|about me|info|remember|"
+    r"please remember|keep in mind|note that|remember that|please note|don't forget|"
+    r"bear in mind|you should know|you know|i think|i guess|i believe|i suppose|"
+    r"i mean|to be honest|tbh|fwiw|since|because|as|given that|seeing as|now that|"
+    r"these days|nowadays|currently|at the moment|right now|lately|recently|"
+    r"basically|personally|also worth mentioning|one more thing|oh and|and also|"
+    r"that said|otherwise|though|although|however|in fact|incidentally|"
+    r"first of all|firstly|secondly|finally|lastly|again|still|yep|yup|sure|"
+    r"thanks|thank you|cool|great|nice|good|perfect|awesome|turns out|it turns out|"
+    r"funny enough|sadly|unfortunately|luckily|fortunately|anyhow|long story short|"
+    r"these days|in short|as of now|as of today|as of this year|since last \w+|"
+    r"hmm|um|uh|wow|omg|ugh|yay|oh well|right|so yeah|also fyi|quick one|quick q|"
+    r"real quick|quick question|question|hi there|hello there|hey there|"
+    r"good morning|good evening|morning|evening)\b[\s,:;!.\-]*)+",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    text: str
+    question: bool  # the sentence it came from ends with "?"
+
+
+def prepare(text: str) -> str:
+    """The last MAX_INPUT_CHARS characters, without memoryd's block, code or quotes."""
+    if len(text) > MAX_INPUT_CHARS:
+        text = text[len(text) - MAX_INPUT_CHARS :]
+        newline = text.find("\n")  # the cut may land inside a guarded line
+        if 0 <= newline < 200:
+            text = text[newline:]
+    text = text.replace("\u2019", "'").replace("\u02bc", "'").replace("\r", "")
+    text = expand(text)
+    text = _GUARD_BLOCK.sub("\n", text)
+    text = _GUARD_LINE.sub("", text)
+    text = _FENCE.sub("\n", text)
+    text = "\n".join(line for line in text.split("\n") if not _CODE_LINE.search(line))
+    return _QUOTE.sub(_unquote, text)
+
+
+_CONTRACTIONS = {
+    "i'm": "I am",
+    "im": "I am",
+    "i've": "I have",
+    "ive": "I have",
+    "i'll": "I will",
+    "i'd": "I would",
+    "i": "I",
+    "we're": "we are",
+    "we've": "we have",
+    "we'll": "we will",
+    "we'd": "we would",
+    "it's": "it is",
+    "she's": "she is",
+    "he's": "he is",
+    "that's": "that is",
+    "don't": "do not",
+    "dont": "do not",
+    "doesn't": "does not",
+    "doesnt": "does not",
+    "didn't": "did not",
+    "didnt": "did not",
+    "can't": "cannot",
+    "cant": "cannot",
+    "won't": "will not",
+    "wont": "will not",
+    "isn't": "is not",
+    "aren't": "are not",
+    "wasn't": "was not",
+    "haven't": "have not",
+    "havent": "have not",
+    "hasn't": "has not",
+    "couldn't": "could not",
+    "wouldn't": "would not",
+    "shouldn't": "should not",
+}
+_CONTRACTION = re.compile(
+    r"(?<![\w'])(?:" + "|".join(re.escape(k) for k in _CONTRACTIONS) + r")(?![\w'])",
+    re.IGNORECASE,
+)
+
+
+def expand(text: str) -> str:
+    """One spelling per form ("I'm", "Im", "i'm" -> "I am"; "dont" -> "do not"), so the
+    rules need one pattern, and stray apostrophes cannot pass for quotes."""
+
+    def swap(m: re.Match[str]) -> str:
+        word = m[0]
+        if word.lower() in ("im", "ive", "cant", "wont", "i") and word not in (
+            "Im", "im", "Ive", "ive", "cant", "wont", "i", "Cant", "Wont"
+        ):
+            return word
+        out = _CONTRACTIONS[word.lower()]
+        return out[0].upper() + out[1:] if word[0].isupper() and out[0] != "I" else out
+
+    return _CONTRACTION.sub(swap, text)
+
+
+def _unquote(m: re.Match[str]) -> str:
+    """Quoted first-person words are someone else's (or a task's) speech: dropped.
+    Other quotes only mark a name ("my dog 'Rex'") and keep their text."""
+    inner = m[0][1:-1]
+    if _FIRST_PERSON.search(inner) or m[0][0] == "`":
+        return " \u2026 "
+    return inner
+
+
+def sentences(text: str) -> list[tuple[str, str]]:
+    """(sentence, terminator) pairs; abbreviations such as "Dr." do not end one."""
+    out: list[tuple[str, str]] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        chunk = text[start : m.start()]
+        if m[0].startswith(".") and _ABBREV.search(chunk):
+            continue
+        out.append((chunk, m[0].strip()))
+        start = m.end()
+    out.append((text[start:], ""))
+    return [(s.strip(), end) for s, end in out if s.strip()]
+
+
+def task(sentence: str, end: str) -> str | None:
+    """"payload" when the rest of the message is material for a task, "creative" when
+    only this sentence is a request to make something up, else None."""
+    if _PAYLOAD.match(sentence) or (end == ":" and _FICTION_CUE.search(sentence)):
+        return "payload"
+    if _CREATIVE.match(sentence):
+        return "payload" if end == ":" or _FICTION_CUE.search(sentence) else "creative"
+    return None
+
+
+def clauses(text: str) -> list[Clause]:
+    """The candidate clauses of a message, in order, minus everything that is not the
+    user stating something: see the module docstring."""
+    out: list[Clause] = []
+    for raw, end in sentences(text):
+        sentence = strip_leader(raw)
+        kind = task(sentence, end)
+        if kind == "payload":
+            break  # what follows is the task's material, not the user's life
+        if kind == "creative" or _HYPOTHETICAL_SENTENCE.search(sentence):
+            continue
+        reported = _REPORTED.search(sentence)
+        if reported:
+            sentence = sentence[: reported.start()]
+        question = "?" in end
+        sentence = _CARRY.sub(", I ", sentence)
+        after_question = False
+        for part in _CLAUSE_SPLIT.split(sentence):
+            part = strip_leader(part.strip(" ,;:-\u2026"))
+            if not part or len(part) > MAX_CLAUSE_CHARS:
+                continue
+            if _QUESTION.match(part) or (question and _WH.match(part)):
+                after_question = True
+                continue
+            if after_question and not part.lower().startswith(("i ", "i'", "my ", "we")):
+                continue
+            if _HYPOTHETICAL.search(part) and not _INSTRUCTION_OK.match(part):
+                continue
+            out.append(Clause(subject(part), question))
+    return out
+
+
+_INSTRUCTION_OK = re.compile(
+    r"^(?:I would (?:like|prefer|love) (?:you|it if you|answers|responses|replies)"
+    r"|I would (?:like|love) to (?!know|ask|see|get|have|check|understand|find|try|make|"
+    r"confirm|order|book|buy|cancel|change|add|remove|start|begin|share|show|discuss|talk|"
+    r"go over|create|write|draft|generate|build|fix|convert|compare|be\b))",
+    re.IGNORECASE,
+)
+# Casual statements drop their subject ("Grew up in Lyon", "Currently working as a chef").
+_DROPPED_I = re.compile(
+    r"^(?:grew\s+up|live|lived|moved|relocated|work|worked|switched|started|joined|"
+    r"studied|graduated|speak|love|hate|got|just\s+(?:got|moved|switched|"
+    r"started|bought|adopted|joined|turned)|bought|adopted|turned|own|drive|went)\b",
+    re.IGNORECASE,
+)
+_DROPPED_AM = re.compile(
+    r"^(?:working|living|based|studying|doing|allergic|married|engaged|divorced|retired|"
+    r"originally\s+from|from|vegan|vegetarian|pregnant|learning|training|planning|moving)\b",
+    re.IGNORECASE,
+)
+
+
+def subject(part: str) -> str:
+    """Put back the "I" a casual clause left out."""
+    if _DROPPED_AM.match(part):
+        return "I am " + part
+    if _DROPPED_I.match(part):
+        return "I " + part
+    return part
+
+
+def strip_leader(part: str) -> str:
+    """Drop discourse markers ("Actually,", "btw", "As I said,") before the clause."""
+    stripped = _LEADER.sub("", part, count=1).strip(" ,;:-")
+    return stripped or part
