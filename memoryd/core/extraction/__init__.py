@@ -15,6 +15,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from memoryd.core.extraction.context import about, follow_up
 from memoryd.core.extraction.rules import Draft
 from memoryd.core.extraction.segment import MAX_INPUT_CHARS, clauses, prepare
 from memoryd.core.extraction.table import RULES
@@ -114,8 +115,11 @@ def extract_facts(text: object, *, source: str = "user") -> list[Fact]:
     body = prepare(str.__str__(text))
     facts: list[Fact] = []
     seen: set[str] = set()
+    topic: Draft | None = None  # what the previous clause was about ("His name is Gizmo")
     for clause in clauses(body):
-        for draft in _match(clause.text):
+        drafts = _match(clause.text) or follow_up(clause.text, topic)
+        topic = next(iter(drafts), None) or about(clause.text)
+        for draft in drafts:
             fact = _fact(draft, source)
             if fact is not None and fact.key not in seen:
                 seen.add(fact.key)

@@ -143,7 +143,8 @@ RELATIONS = SINGLE_RELATIONS | frozenset(
     "grandparents,granddaughter,grandson,grandkids,grandchildren,aunt,uncle,cousin,"
     "niece,nephew,best friend,roommate,flatmate,in-laws,brother-in-law,sister-in-law,"
     "oldest,youngest,eldest,firstborn,cousins,nephews,nieces,sons,daughters,brothers,"
-    "sisters".split(",")
+    "sisters,family,partner's family,wife's family,husband's family,dog,ex,ex-wife,"
+    "ex-husband,ex-partner,godson,goddaughter,godmother,godfather,housemate".split(",")
 )
 
 CONDITIONS = (
@@ -161,7 +162,17 @@ CONDITIONS = (
     "osteoporosis,tendonitis,carpal tunnel,rsi,sciatica,allergies,hay fever,"
     "a peanut allergy,food allergies,a chronic illness,chronic illness,a disability,"
     "cerebral palsy,down syndrome,sickle cell,hemophilia,cystic fibrosis,hiv,"
-    "hepatitis,a heart murmur,plantar fasciitis,a torn acl,torn acl"
+    "hepatitis,a heart murmur,plantar fasciitis,a torn acl,torn acl,transplant,"
+    "kidney transplant,liver transplant,surgery,stroke,a stroke,heart attack,"
+    "a heart attack,concussion,c-section,mastectomy,chemo,chemotherapy,a hip replacement,"
+    "knee replacement,hip replacement,a knee replacement,gallbladder removed,"
+    "appendectomy,bypass,stent,an autoimmune disease,autoimmune disease,"
+    "generalized anxiety disorder,panic attacks,panic disorder,social anxiety,"
+    "seasonal depression,sad,bpd,cptsd,adhd-pi,narcolepsy,restless legs,"
+    "a chronic condition,diverticulitis,gastritis,ulcer,an ulcer,kidney stones,"
+    "gallstones,shingles,a hernia,hernia,chronic migraines,cluster headaches,"
+    "long-term covid,me/cfs,ehlers-danlos,eds,raynaud's,raynaud,type one diabetes,"
+    "t1d,t2d,hearing aids,a cochlear implant,glasses,contacts,low vision"
 ).split(",")
 
 HEALTH_STATES = frozenset(

@@ -79,8 +79,13 @@ def slug(text: str) -> str:
 def deictic(value: str) -> bool:
     """A value that points at the conversation ("it", "your answer"), not at a thing."""
     low = value.lower()
-    first = low.split(" ", 1)[0] if low else ""
-    return not low or low in lx.DEICTIC or first in lx.DEICTIC or first in ("your", "you")
+    words = low.split()
+    if not words or low in lx.DEICTIC:
+        return True
+    return words[0] in _POINTERS or (words[0] in lx.DEICTIC and len(words) <= 2)
+
+
+_POINTERS = frozenset("it this that these those them you your here there".split())
 
 
 def find(words: dict[str, str] | frozenset[str], text: str) -> str | None:
@@ -90,7 +95,7 @@ def find(words: dict[str, str] | frozenset[str], text: str) -> str | None:
     for size in (3, 2, 1):
         tokens = low.split()
         for i in range(len(tokens) - size + 1):
-            phrase = " ".join(tokens[i : i + size]).strip(".,'")
+            phrase = " ".join(tokens[i : i + size]).rstrip(".,'!")
             if phrase in words and (best is None or len(phrase) > len(best)):
                 best = phrase
         if best:
@@ -144,7 +149,7 @@ def name_of(slot: str, render: str) -> Build:
         words = value.split()
         if not words or len(words) > 4 or deictic(value) or value.lower() in lx.NOT_NAMES:
             return None
-        if words[0].lower() in lx.NOT_NAMES or value.lower().endswith("ing"):
+        if words[0].lower() in lx.NOT_NAMES:
             return None
         return one("identity", slot, value, render.format(value), single=True)
 
@@ -277,7 +282,7 @@ def tech(mode: str, *, lenient: bool = False) -> Build:
 
 def likes(m: re.Match[str], clause: str) -> list[Draft] | None:
     """Likes and dislikes: one slot per thing, so a change of heart replaces it."""
-    value = trim(m["v"])
+    value = trim(m["v"].split(",")[0])
     if deictic(value) or len(value) < 3:
         return None
     negative = bool(_NEGATIVE.match(clause))
@@ -449,7 +454,8 @@ _NOT_A_PLAN = re.compile(
     r"(?:know|ask|understand|see|check|make\s+sure|find\s+out|figure|try|get\s+(?:a|an|some|"
     r"the|help|it|this|that)|be\s+able|say|thank|confirm|clarify|mention|order|book\s+a\s+table|"
     r"talk|discuss|go\s+over|share|show|start\s+with|begin|change|add|remove|cancel|create|"
-    r"write|draft|generate|build|fix|convert|compare|learn\s+how|improve\s+(?:this|it|my\s+code))\b",
+    r"write|draft|generate|build|fix|convert|compare|learn\s+how|improve\s+(?:this|it|my\s+code)|"
+    r"decide|figure|work\s+out|choose|pick|watch\s+something)\b",
     re.IGNORECASE,
 )
 

@@ -92,11 +92,16 @@ _SPEECH = (
     r"posted|tweeted|yelled|shouted|whispered|insists|insisted|swears|swore|"
     r"declared|declares|announced|announces|admitted|admits|explained|explains)\b"
 )
+_REPORTED_CONTENT = (
+    r"(?=\s*(?::|\u2026|that\b|(?i:I|she|he|they|we|my|her|his|their|it|you|me|to\s+me|us)\b))"
+)
 _REPORTED = re.compile(
     r"(?i:\b(?:he|she|they|someone|somebody|everyone|everybody|people|nobody|"
-    r"(?:my|his|her|their|a|the|our)\s+[\w-]+(?:\s+[\w-]+)?)\s+" + _SPEECH + r")"
-    r"|\b(?-i:[A-Z][a-z]+)\s+" + _SPEECH
-    + r"(?=\s*(?::|\u2026|that\b|(?i:I|she|he|they|we|my|her|his|their|it)\b))"
+    r"(?:my|his|her|their|a|the|our)\s+[\w-]+(?:\s+[\w-]+)?)\s+" + _SPEECH + ")"
+    + _REPORTED_CONTENT
+    + r"|\b(?i:she|he|they)\s+" + _SPEECH
+    + r"|\b(?-i:[A-Z][a-z]+)\s+" + _SPEECH
+    + _REPORTED_CONTENT
 )
 _HYPOTHETICAL_SENTENCE = re.compile(
     r"\b(?:imagine|imagining|suppose|supposing|pretend|pretending|hypothetically|"
@@ -105,16 +110,17 @@ _HYPOTHETICAL_SENTENCE = re.compile(
     re.IGNORECASE,
 )
 _HYPOTHETICAL = re.compile(
-    r"\b(?:if|unless|whether|wish|wished|would|wouldn't|could|couldn't|might|"
-    r"should|shouldn't|maybe|perhaps|probably|possibly|someday|some day|one day|"
-    r"ought|were I|I'd|I'd've)\b",
+    r"^(?:if|unless|whether|even\s+if|only\s+if|in\s+case)\b"
+    r"|^(?:\S+\s+){0,3}(?:would|could|might|should|ought|may)\b"
+    r"|\b(?:wish|wished|maybe|perhaps|probably|possibly|someday|some\s+day|one\s+day|"
+    r"hypothetically|were\s+I)\b",
     re.IGNORECASE,
 )
 _WH = re.compile(r"^(?:when|where)\b", re.IGNORECASE)
 _QUESTION = re.compile(
     r"^(?:so\s+|and\s+|but\s+|also\s+|ok\s+|okay\s+|hey\s+|hi\s+|quick question:?\s+)*"
     r"(?:what|what's|whats|how|how's|why|where's|who|who's|whom|whose|which|"
-    r"can|could|would|should|will|won't|shall|do|does|did|"
+    r"can|could|would|should|will|won't|shall|do(?!\s+not)|does(?!\s+not)|did(?!\s+not)|"
     r"is|isn't|are|aren't|am|was|wasn't|were|weren't|have|has|had|haven't|hasn't|may|"
     r"might|must|any|anyone|anybody|anything|is there|are there|wanna|want to|"
     r"got any|know any)\b",
@@ -126,7 +132,7 @@ _CLAUSE_START = (
     r"but|so|although|though|while|whereas|plus|also|and|if|unless|when|can\s+you|"
     r"could\s+you|would\s+you|will\s+you|what|how|why|where|who|which|any|please|also|"
     r"(?:is|are|do|does|did|was|can|could|would|will)\s+(?:that|this|it|there|you|I|he|"
-    r"she|they|we)|always|never|no|just|now|currently|then|otherwise|"
+    r"she|they|we)|always|never|no|now|otherwise|"
     r"(?:[A-Z][a-z]+\s+){0,2}(?:please|pls))\b"
 )
 _CLAUSE_SPLIT = re.compile(
@@ -146,7 +152,7 @@ _CARRY = re.compile(
     re.IGNORECASE,
 )
 _LEADER = re.compile(
-    r"^(?:(?:oh|ah|well|so|also|and|but|ok|okay|yeah|yes|no|hey|hi|hello|btw|fyi|ps|"
+    r"^(?:(?:oh|ah|well|so|also|and|but|ok|okay|yeah|yes|no(?=\s*[,!.])|nope|hey|hi|hello|btw|fyi|ps|"
     r"p\.s\.|actually|anyway|anyways|now|then|just|plus|lol|haha|honestly|"
     r"by the way|as i said|as i mentioned|like i said|as mentioned|for context|"
     r"for the record|just so you know|for your information|for reference|"
@@ -165,6 +171,13 @@ _LEADER = re.compile(
     r"hmm|um|uh|wow|omg|ugh|yay|oh well|right|so yeah|also fyi|quick one|quick q|"
     r"real quick|quick question|question|hi there|hello there|hey there|"
     r"good morning|good evening|morning|evening)\b[\s,:;!.\-]*)+",
+    re.IGNORECASE,
+)
+
+
+_COMPOUND = re.compile(
+    r"\b(?:my|our)\s+(?-i:[a-z][\w-]*)(?:\s+(?-i:[a-z][\w-]*))?\s+and\s+I\s+"
+    r"(?=are|were|have|both|all|live|love|share)",
     re.IGNORECASE,
 )
 
@@ -228,7 +241,7 @@ _CONTRACTIONS = {
     "shouldn't": "should not",
 }
 _CONTRACTION = re.compile(
-    r"(?<![\w'])(?:" + "|".join(re.escape(k) for k in _CONTRACTIONS) + r")(?![\w'])",
+    r"(?<!\w)(?:" + "|".join(re.escape(k) for k in _CONTRACTIONS) + r")(?![\w'])",
     re.IGNORECASE,
 )
 
@@ -297,7 +310,7 @@ def clauses(text: str) -> list[Clause]:
         if reported:
             sentence = sentence[: reported.start()]
         question = "?" in end
-        sentence = _CARRY.sub(", I ", sentence)
+        sentence = _CARRY.sub(", I ", _COMPOUND.sub("we ", sentence))
         after_question = False
         for part in _CLAUSE_SPLIT.split(sentence):
             part = strip_leader(part.strip(" ,;:-\u2026"))
@@ -330,7 +343,7 @@ _DROPPED_I = re.compile(
 )
 _DROPPED_AM = re.compile(
     r"^(?:working|living|based|studying|doing|allergic|married|engaged|divorced|retired|"
-    r"originally\s+from|from|vegan|vegetarian|pregnant|learning|training|planning|moving)\b",
+    r"originally\s+from|vegan|vegetarian|pregnant|learning|training|planning|moving)\b",
     re.IGNORECASE,
 )
 
@@ -338,9 +351,9 @@ _DROPPED_AM = re.compile(
 def subject(part: str) -> str:
     """Put back the "I" a casual clause left out."""
     if _DROPPED_AM.match(part):
-        return "I am " + part
+        return "I am " + part[0].lower() + part[1:]
     if _DROPPED_I.match(part):
-        return "I " + part
+        return "I " + part[0].lower() + part[1:]
     return part
 
 

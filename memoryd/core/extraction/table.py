@@ -45,7 +45,7 @@ def _simple(kind: str, slot: str, **kw: bool) -> Build:
 _NAMEV = r"(?P<v>(?-i:[A-Z\u00c0-\u024f][\w\u00c0-\u024f'.-]*)(?:\s+(?-i:[A-Z\u00c0-\u024f][\w\u00c0-\u024f'.-]*)){0,2})"
 rule("identity", rf"^my\s+(?:full\s+|first\s+|real\s+|given\s+|legal\s+|actual\s+|birth\s+)?name\s+is\s+(?:actually\s+)?{V}",
      r.name_of("name", "User's name is {}"))
-rule("identity", rf"^(?:the\s+)?name\s+is\s+{V}", r.name_of("name", "User's name is {}"))
+rule("identity", rf"^(?:the\s+)?name(?:\s+is|'s)\s+{V}", r.name_of("name", "User's name is {}"))
 rule("identity", rf"^(?:you\s+can\s+|please\s+|just\s+|pls\s+|feel\s+free\s+to\s+)?call\s+me\s+(?P<v>(?!informally|formally|by\b).+)",
      r.name_of("preferred_name", "User likes to be called {}"))
 rule("identity", rf"^(?:my\s+)?(?:friends|everyone|people|everybody|most\s+people|colleagues|family)\s+calls?\s+me\s+{V}",
@@ -90,7 +90,7 @@ rule("diet", rf"^{SUBJ}\s+{ADV}(?:try\s+to\s+|have\s+to\s+|need\s+to\s+|must\s+)
 rule("diet", rf"^{SUBJ}\s+{ADV}(?:eat|follow)\s+(?:a|an)\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+diet\b", r.simple("diet", "diet:{}"))
 rule("diet", rf"^{SUBJ}\s+{ADV}keep\s+(?:a\s+)?(?P<v>kosher|halal|vegetarian|vegan|gluten-free|plant-based)\s+(?:kitchen|home|house|household)\b", r.simple("diet", "diet", single=True))
 rule("diet", rf"^I\s+am\s+(?:not|no\s+longer)\s+(?:a\s+|an\s+)?(?P<v>{_DIET_WORDS})\b", r.simple("diet", "diet", single=True))
-rule("diet", rf"^{SUBJ}\s+{ADV}(?:do\s+not|never|no\s+longer|avoid|stopped|quit|gave\s+up|cut\s+out)\s+(?:eat|eating|drink|drinking|touch|consume|have|having)?\s*{V}", r.simple("diet", "diet:avoid:{}"))
+rule("diet", rf"^{SUBJ}\s+{ADV}(?:do\s+not|never|no\s+longer|stopped|quit|gave\s+up|cut\s+out)\s+(?:eat|eating|drink|drinking|touch|consume|having)\s+{V}", r.simple("diet", "diet:avoid:{}"))
 rule("diet", rf"^no\s+(?P<v>.+?)\s+for\s+me\b", r.simple("diet", "diet:avoid:{}"))
 rule("diet", rf"^I\s+am\s+(?:trying\s+to\s+)?(?:cutting|cut)\s+(?:out|back\s+on|down\s+on)\s+{V}", r.simple("diet", "diet:cut:{}"))
 rule("diet", rf"^I\s+{ADV}(?:eat|drink)\s+(?P<v>halal|kosher|organic|decaf.*|oat\s+milk.*|plant-based.*|eggs.*|fish.*|meat.*|dairy.*)", r.simple("diet", "diet:eats:{}"))
@@ -152,7 +152,7 @@ rule("education", rf"^I\s+{ADV}(?:study|studied|majored\s+in|major\s+in|am\s+stu
 rule("education", rf"^I\s+(?:have|hold|got|earned|completed|finished|am\s+doing|am\s+finishing|am\s+working\s+on|am\s+writing|am\s+pursuing|am\s+taking)\s+(?:a|an|my)\s+(?P<v>(?:\w+'?s?\s+){{0,2}}(?:degree|phd|ph\.d\.|doctorate|masters?|master's|bachelor's|bachelors|mba|bsc|msc|ba|ma|diploma|certificate|certification|thesis|dissertation|capstone|course|bootcamp)\b.*)", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+{ADV}(?:graduated|graduate|dropped\s+out)\s+(?:from\s+|of\s+)?{V}", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+{ADV}(?:go\s+to|attend|attended|went\s+to|am\s+at|am\s+enrolled\s+at|am\s+enrolled\s+in|study\s+at)\s+(?P<v>(?:the\s+)?(?-i:[A-Z]).*)", r.simple("education", "school", single=True))
-rule("education", rf"^I\s+am\s+(?:a|an)\s+(?P<v>(?:\w+\s+){{0,2}}(?:student|freshman|sophomore|junior|senior|undergrad|undergraduate|postgrad|grad\s+student|phd\s+candidate|doctoral\s+candidate|postdoc)\b.*)", r.simple("education", "student", single=True))
+rule("education", rf"^I\s+am\s+(?:a|an)\s+(?P<v>(?:\w+\s+){{0,2}}(?:student|freshman|sophomore|junior|senior|undergrad|undergraduate|postgrad|grad\s+student|phd\s+candidate|doctoral\s+candidate|postdoc)(?=\s+(?:at|in|of|year|student|now)\b|\s*$|\s*,).*)", r.simple("education", "student", single=True))
 rule("education", rf"^I\s+am\s+(?:doing|taking|enrolled\s+in|in)\s+(?:a|an|my)\s+(?P<v>.*?(?:course|class|bootcamp|degree|program|programme|masters?|phd|mba|certification|apprenticeship)\b.*)", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+am\s+in\s+(?P<v>(?:\d+(?:st|nd|rd|th)\s+grade|grade\s+\d+|year\s+\d+|my\s+(?:first|second|third|fourth|final|last|junior|senior)\s+year|(?:high\s+school|college|uni|university|grad\s+school|med\s+school|law\s+school|nursing\s+school)).*)", r.simple("education", "student", single=True))
 rule("education", rf"^my\s+(?:degree|major|minor|phd|masters?|thesis|dissertation|research|field|background)\s+is\s+(?:in\s+|on\s+)?{V}", r.simple("education", "education:{}"))
@@ -222,11 +222,12 @@ _GOING = (
     r"buying|selling|renovating|adopting|due|expecting)"
 )
 rule("plans", rf"^{BE}\s+{ADV}{_GOING}\s+(?:to\s+|in\s+|at\s+|for\s+)?(?P<v>(?!use\b|adopt\b|go\s+with\b|be\s+honest\b|ask\b|need\b|try\b|do\s+that\b|say\b|make\b|have\s+to\b|explain\b).+)", r.plan)
-rule("plans", rf"^{SUBJ}\s+{ADV}(?:plan|intend|hope|aim|want|expect|would\s+like|would\s+love|am\s+planning|are\s+planning|am\s+hoping|are\s+hoping|am\s+aiming|am\s+trying|are\s+trying|am\s+saving\s+up|are\s+saving\s+up|am\s+saving|are\s+saving|am\s+preparing|are\s+preparing|am\s+training|am\s+studying|am\s+working|am\s+determined|have\s+decided|decided|am\s+thinking\s+about|are\s+thinking\s+about|am\s+considering|are\s+considering)\s+(?:on\s+|to\s+|for\s+)?(?P<v>.+)", r.plan)
+rule("plans", rf"^{SUBJ}\s+{ADV}(?:want\s+to|would\s+like\s+to|would\s+love\s+to|need\s+to\s+(?=(?:finish|complete|pass|lose|get\s+(?:fit|in\s+shape)|save|run|learn|move|find\s+a\s+new)\b))\s*(?P<v>.+)", r.plan)
+rule("plans", rf"^{SUBJ}\s+{ADV}(?:plan|intend|hope|aim|expect|am\s+planning|are\s+planning|am\s+hoping|are\s+hoping|am\s+aiming|am\s+trying|are\s+trying|am\s+saving\s+up|are\s+saving\s+up|am\s+saving|are\s+saving|am\s+preparing|are\s+preparing|am\s+training|am\s+studying|am\s+working|am\s+determined|have\s+decided|decided|am\s+thinking\s+about|are\s+thinking\s+about|am\s+considering|are\s+considering)\s+(?:on\s+|to\s+|for\s+)?(?P<v>.+)", r.plan)
 rule("plans", rf"^(?:my|our)\s+(?:main\s+|big\s+|long-term\s+|short-term\s+|personal\s+)?(?:goal|plan|dream|aim|resolution|new\s+year'?s\s+resolution|objective|target|ambition)\s+(?:for\s+\S+(?:\s+\S+)?\s+)?is\s+(?:to\s+)?{V}", r.plan)
 rule("plans", rf"^(?:my\s+|our\s+)?(?:goal|plan|resolution|target|aim)s?\s+for\s+\S+(?:\s+\S+)?\s*:?\s+{V}", r.plan)
 rule("plans", rf"^{SUBJ}\s+(?:have|got)\s+(?:a|an|my|our)\s+(?P<v>(?:[\w-]+\s+){{0,3}}(?:{r._EVENTS}|meeting\s+with)\b.+)", r.plan)
-rule("plans", rf"^(?:my|our|the)\s+(?P<v>(?:[\w-]+\s+){{0,2}}(?:{r._EVENTS})\s+(?:is|was|got|has\s+been)\s+.+)", r.plan)
+rule("plans", rf"^(?:my|our|the)\s+(?P<v>(?:[\w-]+\s+){{0,2}}(?:{r._EVENTS})\s+(?:is|was|got|has\s+been)\s+.*\b(?:\d+|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*|monday|tuesday|wednesday|thursday|friday|saturday|sunday|next|tomorrow|week|month|year|spring|summer|fall|autumn|winter)\b.*)", r.plan)
 rule("plans", rf"^{SUBJ}\s+{ADV}(?:had\s+to\s+|have\s+to\s+|need\s+to\s+)?(?:push|pushed|move|moved|reschedule|rescheduled|postpone|postponed|delay|delayed|bring|brought|change|changed)\s+(?:the|our|my)\s+(?P<v>(?:[\w-]+\s+){{0,2}}(?:{r._EVENTS})\b.+)", r.plan)
 rule("plans", rf"^(?P<v>(?:next|this|in)\s+(?:week|month|year|summer|winter|spring|fall|autumn|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|\d{{4}})\s*,?\s+(?:I|we)\s+(?:am|are|will|plan|want|hope)\s+.+)", r.plan)
 rule("plans", rf"^{SUBJ}\s+will\s+(?:be\s+)?(?P<v>(?:in|at|visiting|moving|travell?ing|flying|starting|graduating|running|away|off|back|getting|taking|leaving|out\s+of|on\s+(?:vacation|holiday|leave)).+)", r.plan)
@@ -277,7 +278,7 @@ rule("hobbies", rf"^I\s+{ADV}(?P<v>(?:usually|always|never|typically|often|frequ
 rule("hobbies", rf"^I\s+used\s+to\s+{V}", r.simple("hobbies", "past:{}"))
 # -- possessions ----------------------------------------------------------------------
 rule("possessions", rf"^(?:{_HAVE_VERB}|I\s+{ADV}(?:drive|ride|rent|lease|play\s+on|type\s+on|work\s+on|game\s+on|am\s+driving|am\s+renting|just\s+bought|recently\s+bought|finally\s+bought|splurged\s+on))\s+(?:{_NUM}\s+|the\s+|an?\s+)?{V}", r.possession)
-rule("possessions", rf"^(?:my|our)\s+(?:new\s+|old\s+|current\s+|first\s+|main\s+|work\s+|personal\s+|family\s+)?(?P<what>[\w-]+)\s+is\s+(?:a|an|the)\s+(?P<v>(?:\d{{4}}\s+)?(?-i:[A-Z0-9]).*)", r.possession)
+rule("possessions", rf"^(?:my|our)\s+(?:new\s+|old\s+|current\s+|first\s+|main\s+|work\s+|personal\s+|family\s+)?(?P<what>[\w-]+)\s+is\s+(?:a|an|the)\s+(?P<v>(?:\d{{4}}\s+)?(?:[a-z-]+\s+){{0,2}}(?-i:[A-Z0-9]).*)", r.possession)
 # -- identity, last: "I'm a/an X", "I'm Maria", durable traits -----------------------
 rule("identity", rf"^I\s+am\s+(?P<v>{_TRAIT_WORDS})\b", r.simple("identity", "trait:{}"))
 rule("identity", rf"^I\s+(?:am|have\s+been|was|used\s+to\s+be)\s+{ADV}(?:a|an|the(?:\s+only|\s+sole|\s+lead|\s+main|\s+head)?)\s+{V}", r.im_a)
