@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import re
 
-from memoryd.core.extraction.rules import NAME, Draft, trim
+from memoryd.core.extraction import lexicon as lx
+from memoryd.core.extraction.rules import NAME, Draft, slug, trim
+
+_RELATION = re.compile(
+    r"\b(?:" + "|".join(sorted((re.escape(w) for w in lx.RELATIONS), key=len, reverse=True)) + r")\b",
+    re.IGNORECASE,
+)
 
 _NAMED = tuple(
     re.compile(pattern, re.IGNORECASE)
@@ -40,6 +46,12 @@ def follow_up(clause: str, topic: Draft | None) -> list[Draft]:
         if m:
             name = trim(m["v"])
             return [Draft("pets", f"pet:{kind}:name", name, f"User's {kind} is named {name}", True)]
+    if slot.startswith("family:"):
+        m = next((m for p in _NAMED if (m := p.match(clause))), None)
+        who = _RELATION.search(topic.value or topic.slot.replace("_", " "))
+        if m and who:
+            name, rel = trim(m["v"]), who[0].lower()
+            return [Draft("family", f"family:{rel}:{slug(name)}", name, f"User's {rel} is named {name}")]
     if slot == "name":
         m = _SELF_NAMED.match(clause)
         if m:

@@ -22,6 +22,7 @@ _IRREGULAR = {
     "'ll": "will",
     "'d": "would",
     "can": "can",
+    "cannot": "cannot",
     "could": "could",
     "will": "will",
     "would": "would",
@@ -124,8 +125,7 @@ def rewrite(clause: str, *, team: bool = False) -> str:
     text = clause.strip()
     my = _MY.match(text)
     if my:
-        ours = text[: my.end()].strip().lower() == "our"
-        owner = "User's team's" if ours and team else "User's"
+        owner = "User's"
         return f"{owner} {pronouns(text[my.end() :])}"
     lead = _LEAD.match(text)
     if not lead:

@@ -257,7 +257,10 @@ OCCUPATIONS = frozenset(
     "programme manager,program manager,project manager,pm,ux designer,ui designer,"
     "social worker,counselor,counsellor,pastor,priest,rabbi,imam,monk,nun,"
     "stay-at-home mom,stay-at-home dad,homemaker,retiree,volunteer,athlete,"
-    "professional,specialist,auditor,underwriter,actuary,surveyor,hygienist".split(",")
+    "professional,specialist,auditor,underwriter,actuary,surveyor,hygienist,dev,"
+    "eng,swe,sde,sre,ux,qa lead,qa engineer,devrel,data engineer,ml engineer,"
+    "researcher,scholar,fellow,apprentice,trainee,associate,partner at,barber,"
+    "hairdresser,stylist,tailor,florist,jeweler,jeweller,potter,sculptor".split(",")
 )
 #: "-er" words that are not jobs ("I'm a big eater", "I'm a beginner").
 NOT_OCCUPATIONS = frozenset(

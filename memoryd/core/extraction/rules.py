@@ -45,7 +45,11 @@ V = r"(?P<v>.+)"
 NAME = r"(?P<v>(?-i:[A-Z\u00c0-\u024f][\w\u00c0-\u024f'.-]*)(?:\s+(?-i:[A-Z\u00c0-\u024f][\w\u00c0-\u024f'.-]*)){0,2})"
 
 _CUT = re.compile(
-    r"\s+(?:because|since|which|who|whom|that's|so\s+that|so|but|though|although|when|"
+    r"\s+(?:last|this|next)\s+(?:year|month|week|summer|winter|spring|fall|autumn|weekend)\b.*$"
+    r"|\s+(?:in|since|from)\s+(?:19|20)\d\d\b.*$|\s+(?:\w+\s+){1,2}ago\b.*$"
+    r"|\s+for\s+(?:the\s+(?:past|last)\s+)?(?:\d+|a|an|two|three|four|five|six|seven|eight|nine|"
+    r"ten|several|many|a\s+few|a\s+couple\s+of)\s+(?:years?|months?|weeks?|days?|decades?)\b.*$"
+    r"|\s+(?:because|since|which|who|whom|that's|so\s+that|so|but|though|although|when|"
     r"whenever|while|where|if|until|unless|and\s+(?:I|I'm|I've|my|we)|as\s+well\s+as|"
     r"and\s+it|and\s+that|and\s+want|and\s+need|and\s+would|cause|cuz|coz|haha|lol|"
     r"thanks|thank\s+you|btw|though)\b.*$|\s+[-\u2013\u2014]+\s.*$|\s*\u2014.*$",
@@ -69,7 +73,7 @@ def trim(value: str) -> str:
         if shorter == value:
             break
         value = shorter
-    return value.strip(" ,;:!.\"'")
+    return value.strip(" ,;:!\"'").rstrip(".")
 
 
 def slug(text: str) -> str:
@@ -180,6 +184,10 @@ def im_a(m: re.Match[str], clause: str) -> list[Draft] | None:
     head = role.lower().split()[-1] if role.split() else ""
     if _HOBBYIST.search(low):
         return one("hobbies", f"hobbies:{slug(role)}", role, content)
+    if head in ("fan", "lover", "supporter", "nerd", "enthusiast", "addict", "junkie"):
+        thing = re.sub(r"^(?:big|huge|massive|die-hard|diehard|lifelong|total)\s+", "", role, flags=re.I)
+        thing = thing.rsplit(" ", 1)[0]
+        return one("likes", f"opinion:{slug(thing)}", thing + "/+", content, single=True)
     if _is_job(role.lower(), head):
         past = bool(re.match(r"I\s+(?:was|used\s+to\s+be)\b", clause, re.I))
         if past:
@@ -205,8 +213,9 @@ def works(m: re.Match[str], clause: str) -> list[Draft] | None:
     """Employer (and role) from "I work at X (as a Y)" and the like: one memory whose
     slot is the employer and that also retires the old role when it names one."""
     value = trim(m["v"])
-    if deictic(value):
-        return None
+    if deictic(value) or not re.match(r"(?:the\s+|a\s+|an\s+)?(?-i:[A-Z0-9])|(?:a|an|the)\s", value):
+        if not re.match(r"(?:home|remotely|remote)\b", value, re.I):
+            return None
     as_role = re.search(r"\s+as\s+(?:an?\s+|the\s+)?(?P<role>.+)$", value, re.I)
     org_text = value[: as_role.start()] if as_role else value
     org = _ORG.match(org_text)
@@ -346,6 +355,8 @@ def relation(m: re.Match[str], clause: str) -> list[Draft] | None:
     if rel not in lx.RELATIONS:
         return None
     rest = trim(m["v"])
+    if re.match(r"(?:tongue|language|land|country|board|nature)\b", rest, re.I):
+        return None
     if not rest or deictic(rest):
         return None
     content = said(m)
@@ -426,7 +437,8 @@ def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
         slot = "instruction:length"
     else:
         single = False
-    content = f"User wants the assistant to {value[0].lower()}{value[1:]}"
+    verb = re.sub(r"^do\s+not\s+", "not ", value, flags=re.I)
+    content = f"User wants the assistant to {verb[0].lower()}{verb[1:]}"
     if re.match(r"(?:I|we)\b", value):
         content = rewrite(value)
     return one("instructions", slot, value, content, single=single)
@@ -437,7 +449,13 @@ def hobby(kind: str = "hobbies") -> Build:
         value = trim(m["v"])
         if deictic(value) or len(value) < 3 or value.lower().startswith(("your ", "you ")):
             return None
-        return one(kind, f"{kind}:{slug(value)}", value, said(m))
+        lead = m.string[: m.start("v")]
+        when = re.match(r"(?P<when>.+?)\s*,?\s+(?P<who>I|we)\s+$", lead, re.I)
+        if kind == "routines" and when:
+            content = rewrite(f"{when['who']} {tidy(m.string[m.start('v'):])} {when['when'].lower()}")
+        else:
+            content = said(m)
+        return one(kind, f"{kind}:{slug(value)}", value, content)
 
     return build
 
@@ -447,7 +465,7 @@ _EVENTS = (
     r"deadline|conference|marathon|race|test|recital|concert|gig|vacation|holiday|move|"
     r"defen[cs]e|launch|checkup|check-up|due\s+date|graduation|party|ceremony|exams|"
     r"thesis\s+defen[cs]e|visit|honeymoon|road\s+trip|retreat|competition|tournament|"
-    r"audition|performance|hearing|court\s+date|closing|baby\s+shower|birthday"
+    r"audition|performance|hearing|court\s+date|closing|baby\s+shower|birthday|married|marry"
 )
 EVENTS = re.compile(rf"\b(?P<event>{_EVENTS})\b", re.I)
 _NOT_A_PLAN = re.compile(
@@ -469,8 +487,10 @@ def plan(m: re.Match[str], clause: str) -> list[Draft] | None:
     event = EVENTS.search(clause)
     if event:
         name = slug(event["event"])
+        name = "wedding" if name in ("married", "marry") else name
         return one("plans", f"plan:{name}", value, said(m), single=True, episodic=True)
-    return one("plans", f"plan:{slug(value)}", value, said(m), episodic=True)
+    topic = trim(re.sub(r"^(?:I|we)\s+(?:am|are|will|would)?\s*", "", tidy(clause), flags=re.I))
+    return one("plans", f"plan:{slug(topic)}", value, said(m), episodic=True)
 
 
 def age(m: re.Match[str], clause: str) -> list[Draft] | None:

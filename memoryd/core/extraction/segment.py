@@ -132,7 +132,8 @@ _CLAUSE_START = (
     r"but|so|although|though|while|whereas|plus|also|and|if|unless|when|can\s+you|"
     r"could\s+you|would\s+you|will\s+you|what|how|why|where|who|which|any|please|also|"
     r"(?:is|are|do|does|did|was|can|could|would|will)\s+(?:that|this|it|there|you|I|he|"
-    r"she|they|we)|always|never|no|now|otherwise|"
+    r"she|they|we)|(?:it|she|he|they|his|her|its|their)\s+(?:is|are|was|has|name)|"
+    r"always|never|no|now|otherwise|"
     r"(?:[A-Z][a-z]+\s+){0,2}(?:please|pls))\b"
 )
 _CLAUSE_SPLIT = re.compile(
@@ -176,6 +177,7 @@ _LEADER = re.compile(
 
 
 _COMPOUND = re.compile(
+    r"\bme\s+and\s+(?:my|our)\s+[\w-]+\s+(?=\w)|\b(?:my|our)\s+[\w-]+\s+and\s+me\s+(?=\w)|"
     r"\b(?:my|our)\s+(?-i:[a-z][\w-]*)(?:\s+(?-i:[a-z][\w-]*))?\s+and\s+I\s+"
     r"(?=are|were|have|both|all|live|love|share)",
     re.IGNORECASE,
@@ -348,8 +350,13 @@ _DROPPED_AM = re.compile(
 )
 
 
+_DROPPED_WAS = re.compile(r"^(?:born|raised|brought\s+up)\b", re.IGNORECASE)
+
+
 def subject(part: str) -> str:
     """Put back the "I" a casual clause left out."""
+    if _DROPPED_WAS.match(part):
+        return "I was " + part[0].lower() + part[1:]
     if _DROPPED_AM.match(part):
         return "I am " + part[0].lower() + part[1:]
     if _DROPPED_I.match(part):

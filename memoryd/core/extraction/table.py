@@ -43,7 +43,7 @@ def _simple(kind: str, slot: str, **kw: bool) -> Build:
 
 # -- identity ---------------------------------------------------------------------------
 _NAMEV = r"(?P<v>(?-i:[A-Z\u00c0-\u024f][\w\u00c0-\u024f'.-]*)(?:\s+(?-i:[A-Z\u00c0-\u024f][\w\u00c0-\u024f'.-]*)){0,2})"
-rule("identity", rf"^my\s+(?:full\s+|first\s+|real\s+|given\s+|legal\s+|actual\s+|birth\s+)?name\s+is\s+(?:actually\s+)?{V}",
+rule("identity", rf"^my\s+(?:full\s+|first\s+|real\s+|given\s+|legal\s+|actual\s+|birth\s+)?name(?:\s+is|'s)\s+(?:actually\s+)?{V}",
      r.name_of("name", "User's name is {}"))
 rule("identity", rf"^(?:the\s+)?name(?:\s+is|'s)\s+{V}", r.name_of("name", "User's name is {}"))
 rule("identity", rf"^(?:you\s+can\s+|please\s+|just\s+|pls\s+|feel\s+free\s+to\s+)?call\s+me\s+(?P<v>(?!informally|formally|by\b).+)",
@@ -122,13 +122,13 @@ rule("location", rf"^{BE}\s+(?:currently\s+|now\s+)?in\s+(?P<v>(?-i:[A-Z]).+)", 
 rule("location", rf"^(?:my|our)\s+(?:apartment|flat|house|home|place|condo|office)\s+is\s+(?:in|on|near|just\s+outside|outside)\s+{V}", r.lives)
 rule("location", rf"^(?:my\s+)?home\s+(?:for\s+me\s+)?(?:is|base\s+is)\s+(?:in\s+)?{V}", r.lives)
 rule("location", rf"^I\s+call\s+(?P<v>.+?)\s+home\b", r.lives)
-rule("location", rf"^{SUBJ}\s+(?:have\s+)?{ADV}(?:moved|relocated|moved\s+back|moved\s+over|emigrated|immigrated)\s+(?:back\s+)?to\s+{V}", r.lives)
+rule("location", rf"^{SUBJ}\s+(?:have\s+)?{ADV}(?:moved|relocated|moved\s+back|moved\s+over|emigrated|immigrated)\s+(?:back\s+)?(?:from\s+.+?\s+)?to\s+{V}", r.lives)
 rule("location", rf"^{BE}\s+{ADV}(?:originally\s+)?from\s+{V}", r.simple("location", "hometown", single=True))
 rule("location", rf"^I\s+{ADV}(?:come|hail)\s+from\s+{V}", r.simple("location", "hometown", single=True))
 rule("location", rf"^I\s+(?:grew\s+up|was\s+raised|was\s+brought\s+up)\s+(?:in|on|near)\s+{V}", r.simple("location", "hometown", single=True))
 rule("location", rf"^my\s+(?:home\s*town|home\s+city|home\s+country)\s+is\s+{V}", r.simple("location", "hometown", single=True))
 # -- work -------------------------------------------------------------------------
-_JOB = r"(?:got\s+(?:a\s+)?(?:new\s+)?job|landed\s+(?:a\s+)?(?:new\s+)?job|accepted\s+(?:an\s+)?offer|started\s+(?:a\s+)?(?:new\s+)?(?:job|position|role)|started\s+working|began\s+working|joined|started)"
+_JOB = r"(?:got\s+(?:a\s+)?(?:new\s+)?job|landed\s+(?:a\s+)?(?:new\s+)?job|accepted\s+(?:an\s+)?offer|started\s+(?:a\s+)?(?:new\s+)?(?:job|position|role)|started\s+working|began\s+working|joined|started(?=\s+(?:at|with)\b))"
 rule("work", rf"^I\s+(?:have\s+)?{ADV}{_JOB}\s+(?:at|with|for|from)?\s*{V}", r.works)
 rule("work", rf"^I\s+{ADV}(?:work|am\s+working|have\s+been\s+working|have\s+worked)\s+(?:at|for|with)\s+{V}", r.works)
 rule("work", rf"^(?:my|our)\s+(?:team|department|group|squad)\s+(?:at|in)\s+{V}", r.works)
@@ -152,14 +152,17 @@ rule("education", rf"^I\s+{ADV}(?:study|studied|majored\s+in|major\s+in|am\s+stu
 rule("education", rf"^I\s+(?:have|hold|got|earned|completed|finished|am\s+doing|am\s+finishing|am\s+working\s+on|am\s+writing|am\s+pursuing|am\s+taking)\s+(?:a|an|my)\s+(?P<v>(?:\w+'?s?\s+){{0,2}}(?:degree|phd|ph\.d\.|doctorate|masters?|master's|bachelor's|bachelors|mba|bsc|msc|ba|ma|diploma|certificate|certification|thesis|dissertation|capstone|course|bootcamp)\b.*)", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+{ADV}(?:graduated|graduate|dropped\s+out)\s+(?:from\s+|of\s+)?{V}", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+{ADV}(?:go\s+to|attend|attended|went\s+to|am\s+at|am\s+enrolled\s+at|am\s+enrolled\s+in|study\s+at)\s+(?P<v>(?:the\s+)?(?-i:[A-Z]).*)", r.simple("education", "school", single=True))
-rule("education", rf"^I\s+am\s+(?:a|an)\s+(?P<v>(?:\w+\s+){{0,2}}(?:student|freshman|sophomore|junior|senior|undergrad|undergraduate|postgrad|grad\s+student|phd\s+candidate|doctoral\s+candidate|postdoc)(?=\s+(?:at|in|of|year|student|now)\b|\s*$|\s*,).*)", r.simple("education", "student", single=True))
+rule("education", rf"^I\s+am\s+(?:a|an)\s+(?P<v>(?:[\w-]+\s+){{0,2}}(?:student|freshman|sophomore|junior|senior|undergrad|undergraduate|postgrad|grad\s+student|phd\s+candidate|doctoral\s+candidate|postdoc)(?=\s+(?:at|in|of|year|student|now)\b|\s*$|\s*,).*)", r.simple("education", "student", single=True))
 rule("education", rf"^I\s+am\s+(?:doing|taking|enrolled\s+in|in)\s+(?:a|an|my)\s+(?P<v>.*?(?:course|class|bootcamp|degree|program|programme|masters?|phd|mba|certification|apprenticeship)\b.*)", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+am\s+in\s+(?P<v>(?:\d+(?:st|nd|rd|th)\s+grade|grade\s+\d+|year\s+\d+|my\s+(?:first|second|third|fourth|final|last|junior|senior)\s+year|(?:high\s+school|college|uni|university|grad\s+school|med\s+school|law\s+school|nursing\s+school)).*)", r.simple("education", "student", single=True))
 rule("education", rf"^my\s+(?:degree|major|minor|phd|masters?|thesis|dissertation|research|field|background)\s+is\s+(?:in\s+|on\s+)?{V}", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+am\s+(?P<v>homeschooled|home-schooled|self-taught|a\s+college\s+dropout|a\s+high\s+school\s+dropout|a\s+graduate\s+of\s+.+)\b", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+{ADV}(?:taught\s+myself|learned)\s+(?P<v>.+)", r.simple("education", "education:{}"))
 # -- pets ---------------------------------------------------------------------------
-_NAMESEP = r"\s*(?:,\s*|\s+(?:named|called|who\s+is\s+called|by\s+the\s+name\s+of|whose\s+name\s+is)\s+)"
+_NAMESEP = (
+    r"(?:\s*,\s*(?:an?\s+[\w-]+(?:\s+[\w-]+)?\s+)?)?\s*(?:,\s*(?:(?:his|her|its|their)\s+name\s+is\s+)?|"
+    r"\s+(?:named|called|who\s+is\s+called|by\s+the\s+name\s+of|whose\s+name\s+is)\s+)"
+)
 rule("pets", rf"^(?:my|our)\s+(?:family\s+)?{_ADJ}(?P<kind>{_PET_WORDS})(?P<tail>'s\s+name\s+is|\s+is\s+(?:called|named)|\s+name\s+is|\s+goes\s+by|,)\s+{NAME}", r.pet)
 rule("pets", rf"^(?:my|our)\s+(?:family\s+)?(?:\w+\s+)?(?:dog|cat|pet)\s+is\s+(?:a|an)\s+{_ADJ}(?P<kind>{_PET_WORDS})(?:\s+(?-i:[A-Z]\w+))?{_NAMESEP}{NAME}", r.pet)
 rule("pets", rf"^{_HAVE_VERB}\s+{_NUM}\s+{_ADJ}(?:(?-i:[A-Z]\w+)\s+)?(?P<kind>{_PET_WORDS})(?:\s+\w+)?{_NAMESEP}{NAME}", r.pet)
@@ -172,7 +175,7 @@ _RELMOD = r"(?:(?:new|current|ex-?|late|former|old|future|soon-to-be|little|big|
 rule("family", rf"^(?:my|our)\s+(?P<rel>{_RELMOD}(?:{_REL_WORDS}|family))(?P<tail>'s\s+name\s+is|\s+is\s+(?:called|named)|\s+name\s+is|,)?\s+{V}", r.relation)
 rule("family", rf"^(?:my\s+\w+\s+and\s+I|we)\s+(?:have|are\s+raising|are\s+expecting)\s+(?P<v>.+)", r.simple("family", "family:{}"))
 rule("family", rf"^{_HAVE_VERB}\s+(?P<v>{_NUM}\s+(?:\w+\s+)?(?:kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings?|grandkids|grandchildren|twins|stepkids|stepsons?|stepdaughters?|boys|girls|baby|toddler|teenagers?|teens|grandsons?|granddaughters?|nieces?|nephews?)\b.*)", r.simple("family", "family:{}"))
-rule("family", rf"^(?:I\s+am|we\s+are)\s+(?P<v>(?:happily\s+|newly\s+|recently\s+|just\s+)?(?:married|engaged|single|divorced|widowed|separated|in\s+a\s+relationship|dating\s+someone|in\s+a\s+long-distance\s+relationship)\b.*)", r.simple("family", "relationship_status", single=True))
+rule("family", rf"^(?:I\s+am|we\s+are|I\s+have\s+been|we\s+have\s+been)\s+(?P<v>(?:happily\s+|newly\s+|recently\s+|just\s+)?(?:married|engaged|single|divorced|widowed|separated|in\s+a\s+relationship|dating\s+someone|in\s+a\s+long-distance\s+relationship)\b.*)", r.simple("family", "relationship_status", single=True))
 rule("family", rf"^(?:I|we)\s+{ADV}(?P<v>got\s+(?:married|engaged|divorced)\b.*)", r.simple("family", "relationship_status", single=True))
 rule("family", rf"^I\s+(?:am\s+)?(?P<v>(?:a|an)\s+(?:\w+\s+)?(?:mom|mum|mother|dad|father|parent|grandma|grandmother|grandpa|grandfather|stepmom|stepdad|single\s+mom|single\s+dad|single\s+parent|foster\s+parent|caregiver\s+for|carer\s+for)\b.*)", r.simple("family", "family:parent", single=True))
 rule("family", rf"^(?:we\s+are|I\s+am)\s+(?P<v>expecting\b.*)", r.simple("family", "family:expecting", single=True))
@@ -227,7 +230,7 @@ rule("plans", rf"^{SUBJ}\s+{ADV}(?:plan|intend|hope|aim|expect|am\s+planning|are
 rule("plans", rf"^(?:my|our)\s+(?:main\s+|big\s+|long-term\s+|short-term\s+|personal\s+)?(?:goal|plan|dream|aim|resolution|new\s+year'?s\s+resolution|objective|target|ambition)\s+(?:for\s+\S+(?:\s+\S+)?\s+)?is\s+(?:to\s+)?{V}", r.plan)
 rule("plans", rf"^(?:my\s+|our\s+)?(?:goal|plan|resolution|target|aim)s?\s+for\s+\S+(?:\s+\S+)?\s*:?\s+{V}", r.plan)
 rule("plans", rf"^{SUBJ}\s+(?:have|got)\s+(?:a|an|my|our)\s+(?P<v>(?:[\w-]+\s+){{0,3}}(?:{r._EVENTS}|meeting\s+with)\b.+)", r.plan)
-rule("plans", rf"^(?:my|our|the)\s+(?P<v>(?:[\w-]+\s+){{0,2}}(?:{r._EVENTS})\s+(?:is|was|got|has\s+been)\s+.*\b(?:\d+|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*|monday|tuesday|wednesday|thursday|friday|saturday|sunday|next|tomorrow|week|month|year|spring|summer|fall|autumn|winter)\b.*)", r.plan)
+rule("plans", rf"^(?:my|our|the)\s+(?P<v>(?:[\w-]+\s+){{0,2}}(?:{r._EVENTS})\s+(?:is|was|got|has\s+been)\s+.*\b(?:\d+(?:st|nd|rd|th)?|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*|monday|tuesday|wednesday|thursday|friday|saturday|sunday|next|tomorrow|week|month|year|spring|summer|fall|autumn|winter)\b.*)", r.plan)
 rule("plans", rf"^{SUBJ}\s+{ADV}(?:had\s+to\s+|have\s+to\s+|need\s+to\s+)?(?:push|pushed|move|moved|reschedule|rescheduled|postpone|postponed|delay|delayed|bring|brought|change|changed)\s+(?:the|our|my)\s+(?P<v>(?:[\w-]+\s+){{0,2}}(?:{r._EVENTS})\b.+)", r.plan)
 rule("plans", rf"^(?P<v>(?:next|this|in)\s+(?:week|month|year|summer|winter|spring|fall|autumn|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|\d{{4}})\s*,?\s+(?:I|we)\s+(?:am|are|will|plan|want|hope)\s+.+)", r.plan)
 rule("plans", rf"^{SUBJ}\s+will\s+(?:be\s+)?(?P<v>(?:in|at|visiting|moving|travell?ing|flying|starting|graduating|running|away|off|back|getting|taking|leaving|out\s+of|on\s+(?:vacation|holiday|leave)).+)", r.plan)
@@ -276,6 +279,8 @@ rule("hobbies", rf"^I\s+am\s+(?:part\s+of|a\s+member\s+of|in|on)\s+(?:a|an|the|o
 rule("hobbies", rf"^I\s+am\s+(?:writing|building|restoring|knitting|making|learning\s+to|working\s+on)\s+(?P<v>(?:a|an|my)\s+(?:\w+\s+){{0,3}}(?:novel|book|memoir|game|app|boat|car|quilt|sweater|cabin|guitar|album|podcast|website|blog|robot|keyboard|garden)\b.*)", r.hobby())
 rule("hobbies", rf"^I\s+{ADV}(?P<v>(?:usually|always|never|typically|often|frequently|regularly|rarely|sometimes|normally|tend\s+to)\s+.+)", r.hobby("pattern"))
 rule("hobbies", rf"^I\s+used\s+to\s+{V}", r.simple("hobbies", "past:{}"))
+rule("languages", rf"^(?:on\s+top\s+of\s+\w+\s*,?\s*)?I\s+(?:have\s+)?{ADV}(?:started|took\s+up|picked\s+up|got\s+into|began|am\s+getting\s+into)\s+(?:learning\s+|studying\s+)?{V}", r.language)
+rule("hobbies", rf"^I\s+(?:have\s+)?{ADV}(?:started|took\s+up|picked\s+up|got\s+into|began|am\s+getting\s+into|taken\s+up)\s+(?P<v>(?!a\s+new\s+job|working|at\b|with\b).+)", r.hobby())
 # -- possessions ----------------------------------------------------------------------
 rule("possessions", rf"^(?:{_HAVE_VERB}|I\s+{ADV}(?:drive|ride|rent|lease|play\s+on|type\s+on|work\s+on|game\s+on|am\s+driving|am\s+renting|just\s+bought|recently\s+bought|finally\s+bought|splurged\s+on))\s+(?:{_NUM}\s+|the\s+|an?\s+)?{V}", r.possession)
 rule("possessions", rf"^(?:my|our)\s+(?:new\s+|old\s+|current\s+|first\s+|main\s+|work\s+|personal\s+|family\s+)?(?P<what>[\w-]+)\s+is\s+(?:a|an|the)\s+(?P<v>(?:\d{{4}}\s+)?(?:[a-z-]+\s+){{0,2}}(?-i:[A-Z0-9]).*)", r.possession)
