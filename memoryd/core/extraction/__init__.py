@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from memoryd.core.extraction.context import about, follow_up
 from memoryd.core.extraction.rules import Draft
-from memoryd.core.extraction.segment import MAX_INPUT_CHARS, clauses, prepare
+from memoryd.core.extraction.segment import MAX_INPUT_CHARS, clauses, prepare, windows
 from memoryd.core.extraction.table import RULES
 
 __all__ = [
@@ -111,10 +111,15 @@ def extract_facts(text: object, *, source: str = "user") -> list[Fact]:
     """Every fact stated in `text`, in order; duplicate keys keep the first. Pure."""
     if not isinstance(text, str) or not text:
         return []
-    # An exact str copy, so a str subclass cannot override the methods used below.
-    body = prepare(str.__str__(text))
     facts: list[Fact] = []
     seen: set[str] = set()
+    # An exact str copy, so a str subclass cannot override the methods used below.
+    for window in windows(str.__str__(text)):
+        _extract(prepare(window), source, facts, seen)
+    return facts
+
+
+def _extract(body: str, source: str, facts: list[Fact], seen: set[str]) -> None:
     topic: Draft | None = None  # what the previous clause was about ("His name is Gizmo")
     for clause in clauses(body):
         drafts = _match(clause.text) or follow_up(clause.text, topic)
@@ -124,7 +129,6 @@ def extract_facts(text: object, *, source: str = "user") -> list[Fact]:
             if fact is not None and fact.key not in seen:
                 seen.add(fact.key)
                 facts.append(fact)
-    return facts
 
 
 def _match(clause: str) -> list[Draft]:

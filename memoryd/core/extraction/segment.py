@@ -190,18 +190,37 @@ class Clause:
     question: bool  # the sentence it came from ends with "?"
 
 
-def prepare(text: str) -> str:
-    """The last MAX_INPUT_CHARS characters, without memoryd's block, code or quotes."""
+#: A longer message is a document the user pasted: statements about themselves sit at
+#: its start or end, so only these windows are read (bounds the work per message).
+WINDOW_CHARS = 4 * 1024
+#: Clauses read per window, for the same reason.
+MAX_CLAUSES = 80
+
+
+def windows(text: str) -> list[str]:
+    """The last MAX_INPUT_CHARS characters without memoryd's own block, and of those
+    the first and last WINDOW_CHARS when the message is longer than both."""
     if len(text) > MAX_INPUT_CHARS:
         text = text[len(text) - MAX_INPUT_CHARS :]
         newline = text.find("\n")  # the cut may land inside a guarded line
         if 0 <= newline < 200:
             text = text[newline:]
-    text = text.replace("\u2019", "'").replace("\u02bc", "'").replace("\r", "")
-    text = expand(text)
-    text = _GUARD_BLOCK.sub("\n", text)
+    text = _GUARD_BLOCK.sub("\n", text.replace("\r", ""))
     text = _GUARD_LINE.sub("", text)
     text = _FENCE.sub("\n", text)
+    if len(text) <= 2 * WINDOW_CHARS:
+        return [text]
+    head, tail = text[:WINDOW_CHARS], text[-WINDOW_CHARS:]
+    cut = max(head.rfind("\n"), head.rfind(". "))
+    head = head[: cut + 1] if cut > WINDOW_CHARS // 2 else head
+    starts = [i for i in (tail.find("\n"), tail.find(". ")) if 0 <= i < WINDOW_CHARS // 2]
+    return [head, tail[min(starts) + 1 :] if starts else tail]
+
+
+def prepare(text: str) -> str:
+    """One window as plain statements: no code, no quoted speech, one spelling."""
+    text = text.replace("\u2019", "'").replace("\u02bc", "'")
+    text = expand(text)
     text = "\n".join(line for line in text.split("\n") if not _CODE_LINE.search(line))
     return _QUOTE.sub(_unquote, text)
 
@@ -302,6 +321,8 @@ def clauses(text: str) -> list[Clause]:
     user stating something: see the module docstring."""
     out: list[Clause] = []
     for raw, end in sentences(text):
+        if len(out) >= MAX_CLAUSES:
+            break
         sentence = strip_leader(raw)
         kind = task(sentence, end)
         if kind == "payload":
