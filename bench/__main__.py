@@ -7,8 +7,9 @@ ingest throughput and RSS per corpus size, each in a child process), gateway, lo
 (``memoryd eval locomo --strategy all``), ablation (what each retrieval change
 is worth on LoCoMo: ``bench/ablation.py``), peers (memoryd, its BM25 and dense baselines
 and a peer memory engine in its own venv, side by side on LoCoMo: ``bench/peers.py``),
-then plots (PNGs into docs/benchmarks/) and tables (the generated region of
-docs/benchmarks.md), both from the results JSON.
+extraction (rules extraction on the labelled set and against LoCoMo's observations:
+``bench/extraction.py``), then plots (PNGs into docs/benchmarks/) and tables (the
+generated region of docs/benchmarks.md), both from the results JSON.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ STAGES = (
     "locomo",
     "ablation",
     "peers",
+    "extraction",
     "plots",
     "tables",
 )
@@ -87,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="LoCoMo conversations for the peers stage (the first N; default all)",
     )
+    parser.add_argument(
+        "--extraction-data", type=Path, default=None, help="labelled extraction set directory"
+    )
     args = parser.parse_args(argv)
     RESULTS = args.results.resolve()
     machine()  # the load average and commit as the run starts
@@ -139,6 +144,16 @@ def main(argv: list[str] | None = None) -> int:
 
         rows, detail = run_stage(args.peer_conversations, progress, args.locomo_data or PEERS_DATA)
         write("peers", rows, detail)
+    if "extraction" in only:
+        from bench import extraction
+
+        result = extraction.run(
+            args.extraction_data or extraction.DEFAULT_DATA,
+            args.locomo_data or extraction.DEFAULT_LOCOMO,
+            progress=progress,
+        )
+        write("extraction", extraction.rows(result), {"extraction": result})
+        print(extraction.summary(result) + "\n", flush=True)
     plots = None
     if "plots" in only:
         from bench.plots import make_plots

@@ -26,6 +26,7 @@ KNOWN = (
     "locomo",
     "ablation",
     "peers",
+    "extraction",
     "gateway",
     "vectors",
     "load",
@@ -279,6 +280,111 @@ def peers_section(p: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _target(value: Any, ok: bool | None) -> str:
+    return f"{fmt(value)}{_met(ok)}"
+
+
+def _met(ok: bool | None) -> str:
+    return {True: " (met)", False: " (not met)", None: ""}[ok]
+
+
+def _slowest(worst: dict[str, Any]) -> str:
+    if worst.get("timed_out"):
+        return f"**over {worst.get('limit_s')} s**, stopped ({', '.join(worst['timed_out'])})"
+    return f"**{fmt(worst.get('worst_ms'))} ms** ({worst.get('worst_input')})"
+
+
+def extraction_section(p: dict[str, Any]) -> str:
+    """Quality per split with the targets, recall per kind, speed, LoCoMo observations."""
+    result = p.get("extraction", {})
+    splits: dict[str, Any] = result.get("splits", {})
+    targets = result.get("targets", {})
+    rows = []
+    for name, s in splits.items():
+        pos, neg, sup, ok = s["positives"], s["negatives"], s["supersede"], s.get("meets", {})
+        rows.append(
+            {
+                "split": name,
+                "positives": pos["n"],
+                "recall": _target(pos["recall"], ok.get("recall")),
+                "value_recall": pos["value_recall"],
+                "negatives": neg["n"],
+                "false": _target(neg["false_memory_rate"], ok.get("false_memory_rate")),
+                "pairs": sup["n"],
+                "supersede": _target(sup["accuracy"], ok.get("supersede_accuracy")),
+                **{m: g["accuracy"] for m, g in sup["per_mode"].items()},
+            }
+        )
+    modes = list(dict.fromkeys(m for s in splits.values() for m in s["supersede"]["per_mode"]))
+    kinds = list(dict.fromkeys(k for s in splits.values() for k in s["positives"]["per_kind"]))
+    per_kind = [
+        {"kind": k}
+        | {n: s["positives"]["per_kind"].get(k, {}).get("recall") for n, s in splits.items()}
+        for k in kinds
+    ]
+    pace, worst = result.get("throughput", {}), result.get("long_messages", {})
+    speed_ok = result.get("speed_meets", {})
+    parts = [
+        "### Extraction (`extraction.json`, `python -m bench --only extraction`)",
+        "",
+        f"`memoryd eval extraction` on `{result.get('data')}`: every message through the real "
+        "engine (rules extraction and reconciliation) for an owner of its own; "
+        f"{result.get('elapsed_s')} s. Targets: recall \u2265 {targets.get('recall', 0):.2f}, "
+        f"false memories \u2264 {targets.get('false_memory_rate', 0):.2f}, supersede \u2265 "
+        f"{targets.get('supersede_accuracy', 0):.2f}. *Recall*: every expected value in a "
+        "stored memory; *values*: per expected value; *false memories*: negatives that "
+        "stored anything.",
+        "",
+        table(
+            rows,
+            [
+                ("split", "split"),
+                ("positives", "positives"),
+                ("recall", "recall"),
+                ("value_recall", "values"),
+                ("negatives", "negatives"),
+                ("false", "false memories"),
+                ("pairs", "pairs"),
+                ("supersede", "supersede"),
+            ]
+            + [(m, m) for m in modes],
+        ),
+        "",
+        "Recall per kind:",
+        "",
+        table(per_kind, [("kind", "kind")] + [(n, n) for n in splits]),
+        "",
+        f"Speed: **{fmt(pace.get('messages_per_s'))} messages/s**"
+        f"{_met(speed_ok.get('messages_per_s'))} (`extract_facts` alone, one thread, the "
+        f"{pace.get('messages')} labelled messages of {fmt(pace.get('mean_chars'))} characters "
+        f"on average, {pace.get('passes')} passes; target \u2265 "
+        f"{targets.get('messages_per_s', 0):,.0f}); slowest 64 KiB message: "
+        f"{_slowest(worst)}{_met(speed_ok.get('worst_64k_ms'))} (median of up to 3 calls, in "
+        f"a child process, over {len(worst.get('inputs', []))} inputs; target \u2264 "
+        f"{targets.get('worst_64k_ms', 0):.0f} ms).",
+    ]
+    obs = result.get("locomo_observations")
+    if obs:
+        parts += [
+            "",
+            "Against LoCoMo's observation annotations (a turn *carries an observation* when "
+            "one cites its dia_id; the turn's text alone through `extract_facts`):",
+            "",
+            table(
+                [obs],
+                [
+                    ("conversations", "conversations"),
+                    ("turns", "turns"),
+                    ("observed_turns", "turns with an observation"),
+                    ("recall", "share of them with a fact"),
+                    ("unobserved_turns", "turns without"),
+                    ("false_positive_rate", "share of them with a fact"),
+                ],
+            ),
+        ]
+    return "\n".join(parts)
+
+
 def generic(name: str, p: dict[str, Any]) -> str:
     rows = p.get("rows", [])
     cols = list(dict.fromkeys(k for r in rows for k in r))
@@ -320,6 +426,8 @@ def generate(results: Path, docs: Path, plots: Sequence[Path]) -> str:
         parts += ["", ablation_section(payloads["ablation"])]
     if "peers" in payloads:
         parts += ["", peers_section(payloads["peers"])]
+    if "extraction" in payloads:
+        parts += ["", extraction_section(payloads["extraction"])]
     for name in ("gateway", "vectors", "load"):
         if name in payloads:
             parts += ["", generic(name, payloads[name])]

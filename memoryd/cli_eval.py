@@ -1,6 +1,7 @@
-"""``memoryd eval …``: retrieval quality on public benchmark data (SPEC §19).
+"""``memoryd eval …``: retrieval quality on public benchmark data (SPEC §19) and the
+extraction benchmark on the labelled set (issue 15).
 
-A thin layer over ``memoryd.eval.locomo``. It registers its group on ``main``, and
+A thin layer over ``memoryd.eval``. It registers its group on ``main``, and
 ``memoryd.cli`` imports it at its end, like ``memoryd.cli_keys``. Every run uses a
 temporary data dir and never the user's (``--data-dir`` is ignored). Progress goes
 to stderr and the result to stdout.
@@ -8,6 +9,7 @@ to stderr and the result to stdout.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from contextlib import ExitStack
@@ -19,7 +21,7 @@ import click
 from memoryd.cli import _emit, _json_option, handles_errors, main
 from memoryd.embedding import static_model_info
 from memoryd.errors import ValidationError
-from memoryd.eval import locomo
+from memoryd.eval import extraction, labelled, locomo, observations
 
 EMBEDDERS = ("transformers", "static", "none")
 
@@ -102,7 +104,7 @@ def _say(message: str) -> None:
 
 @main.group("eval")
 def eval_group() -> None:
-    """Measure retrieval quality on public benchmark data (temporary data dir)."""
+    """Measure retrieval and extraction quality (temporary data dir)."""
 
 
 @eval_group.command("locomo")
@@ -192,3 +194,179 @@ def eval_locomo(
             log=_say,
         )
     _emit(ctx, result, lambda: _table(result))
+
+
+# -- memoryd eval extraction ---------------------------------------------------------------
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _per(title: str, groups: dict[str, dict[str, Any]], field: str) -> str:
+    cells = ", ".join(f"{k} {_share(g[field])} ({g['n']})" for k, g in groups.items())
+    return f"{title}: {cells or '-'}"
+
+
+def _pooled(result: dict[str, Any]) -> dict[str, Any]:
+    """The summary over every split run ("all" when there are several)."""
+    splits: dict[str, dict[str, Any]] = result["splits"]
+    return splits.get("all") or next(iter(splits.values()))
+
+
+def _misses(result: dict[str, Any], show: int) -> None:
+    for part, items in _pooled(result)["misses"].items():
+        if not items or not show:
+            continue
+        click.echo(f"misses, {part} (first {min(show, len(items))} of {len(items)}):")
+        for m in items[:show]:
+            stored = "; ".join(m["stored"]) or "(nothing)"
+            if part == "supersede":
+                said = f"{m['first']!r} then {m['second']!r}: {m['why']}"
+            else:
+                said = repr(m["text"])
+            wanted = f" missing {', '.join(m['missing'])};" if part == "positives" else ""
+            click.echo(f"  {m['split']}/{m['id']} [{m['kind']}] {said};{wanted} stored: {stored}")
+
+
+def _extraction_table(result: dict[str, Any], show: int) -> None:
+    t = result["targets"]
+    click.echo(
+        f"Extraction benchmark ({result['extraction_mode']}): {result['data']}, "
+        f"{result['engine']['messages']} messages through the engine, {result['elapsed_s']} s"
+    )
+    click.echo(
+        f"{'split':<7}{'positives':>10}{'recall':>8}{'values':>8}"
+        f"{'negatives':>11}{'false':>7}{'pairs':>7}{'supersede':>11}"
+    )
+    for name, s in result["splits"].items():
+        pos, neg, sup = s["positives"], s["negatives"], s["supersede"]
+        click.echo(
+            f"{name:<7}{pos['n']:>10}{_share(pos['recall']):>8}{_share(pos['value_recall']):>8}"
+            f"{neg['n']:>11}{_share(neg['false_memory_rate']):>7}{sup['n']:>7}"
+            f"{_share(sup['accuracy']):>11}"
+        )
+    click.echo(
+        f"targets: recall >= {t['recall']:.2f}, false memories <= {t['false_memory_rate']:.2f}, "
+        f"supersede >= {t['supersede_accuracy']:.2f}"
+    )
+    last = _pooled(result)
+    click.echo(_per("recall per kind", last["positives"]["per_kind"], "recall"))
+    click.echo(_per("false memories per kind", last["negatives"]["per_kind"], "false_memory_rate"))
+    click.echo(_per("supersede per mode", last["supersede"]["per_mode"], "accuracy"))
+    pace, worst = result["throughput"], result["long_messages"]
+    if pace["messages_per_s"] is not None:
+        click.echo(
+            f"throughput: {pace['messages_per_s']:,.0f} messages/s (extract_facts, one thread, "
+            f"{pace['messages']} messages of {pace['mean_chars']:.0f} chars on average, "
+            f"{pace['elapsed_s']} s; target >= {t['messages_per_s']:,.0f})"
+        )
+    click.echo(
+        f"64 KiB messages: worst {_worst(worst)} of {len(worst['inputs'])} inputs "
+        f"(target <= {t['worst_64k_ms']:.0f} ms)"
+    )
+    obs = result.get("locomo_observations")
+    if obs:
+        click.echo(
+            f"LoCoMo observations: {obs['conversations']} conversations, {obs['turns']} turns; "
+            f"facts from {_share(obs['recall'])} of the {obs['observed_turns']} turns with an "
+            f"observation, from {_share(obs['false_positive_rate'])} of the "
+            f"{obs['unobserved_turns']} without"
+        )
+    _misses(result, show)
+
+
+def _worst(worst: dict[str, Any]) -> str:
+    if worst.get("timed_out"):
+        names = ", ".join(worst["timed_out"])
+        return f"over {worst['limit_s']:g} s, stopped ({names})"
+    return f"{worst['worst_ms']:.1f} ms ({worst['worst_input']})"
+
+
+def _json_target(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value == "-":
+        ctx.ensure_object(dict)["json"] = True
+    return value
+
+
+@eval_group.command("extraction")
+@click.option(
+    "--data",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="The labelled set: a folder with dev/ and test/ (positives, negatives, supersede "
+    ".jsonl). Default: bench/data/extraction under the current directory, else under the "
+    "source checkout memoryd runs from; an installed package ships no bench/, so pass it.",
+)
+@click.option(
+    "--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True
+)
+@click.option(
+    "--locomo",
+    "locomo_dir",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="Also extract from every turn of the LoCoMo conversations in this directory and "
+    "compare with their observation annotations.",
+)
+@click.option(
+    "--speed-seconds",
+    type=click.FloatRange(0, 600),
+    default=2.0,
+    show_default=True,
+    help="How long to time extract_facts for messages/s.",
+)
+@click.option(
+    "--show-misses",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="Misses listed per part under the table (the JSON holds them all).",
+)
+@click.option(
+    "--json",
+    "json_out",
+    is_flag=False,
+    flag_value="-",
+    default=None,
+    metavar="[PATH]",
+    callback=_json_target,
+    help="Write the JSON result to PATH; alone (or -), print it instead of the table.",
+)
+@click.pass_context
+@handles_errors
+def eval_extraction(
+    ctx: click.Context,
+    data: str | None,
+    split: str,
+    locomo_dir: str | None,
+    speed_seconds: float,
+    show_misses: int,
+    json_out: str | None,
+) -> None:
+    """Recall, false memories, supersede accuracy and speed of rules extraction on the
+    labelled set, through the real engine (a temporary data dir)."""
+    root = Path(data) if data else extraction_default()
+    try:
+        splits = labelled.load_labelled(root, split)
+        observed = observations.load(Path(locomo_dir)) if locomo_dir else None
+    except (labelled.ExtractionDataError, observations.ObservationDataError) as exc:
+        raise ValidationError(f"data: {exc}") from None
+    result = {
+        "data": str(root),
+        **extraction.run_eval(splits, speed_seconds=speed_seconds, observed=observed, log=_say),
+    }
+    if json_out and json_out != "-":
+        Path(json_out).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        _say(f"wrote {json_out}")
+    _emit(ctx, result, lambda: _extraction_table(result, show_misses))
+
+
+def extraction_default() -> Path:
+    found = labelled.default_data_dir()
+    if found is None:
+        raise ValidationError(
+            "data: no bench/data/extraction under the current directory or the source "
+            "checkout (an installed package does not ship it): pass --data DIR"
+        )
+    return found

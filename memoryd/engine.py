@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from memoryd.core.scoring import estimate_tokens
 from memoryd.errors import ValidationError, field_error
 from memoryd.extraction_jobs import ExtractionJobs
 from memoryd.keys import KeyService
+from memoryd.llm_extraction import LlmStats, extract_with_mode
 from memoryd.models import (
     Hit,
     Memory,
@@ -91,6 +93,8 @@ class MemoryEngine:
             self.write_listeners.append(lambda memory: indexer.notify(memory.id))
         self.extraction_stats = {"scheduled": 0, "stored": 0, "failed": 0, "superseded": 0}
         self.extraction = ExtractionJobs(db, self.background, self.reconcile, self.extraction_stats)
+        self.llm_stats = LlmStats(db)  # opt-in LLM extraction (``memoryd.llm_extraction``)
+        self.extraction.llm = partial(extract_with_mode, self)
         self.retrieval_listeners: list[RetrievalListener] = []
 
     @classmethod
@@ -124,40 +128,19 @@ class MemoryEngine:
         return results
 
     def reconcile(self, items: Iterable[Reconcile]) -> list[Reconciled]:
-        """Upsert facts and retire what they replace, all in one transaction.
-
-        Each item is a memory plus the slots (and ids) whose other current memories it
-        supersedes; superseded rows stay as history that retrieval skips. An item with
-        ``retract_ids`` and no memory only retires those ids (an LLM ``DELETE``).
-        """
-        checked = [
-            (item, *self._check_new(item.memory)) if item.memory is not None else (item, None, "")
-            for item in items
+        """Upsert facts and retire what they replace, all in one transaction: each
+        memory supersedes the owner's other current memories of its ``supersedes``
+        slots (and ``retract_ids``); superseded rows stay as history retrieval skips.
+        An item without a memory only retires its ids (an LLM ``DELETE``)."""
+        checked: list[tuple[Reconcile, NewMemory | None, str]] = [
+            (i, *self._check_new(i.memory)) if i.memory else (i, None, "") for i in items
         ]
         now = utcnow()
-
-        def apply(conn: Any) -> list[Reconciled]:
-            out: list[Reconciled] = []
-            for item, new, key in checked:
-                if new is None:
-                    gone = sql.supersede(conn, item.owner, now=now, by=None, ids=item.retract_ids)
-                    out.append(Reconciled(None, False, gone))
-                    continue
-                memory, created = sql.upsert(conn, new, key, now)
-                gone = sql.supersede(
-                    conn,
-                    new.api_key_id,
-                    now=now,
-                    by=memory.id,
-                    slots=item.supersedes,
-                    ids=item.retract_ids,
-                )
-                out.append(Reconciled(memory, created, gone))
-            return out
-
         if not checked:
             return []
-        results = self.db.write(apply)
+        results = self.db.write(
+            lambda conn: [sql.reconcile(conn, i, new, key, now) for i, new, key in checked]
+        )
         for result in results:
             for memory_id in result.superseded:
                 self.cache.invalidate(memory_id)

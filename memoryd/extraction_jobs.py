@@ -17,12 +17,15 @@ from concurrent.futures import Future
 from memoryd.background import BackgroundWorker
 from memoryd.core.extraction import Fact, extract_facts, fact_metadata
 from memoryd.models import MemoryType, NewMemory, Reconcile, Reconciled, to_iso, utcnow
-from memoryd.storage import memories as sql
+from memoryd.storage import queue
 from memoryd.storage.database import Database
 
 log = logging.getLogger(__name__)
 
 Texts = list[tuple[str, str]]  # (text, source) with source "user" or "assistant"
+#: One job by ``extractionMode``, given the rules step: ``llm_extraction.extract_with_mode``
+#: bound to the engine. None: rules only.
+ModeHook = Callable[[str, str, Texts, Callable[[], list[Reconciled]]], list[Reconciled]]
 
 
 class ExtractionJobs:
@@ -37,6 +40,7 @@ class ExtractionJobs:
         self.background = background
         self.store = store
         self.stats = stats
+        self.llm: ModeHook | None = None
 
     def submit(
         self,
@@ -60,7 +64,7 @@ class ExtractionJobs:
         try:
             self.stats["scheduled"] += 1
             queued = self.db.submit(
-                lambda conn: sql.queue_extraction(conn, owner, session_id, texts, utcnow())
+                lambda conn: queue.queue_extraction(conn, owner, session_id, texts, utcnow())
             )
         except Exception:
             log.exception("could not schedule extraction")
@@ -78,7 +82,7 @@ class ExtractionJobs:
     def recover(self) -> int:
         """Queue again the jobs a previous process committed but never finished (it was
         killed); returns how many."""
-        jobs = sql.queued_extractions(self.db.read())
+        jobs = queue.queued_extractions(self.db.read())
         for job_id, owner, session_id, texts in jobs:
             self.background.submit(self.run, job_id, owner, session_id, texts)
         if jobs:
@@ -91,9 +95,15 @@ class ExtractionJobs:
                 self.extract_and_store(owner, session_id, texts)
         finally:  # a failure is logged and counted; extraction is pure, a retry cannot help
             if job_id is not None:
-                self.db.write(lambda conn: sql.unqueue_extraction(conn, job_id))
+                self.db.write(lambda conn: queue.unqueue_extraction(conn, job_id))
 
     def extract_and_store(self, owner: str, session_id: str, texts: Texts) -> list[Reconciled]:
+        """By ``extractionMode``: the rules below, the LLM, or both."""
+        if self.llm is not None:
+            return self.llm(owner, session_id, texts, lambda: self.rules(owner, session_id, texts))
+        return self.rules(owner, session_id, texts)
+
+    def rules(self, owner: str, session_id: str, texts: Texts) -> list[Reconciled]:
         """Rules extraction, then reconciliation: a fact of a single-valued slot
         supersedes the owner's other memories of that slot."""
         extracted_at = to_iso(utcnow())

@@ -27,6 +27,10 @@ SCOPES = ("session", "apiKey", "global")
 EXTRACT_SOURCES = ("user", "assistant")
 EMBEDDING_SOURCES = ("remote", "static", "transformers", "auto")
 VECTOR_STORES = ("sqlite-vec", "qdrant", "qdrant-edge", "auto")
+EXTRACTION_MODES = ("rules", "llm", "hybrid")
+#: Bounds of ``extractionTimeoutMs`` and ``extractionDailyTokenCap`` (0 = no cap).
+EXTRACTION_TIMEOUT_MS = (100, 120_000)
+MAX_DAILY_TOKEN_CAP = 1_000_000_000
 PREFIX = "memory."
 
 
@@ -46,6 +50,12 @@ class MemorySettings:
     rerank_provider_model: str | None = None
     vector_store: str = "auto"
     min_score: float | None = None
+    #: ``llm`` / ``hybrid`` add the opt-in LLM extractor (``memoryd.llm_extraction``).
+    extraction_mode: str = "rules"
+    #: None: the ``default`` provider with ``llm_extraction.DEFAULT_MODEL``.
+    extraction_provider_model: str | None = None
+    extraction_timeout_ms: int = 15000
+    extraction_daily_token_cap: int = 0  # tokens per UTC day; 0 = no cap
 
     @property
     def retrieval_strategy(self) -> str:
@@ -83,6 +93,13 @@ def _provider_model(value: object) -> str | None:
     return None
 
 
+_PROVIDER_MODELS = {
+    "embedding_provider_model",
+    "rerank_provider_model",
+    "extraction_provider_model",
+}
+
+
 def _normalize_field(name: str, value: object, default: Any) -> Any:
     """The normalized value of one field, or ``default`` when unusable."""
     if name in {"enabled", "transformers_enabled", "static_enabled", "rerank_enabled"}:
@@ -93,11 +110,20 @@ def _normalize_field(name: str, value: object, default: Any) -> Any:
     if name == "retention_days":
         clamped = _clamp_int(value, 1, 365)
         return default if clamped is None else clamped
+    if name == "extraction_timeout_ms":
+        clamped = _clamp_int(value, *EXTRACTION_TIMEOUT_MS)
+        return default if clamped is None else clamped
+    if name == "extraction_daily_token_cap":
+        if value is None:
+            return 0
+        clamped = _clamp_int(value, 0, MAX_DAILY_TOKEN_CAP)
+        return default if clamped is None else clamped
     choices = {
         "strategy": STRATEGIES,
         "scope": SCOPES,
         "embedding_source": EMBEDDING_SOURCES,
         "vector_store": VECTOR_STORES,
+        "extraction_mode": EXTRACTION_MODES,
     }.get(name)
     if choices is not None:
         return value if value in choices else default
@@ -105,7 +131,7 @@ def _normalize_field(name: str, value: object, default: Any) -> Any:
         if isinstance(value, list | tuple) and all(v in EXTRACT_SOURCES for v in value):
             return tuple(dict.fromkeys(value))
         return default
-    if name in {"embedding_provider_model", "rerank_provider_model"}:
+    if name in _PROVIDER_MODELS:
         return _provider_model(value)
     if name == "min_score":
         if value is None or not _is_number(value):
@@ -152,7 +178,16 @@ def validate_update(partial: Mapping[str, Any]) -> dict[str, Any]:
             and not (_is_number(value) and 0 <= value <= 1)
         ):
             raise _bad(camel, "must be null or a number from 0 to 1")
-        if snake in {"embedding_provider_model", "rerank_provider_model"}:
+        low, high = EXTRACTION_TIMEOUT_MS
+        if snake == "extraction_timeout_ms" and not (_is_number(value) and low <= value <= high):
+            raise _bad(camel, f"must be a number from {low} to {high}")
+        if (
+            snake == "extraction_daily_token_cap"
+            and value is not None
+            and not (_is_number(value) and 0 <= value <= MAX_DAILY_TOKEN_CAP)
+        ):
+            raise _bad(camel, f"must be null or a number from 0 to {MAX_DAILY_TOKEN_CAP}")
+        if snake in _PROVIDER_MODELS:
             if value is None or value == "":
                 out[camel] = None
                 continue

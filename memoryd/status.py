@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from memoryd.llm_extraction import llm_status
 from memoryd.storage import memories as sql
 
 if TYPE_CHECKING:
@@ -98,6 +99,7 @@ def engine_status(engine: MemoryEngine) -> dict[str, Any]:
             ),
         },
         "reindex": reindex,
-        "extraction": dict(engine.extraction_stats) | {"pending": engine.background.pending},
+        "extraction": dict(engine.extraction_stats)
+        | {"pending": engine.background.pending, "llm": llm_status(engine)},
         "readCache": engine.cache.stats(),
     }

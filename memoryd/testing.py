@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -48,10 +48,13 @@ class FakeUpstream:
     """An OpenAI-compatible chat server that records what it receives.
 
     ``reply`` is the assistant text; ``chunk_delay_s`` spaces out streamed chunks;
-    ``status`` / ``error_body`` make it fail like a provider does.
+    ``status`` / ``error_body`` make it fail like a provider does. ``responders`` answer
+    the requests for one model themselves, ``responders[model](body) -> (status,
+    payload)`` (memoryd's own LLM extraction call, next to the chat it serves).
     """
 
     def __init__(self) -> None:
+        self.responders: dict[str, Callable[[dict[str, Any]], tuple[int, Any]]] = {}
         self.requests: list[dict[str, Any]] = []
         self.reply = "Sure, noted."
         self.chunk_delay_s = 0.0
@@ -75,6 +78,10 @@ class FakeUpstream:
         async def chat(request: Request) -> Any:
             body = await request.json()
             self.requests.append({"body": body, "headers": dict(request.headers)})
+            responder = self.responders.get(str(body.get("model")))
+            if responder is not None:
+                status, payload = responder(body)
+                return JSONResponse(payload, status_code=status)
             if self.status != 200:
                 return JSONResponse(self.error_body, status_code=self.status)
             model = body.get("model", "fake")

@@ -19,7 +19,8 @@ Handler = Callable[[str, dict[str, Any]], tuple[int, Any]]
 @contextmanager
 def http_server(handle: Handler) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """Serve ``handle(path, json_body) -> (status, json_payload)``; yields the base URL
-    (``http://127.0.0.1:PORT``) and the list of received requests."""
+    (``http://127.0.0.1:PORT``) and the list of received requests. A ``bytes`` payload
+    is sent as it is (a body that is not JSON)."""
     received: list[dict[str, Any]] = []
 
     class _Handler(BaseHTTPRequestHandler):
@@ -28,18 +29,21 @@ def http_server(handle: Handler) -> Iterator[tuple[str, list[dict[str, Any]]]]:
             body = json.loads(self.rfile.read(length) or b"{}")
             received.append({"path": self.path, "body": body, "headers": dict(self.headers)})
             status, payload = handle(self.path, body)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up first (a timeout test)
 
         def log_message(self, *args: object) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", received

@@ -28,7 +28,13 @@ def test_get_memory_settings_has_every_field(client: Any) -> None:
         "rerankProviderModel",
         "vectorStore",
         "minScore",
+        "extractionMode",
+        "extractionProviderModel",
+        "extractionTimeoutMs",
+        "extractionDailyTokenCap",
     }
+    assert body["extractionMode"] == "rules"
+    assert body["extractionDailyTokenCap"] == 0
 
 
 def test_put_is_partial_and_returns_normalized_settings(client: Any) -> None:
@@ -48,6 +54,17 @@ def test_put_is_partial_and_returns_normalized_settings(client: Any) -> None:
     assert client.get("/api/settings/memory").json() == body
     cleared = client.put("/api/settings/memory", json={"embeddingProviderModel": None}).json()
     assert cleared["embeddingProviderModel"] is None
+    llm = client.put(
+        "/api/settings/memory",
+        json={
+            "extractionMode": "llm",
+            "extractionProviderModel": "local/qwen2.5",
+            "extractionTimeoutMs": 5000,
+            "extractionDailyTokenCap": None,
+        },
+    ).json()
+    assert (llm["extractionMode"], llm["extractionProviderModel"]) == ("llm", "local/qwen2.5")
+    assert (llm["extractionTimeoutMs"], llm["extractionDailyTokenCap"]) == (5000, 0)
 
 
 @pytest.mark.parametrize(
@@ -67,6 +84,10 @@ def test_put_is_partial_and_returns_normalized_settings(client: Any) -> None:
         {"embeddingProviderModel": "no-slash"},
         {"maxTokens": "4000"},
         {"enabled": None},
+        {"extractionMode": "gpt"},
+        {"extractionProviderModel": "no-slash"},
+        {"extractionTimeoutMs": 50},
+        {"extractionDailyTokenCap": -1},
     ],
 )
 def test_put_rejects_bad_values_and_changes_nothing(client: Any, body: dict[str, Any]) -> None:

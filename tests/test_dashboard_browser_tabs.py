@@ -219,6 +219,34 @@ def test_settings_persist_and_show_the_token_cost(page: Page, base_url: str) -> 
     api(base_url, "PUT", "/api/settings/memory", json=defaults)
 
 
+def test_extraction_settings_round_trip(page: Page, base_url: str) -> None:
+    open_tab(page, base_url, "settings")
+    expect(page.get_by_test_id("settings-extraction-mode")).to_have_value("rules")
+    page.get_by_test_id("settings-extraction-mode").select_option("llm")
+    page.get_by_test_id("settings-extraction-model").fill("no-slash")
+    page.get_by_test_id("settings-save").click()
+    expect(page.get_by_test_id("settings-error")).to_contain_text("provider/model")
+    assert api(base_url, "GET", "/api/settings/memory")["extractionMode"] == "rules"
+    page.get_by_test_id("settings-extraction-model").fill("local/qwen2.5")
+    page.get_by_test_id("settings-extraction-timeout").fill("5000")
+    page.get_by_test_id("settings-extraction-cap").fill("50000")
+    page.get_by_test_id("settings-save").click()
+    expect(page.get_by_test_id("settings-message")).to_have_text("Settings saved.")
+    saved = api(base_url, "GET", "/api/settings/memory")
+    assert (saved["extractionMode"], saved["extractionProviderModel"]) == ("llm", "local/qwen2.5")
+    assert (saved["extractionTimeoutMs"], saved["extractionDailyTokenCap"]) == (5000, 50000)
+    page.reload()
+    expect(page.get_by_test_id("settings-extraction-cap")).to_have_value("50000")
+    expect(page.get_by_test_id("settings-extraction-mode")).to_have_value("llm")
+    defaults = {
+        "extractionMode": "rules",
+        "extractionProviderModel": None,
+        "extractionTimeoutMs": 15000,
+        "extractionDailyTokenCap": 0,
+    }
+    api(base_url, "PUT", "/api/settings/memory", json=defaults)
+
+
 def test_narrow_window_and_logout(browser: Browser, base_url: str) -> None:
     """Its own session (logging out must not end the one the other tests share)."""
     context = browser.new_context(viewport={"width": 420, "height": 800})

@@ -9,7 +9,7 @@ from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import utcnow
-from memoryd.storage import memories as sql
+from memoryd.storage import queue
 
 
 def _open(data: Path) -> MemoryEngine:
@@ -54,11 +54,11 @@ def test_jobs_left_by_a_killed_process_run_at_the_next_start(tmp_path: Path) -> 
     data = tmp_path / "d"
     first = _open(data)
     first.db.write(
-        lambda conn: sql.queue_extraction(
+        lambda conn: queue.queue_extraction(
             conn, "bob", "s1", [("I prefer dark mode.", "user")], utcnow()
         )
     )
-    first.db.write(lambda conn: sql.queue_extraction(conn, "bob", "", [], utcnow()))
+    first.db.write(lambda conn: queue.queue_extraction(conn, "bob", "", [], utcnow()))
     first.close()  # as if killed: the jobs were committed and never ran
 
     second = _open(data)

@@ -183,7 +183,7 @@ def test_assistant_text_is_not_extracted_by_default(gateway: Gateway) -> None:
     )
     gateway.engine.drain()
     assert [m.content for m in gateway.engine.list_memories(owner=gateway.key_id).data] == [
-        "User prefers Rust myself"
+        "User prefers Rust"
     ]
 
 

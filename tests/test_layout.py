@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "memoryd"
+CORE = PACKAGE / "core"
 ALLOWED_IN_CORE = {"memoryd.models", "memoryd.errors"} | {
-    f"memoryd.core.{p.stem}" for p in (PACKAGE / "core").glob("*.py")
+    ".".join(("memoryd", *p.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__")
+    for p in CORE.rglob("*.py")
 }
 
 
@@ -24,7 +26,9 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_core_is_pure_stdlib() -> None:
-    for path in (PACKAGE / "core").glob("*.py"):
+    """Every module under core/, subpackages included (core/extraction/)."""
+    assert (CORE / "extraction" / "table.py") in set(CORE.rglob("*.py"))
+    for path in CORE.rglob("*.py"):
         for name in _imports(path):
             top = name.split(".")[0]
             if top == "memoryd":

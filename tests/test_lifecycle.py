@@ -25,6 +25,8 @@ from memoryd.lifecycle import MAX_IMPORT_LINE_BYTES
 from memoryd.models import MemoryType, NewMemory, to_iso, utcnow
 
 MEMORY_FIELDS = {
+    "supersededAt",
+    "supersededBy",
     "id",
     "apiKeyId",
     "sessionId",

@@ -21,7 +21,7 @@ from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
 from memoryd.settings import MemorySettings, SettingsService, normalize
 
-FIELDS_14 = {
+ALL_FIELDS = {
     "enabled",
     "maxTokens",
     "retentionDays",
@@ -36,6 +36,10 @@ FIELDS_14 = {
     "rerankProviderModel",
     "vectorStore",
     "minScore",
+    "extractionMode",
+    "extractionProviderModel",
+    "extractionTimeoutMs",
+    "extractionDailyTokenCap",
 }
 
 
@@ -83,11 +87,15 @@ def test_defaults_of_an_empty_store() -> None:
     assert settings.rerank_provider_model is None
     assert settings.vector_store == "auto"
     assert settings.min_score is None
+    assert settings.extraction_mode == "rules"
+    assert settings.extraction_provider_model is None
+    assert settings.extraction_timeout_ms == 15000
+    assert settings.extraction_daily_token_cap == 0
 
 
 def test_to_dict_has_exactly_the_camel_case_fields() -> None:
     data = MemorySettings().to_dict()
-    assert set(data) == FIELDS_14
+    assert set(data) == ALL_FIELDS
     assert data["extractFrom"] == ["user"]
     assert data["maxTokens"] == 2000
     assert data["minScore"] is None
@@ -202,6 +210,21 @@ def test_min_score() -> None:
     assert normalize({"minScore": None}).min_score is None
 
 
+def test_extraction_fields() -> None:
+    assert normalize({"extractionMode": "hybrid"}).extraction_mode == "hybrid"
+    assert normalize({"extractionMode": "LLM"}).extraction_mode == "rules"
+    model = "openai/gpt-4o-mini"
+    assert normalize({"extractionProviderModel": model}).extraction_provider_model == model
+    assert normalize({"extractionProviderModel": "x"}).extraction_provider_model is None
+    assert normalize({"extractionTimeoutMs": 5}).extraction_timeout_ms == 100
+    assert normalize({"extractionTimeoutMs": 1e9}).extraction_timeout_ms == 120_000
+    assert normalize({"extractionTimeoutMs": "9"}).extraction_timeout_ms == 15000
+    assert normalize({"extractionDailyTokenCap": None}).extraction_daily_token_cap == 0
+    assert normalize({"extractionDailyTokenCap": -4}).extraction_daily_token_cap == 0
+    assert normalize({"extractionDailyTokenCap": 5e4}).extraction_daily_token_cap == 50_000
+    assert normalize({"extractionDailyTokenCap": True}).extraction_daily_token_cap == 0
+
+
 def test_unknown_stored_keys_are_ignored() -> None:
     assert normalize({"skillsEnabled": True, "memoryEnabled": False}) == MemorySettings()
 
@@ -267,6 +290,16 @@ def test_raw_stored_value_under_prefixed_key_is_read(engine: MemoryEngine) -> No
         ("extractFrom", "user"),
         ("enabled", "yes"),
         ("staticEnabled", 1),
+        ("extractionMode", "magic"),
+        ("extractionMode", None),
+        ("extractionProviderModel", "no-slash"),
+        ("extractionTimeoutMs", 99),
+        ("extractionTimeoutMs", 120_001),
+        ("extractionTimeoutMs", "1000"),
+        ("extractionTimeoutMs", None),
+        ("extractionDailyTokenCap", -1),
+        ("extractionDailyTokenCap", "5"),
+        ("extractionDailyTokenCap", 10**10),
     ],
 )
 def test_update_rejects_invalid_values(engine: MemoryEngine, field: str, value: object) -> None:
@@ -310,6 +343,10 @@ def test_update_accepts_a_full_valid_payload(engine: MemoryEngine) -> None:
         "rerankProviderModel": "cohere/rerank-3",
         "vectorStore": "qdrant",
         "minScore": 0.3,
+        "extractionMode": "hybrid",
+        "extractionProviderModel": "local/qwen2.5-7b-instruct",
+        "extractionTimeoutMs": 8000,
+        "extractionDailyTokenCap": 200_000,
     }
     result = engine.settings.update(payload)
     expected = MemorySettings(
@@ -327,6 +364,10 @@ def test_update_accepts_a_full_valid_payload(engine: MemoryEngine) -> None:
         rerank_provider_model="cohere/rerank-3",
         vector_store="qdrant",
         min_score=0.3,
+        extraction_mode="hybrid",
+        extraction_provider_model="local/qwen2.5-7b-instruct",
+        extraction_timeout_ms=8000,
+        extraction_daily_token_cap=200_000,
     )
     assert result == expected
     assert engine.settings.get() == expected
@@ -355,6 +396,11 @@ def test_update_accepts_boundaries(engine: MemoryEngine) -> None:
     assert engine.settings.update({"retentionDays": 365}).retention_days == 365
     assert engine.settings.update({"minScore": 0}).min_score == 0.0
     assert engine.settings.update({"minScore": 1}).min_score == 1.0
+    assert engine.settings.update({"extractionTimeoutMs": 100}).extraction_timeout_ms == 100
+    assert engine.settings.update({"extractionTimeoutMs": 120_000}).extraction_timeout_ms == 120_000
+    cap = engine.settings.update({"extractionDailyTokenCap": 0}).extraction_daily_token_cap
+    assert cap == 0
+    assert engine.settings.update({"extractionDailyTokenCap": None}).extraction_daily_token_cap == 0
 
 
 def test_update_rejects_a_non_object(engine: MemoryEngine) -> None:

@@ -533,7 +533,8 @@ def test_extraction_stores_user_facts(engine: MemoryEngine) -> None:
     pref = stored["preference:dark_mode"]
     assert pref.type is MemoryType.FACTUAL
     assert pref.session_id == "s-1"
-    assert pref.metadata["category"] == "preference"
+    assert pref.metadata["category"] == "likes"
+    assert pref.metadata["slot"] == "preference:dark_mode"
     assert pref.metadata["source"] == "user"
     assert pref.metadata["extractedAt"].endswith("Z")
 

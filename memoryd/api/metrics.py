@@ -12,6 +12,9 @@ unknown paths), and ``GET /metrics`` (no auth) rendering:
   labelled by the tier that served it, ``none`` when nothing was found; plus
   whatever is recorded through ``Metrics.record_retrieval``)
 - ``memoryd_extractions_total{result}`` (counter: scheduled, stored, failed)
+- ``memoryd_extraction_llm_calls_total{outcome}`` (counter: LLM extraction runs, ``ok``
+  or the fallback reason; ``cap`` and ``config`` runs made no upstream request) and
+  ``memoryd_extraction_llm_tokens_total{kind}`` (counter: ``prompt``, ``completion``)
 - ``memoryd_embedding_latency_ms_mean`` and ``memoryd_reindex_pending`` (gauges)
 
 Counters live in a ``Metrics`` object at ``app.state.metrics`` behind one lock; the
@@ -209,6 +212,7 @@ def _engine_families(engine: MemoryEngine) -> list[_Family]:
     for result in ("scheduled", "stored", "failed"):
         fam.sample("memoryd_extractions_total", (("result", result),), stats.get(result, 0))
     families.append(fam)
+    families.extend(_llm_families(engine))
 
     try:
         status: dict[str, Any] = engine.status()
@@ -233,6 +237,25 @@ def _engine_families(engine: MemoryEngine) -> list[_Family]:
     fam.sample("memoryd_reindex_pending", (), _number(pending))
     families.append(fam)
     return families
+
+
+def _llm_families(engine: MemoryEngine) -> list[_Family]:
+    """LLM extraction (opt-in): runs by outcome and tokens spent."""
+    try:
+        snap = engine.llm_stats.snapshot()
+    except Exception as exc:  # the first read of the day's total needs the database
+        log.debug("metrics: LLM extraction stats unavailable: %s", exc)
+        return []
+    name = "memoryd_extraction_llm_calls_total"
+    calls = _Family(name, "counter", "LLM extraction runs by outcome: ok or the fallback reason.")
+    calls.sample(name, (("outcome", "ok"),), snap["ok"])
+    for reason, count in sorted(snap["fallbacks"].items()):
+        calls.sample(name, (("outcome", reason),), count)
+    name = "memoryd_extraction_llm_tokens_total"
+    tokens = _Family(name, "counter", "Tokens spent by LLM extraction (provider usage).")
+    tokens.sample(name, (("kind", "prompt"),), snap["promptTokens"])
+    tokens.sample(name, (("kind", "completion"),), snap["completionTokens"])
+    return [calls, tokens]
 
 
 def _number(value: object) -> float:

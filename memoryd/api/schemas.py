@@ -208,6 +208,10 @@ class MemorySettingsPublic(BaseModel):
     rerankProviderModel: str | None
     vectorStore: Literal["sqlite-vec", "qdrant", "qdrant-edge", "auto"]
     minScore: float | None
+    extractionMode: Literal["rules", "llm", "hybrid"]
+    extractionProviderModel: str | None
+    extractionTimeoutMs: int
+    extractionDailyTokenCap: int
 
 
 class MemorySettingsUpdate(Strict):
@@ -225,6 +229,10 @@ class MemorySettingsUpdate(Strict):
     rerankProviderModel: str | None = None
     vectorStore: Literal["sqlite-vec", "qdrant", "qdrant-edge", "auto"] | None = None
     minScore: float | None = Field(default=None, ge=0, le=1)
+    extractionMode: Literal["rules", "llm", "hybrid"] | None = None
+    extractionProviderModel: str | None = None
+    extractionTimeoutMs: int | None = Field(default=None, ge=100, le=120_000)
+    extractionDailyTokenCap: int | None = Field(default=None, ge=0, le=1_000_000_000)
 
 
 class ProviderIn(Strict):

@@ -1,7 +1,10 @@
-"""Built-in retrieval evaluation on public benchmark data (SPEC §19).
+"""Built-in evaluation: retrieval on public benchmark data (SPEC §19) and extraction on
+a labelled set (issue 15).
 
 ``memoryd.eval.locomo`` loads LoCoMo conversations, stores them through a throwaway
 engine and measures turn-level evidence recall through the engine's real retrieval
-path. Nothing here touches the user's data dir; the CLI (``memoryd eval``) is a thin
-layer over it.
+path. ``memoryd.eval.extraction`` scores rules extraction on the labelled set
+(``labelled``) through a throwaway engine, times it (``speed``) and compares it with
+LoCoMo's observation annotations (``observations``). Nothing here touches the user's
+data dir; the CLI (``memoryd eval``) is a thin layer over it.
 """

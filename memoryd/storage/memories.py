@@ -16,7 +16,16 @@ from datetime import datetime
 from typing import Any
 
 from memoryd.core.scoring import parse_metadata
-from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, parse_iso, to_iso
+from memoryd.models import (
+    Memory,
+    MemoryPatch,
+    MemoryType,
+    NewMemory,
+    Reconcile,
+    Reconciled,
+    parse_iso,
+    to_iso,
+)
 
 COLUMNS = (
     "m.id, m.api_key_id, m.session_id, m.type, m.key, m.content, m.metadata, "
@@ -350,24 +359,43 @@ def supersede(
     ids: Sequence[str] = (),
 ) -> list[str]:
     """Mark the owner's current memories of ``slots`` (or with ``ids``) as superseded
-    by memory ``by`` (None: retracted); ``by`` itself is never marked. Returns the ids."""
+    by memory ``by`` (None: retracted); ``by`` itself is never marked. A slot ending in
+    ``:*`` names every slot under that prefix. Returns the ids."""
     targets: list[str] = []
     params: list[Any] = []
-    if slots:
-        targets.append(f"m.slot IN ({', '.join('?' for _ in slots)})")
-        params += list(slots)
+    exact = [s for s in slots if not s.endswith(":*")]
+    if exact:
+        targets.append(f"slot IN ({', '.join('?' for _ in exact)})")
+        params += exact
+    for prefix in (s[:-1] for s in slots if s.endswith(":*")):
+        targets.append("slot LIKE ? ESCAPE '\\'")
+        params.append(escape_like(prefix) + "%")
     if ids:
-        targets.append(f"m.id IN ({', '.join('?' for _ in ids)})")
+        targets.append(f"id IN ({', '.join('?' for _ in ids)})")
         params += list(ids)
     if not targets:
         return []
     rows = conn.execute(
-        "UPDATE memories AS m SET superseded_at = ?, superseded_by = ? "
-        f"WHERE m.api_key_id = ? AND ({' OR '.join(targets)}) AND m.superseded_at IS NULL "
-        "AND m.id IS NOT ? RETURNING m.id",
+        "UPDATE memories SET superseded_at = ?, superseded_by = ? "
+        f"WHERE api_key_id = ? AND ({' OR '.join(targets)}) AND superseded_at IS NULL "
+        "AND id IS NOT ? RETURNING id",
         [to_iso(now), by, owner, *params, by],
     )
     return [r[0] for r in rows]
+
+
+def reconcile(
+    conn: Any, item: Reconcile, new: NewMemory | None, key: str, now: datetime
+) -> Reconciled:
+    """One ``MemoryEngine.reconcile`` item: upsert, then retire what it replaces."""
+    if new is None:
+        gone = supersede(conn, item.owner, now=now, by=None, ids=item.retract_ids)
+        return Reconciled(None, False, gone)
+    memory, created = upsert(conn, new, key, now)
+    gone = supersede(
+        conn, new.api_key_id, now=now, by=memory.id, slots=item.supersedes, ids=item.retract_ids
+    )
+    return Reconciled(memory, created, gone)
 
 
 def restore_history(
@@ -467,35 +495,3 @@ def for_owner(conn: Any, owner: str, session_id: str | None = None) -> list[Memo
         params.append(session_id)
     sql += " ORDER BY m.created_at DESC, m.seq DESC"
     return [row_to_memory(r) for r in conn.execute(sql, params)]
-
-
-# -- the extraction queue ------------------------------------------------------------
-
-
-def queue_extraction(
-    conn: Any, owner: str, session_id: str, texts: Sequence[tuple[str, str]], now: datetime
-) -> int:
-    rows = conn.execute(
-        "INSERT INTO extraction_queue (api_key_id, session_id, texts, created_at) "
-        "VALUES (?, ?, ?, ?) RETURNING id",
-        (owner, session_id, json.dumps([list(t) for t in texts]), to_iso(now)),
-    )
-    return int(next(iter(rows))[0])
-
-
-def unqueue_extraction(conn: Any, job_id: int) -> None:
-    conn.execute("DELETE FROM extraction_queue WHERE id = ?", (job_id,))
-
-
-def queued_extractions(conn: Any) -> list[tuple[int, str, str, list[tuple[str, str]]]]:
-    """Jobs a previous run queued and never finished, oldest first."""
-    jobs = []
-    for job_id, owner, session_id, raw in conn.execute(
-        "SELECT id, api_key_id, session_id, texts FROM extraction_queue ORDER BY id"
-    ):
-        try:
-            texts = [(str(t), str(s)) for t, s in json.loads(raw)]
-        except (ValueError, TypeError):
-            texts = []  # unreadable: dropped by the caller
-        jobs.append((int(job_id), str(owner), str(session_id), texts))
-    return jobs

@@ -101,7 +101,7 @@ def _fact(draft: Draft, source: str) -> Fact | None:
     value = slugify(draft.value)
     if not slot or not value or not _long_enough(draft.value.strip()):
         return None
-    key = f"{slot}:{value}" if draft.single else slot
+    key = f"{slot}:{value}" if draft.single and not slot.endswith(value) else slot
     content = _clip(" ".join(draft.content.split()).rstrip(" ,;:"))
     kind = "episodic" if draft.episodic or draft.kind in _EPISODIC else "factual"
     return Fact(draft.kind, kind, key, content, source, slot, draft.single, draft.replaces)

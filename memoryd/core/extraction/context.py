@@ -8,10 +8,12 @@ from __future__ import annotations
 import re
 
 from memoryd.core.extraction import lexicon as lx
-from memoryd.core.extraction.rules import NAME, Draft, slug, trim
+from memoryd.core.extraction.values import NAME, Draft, slug, trim
 
 _RELATION = re.compile(
-    r"\b(?:" + "|".join(sorted((re.escape(w) for w in lx.RELATIONS), key=len, reverse=True)) + r")\b",
+    r"\b(?:"
+    + "|".join(sorted((re.escape(w) for w in lx.RELATIONS), key=len, reverse=True))
+    + r")\b",
     re.IGNORECASE,
 )
 
@@ -24,7 +26,9 @@ _NAMED = tuple(
     )
 )
 _SELF_NAMED = re.compile(rf"^it\s+is\s+(?:now\s+)?{NAME}", re.IGNORECASE)
-_PLACE = re.compile(r"^(?:and\s+)?(?:now|currently|these\s+days)?\s*in\s+(?P<v>(?-i:[A-Z]).+)$", re.I)
+_PLACE = re.compile(
+    r"^(?:and\s+)?(?:now|currently|these\s+days)?\s*in\s+(?P<v>(?-i:[A-Z]).+)$", re.I
+)
 _NAME_CHANGE = re.compile(r"^I\s+(?:\w+\s+){0,2}changed\s+my\s+name\b", re.IGNORECASE)
 
 
@@ -51,7 +55,9 @@ def follow_up(clause: str, topic: Draft | None) -> list[Draft]:
         who = _RELATION.search(topic.value or topic.slot.replace("_", " "))
         if m and who:
             name, rel = trim(m["v"]), who[0].lower()
-            return [Draft("family", f"family:{rel}:{slug(name)}", name, f"User's {rel} is named {name}")]
+            return [
+                Draft("family", f"family:{rel}:{slug(name)}", name, f"User's {rel} is named {name}")
+            ]
     if slot == "name":
         m = _SELF_NAMED.match(clause)
         if m:

@@ -120,7 +120,7 @@ _NEG = {
 
 
 def rewrite(clause: str, *, team: bool = False) -> str:
-    """"I ..." / "my ..." / "we ..." as a statement about the user (best effort). "We"
+    """ "I ..." / "my ..." / "we ..." as a statement about the user (best effort). "We"
     is the user's household unless ``team`` (a stack statement: "we use Go")."""
     text = clause.strip()
     my = _MY.match(text)

@@ -319,22 +319,25 @@ DEICTIC = frozenset(
 )
 
 #: Capitalised words after "I'm" that are not a name ("I'm Sorry", "I'm OK").
-NOT_NAMES = frozenset(
-    "sorry,ok,okay,fine,good,great,well,here,back,done,ready,not,so,just,really,still,"
-    "also,actually,currently,trying,looking,going,getting,working,new,sure,glad,happy,"
-    "sad,tired,hungry,bored,busy,free,home,in,out,on,off,up,down,confused,curious,lost,"
-    "stuck,afraid,aware,excited,nervous,worried,very,too,always,never,usually,the,a,an,"
-    "thinking,wondering,planning,hoping,learning,allergic,married,single,divorced,"
-    "engaged,retired,vegan,vegetarian,pregnant,based,from,originally,moving,living,"
-    "staying,currently,self-employed,unemployed,interested,into,obsessed,a bit,kind,"
-    "pretty,quite,super,literally,honestly,finally,almost,about,over,under,no,yes,"
-    "hi,hello,hey,back,online,late,early,still,dying,starving,exhausted,stressed,"
-    "overwhelmed,feeling,fond,addicted,used,left-handed,right-handed,colorblind,deaf,"
-    "blind,diabetic,asthmatic,celiac,coeliac,lactose,gluten,fluent,native,bilingual,"
-    "trilingual,human,alive,awake,asleep,sick,ill,better,worse,certain,positive,"
-    "convinced,done,finished,struggling,dealing,recovering,training,saving,studying,"
-    "teaching,writing,reading,building,running,cooking,coding".split(",")
-) | NATIONALITIES
+NOT_NAMES = (
+    frozenset(
+        "sorry,ok,okay,fine,good,great,well,here,back,done,ready,not,so,just,really,still,"
+        "also,actually,currently,trying,looking,going,getting,working,new,sure,glad,happy,"
+        "sad,tired,hungry,bored,busy,free,home,in,out,on,off,up,down,confused,curious,lost,"
+        "stuck,afraid,aware,excited,nervous,worried,very,too,always,never,usually,the,a,an,"
+        "thinking,wondering,planning,hoping,learning,allergic,married,single,divorced,"
+        "engaged,retired,vegan,vegetarian,pregnant,based,from,originally,moving,living,"
+        "staying,currently,self-employed,unemployed,interested,into,obsessed,a bit,kind,"
+        "pretty,quite,super,literally,honestly,finally,almost,about,over,under,no,yes,"
+        "hi,hello,hey,back,online,late,early,still,dying,starving,exhausted,stressed,"
+        "overwhelmed,feeling,fond,addicted,used,left-handed,right-handed,colorblind,deaf,"
+        "blind,diabetic,asthmatic,celiac,coeliac,lactose,gluten,fluent,native,bilingual,"
+        "trilingual,human,alive,awake,asleep,sick,ill,better,worse,certain,positive,"
+        "convinced,done,finished,struggling,dealing,recovering,training,saving,studying,"
+        "teaching,writing,reading,building,running,cooking,coding".split(",")
+    )
+    | NATIONALITIES
+)
 
 #: Durable states "I'm X" that are worth remembering (transient moods are not).
 TRAITS = frozenset(

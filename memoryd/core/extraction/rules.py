@@ -10,122 +10,28 @@ supersedes the old memory (reconciliation happens in the engine).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from memoryd.core.extraction import lexicon as lx
 from memoryd.core.extraction.grammar import rewrite
-
-
-@dataclass(frozen=True, slots=True)
-class Draft:
-    kind: str
-    slot: str
-    value: str
-    content: str
-    single: bool = False
-    episodic: bool = False
-    replaces: tuple[str, ...] = ()
-
-
-Build = Callable[[re.Match[str], str], list[Draft] | None]
-
-# -- pieces of patterns ----------------------------------------------------------------
-AM = r"I(?:'m|\s+am|m|\s+m)"
-HAVE = r"I(?:'ve|\s+have)"
-ADV = (
-    r"(?:(?:really|also|just|currently|still|now|actually|mostly|usually|always|"
-    r"generally|recently|finally|only|even|absolutely|totally|definitely|primarily|"
-    r"mainly|basically|officially|already|kind\s+of|sort\s+of|pretty\s+much|"
-    r"personally|honestly|literally|truly|genuinely|seriously|secretly|happily|"
-    r"proudly|exclusively|newly|currently|mostly)\s+)*"
-)
-NOT = r"(?:don't|do\s+not|dont|never|no\s+longer|can't|cannot|can\s+not|won't|didn't)"
-V = r"(?P<v>.+)"
-NAME = r"(?P<v>(?-i:[A-Z\u00c0-\u024f][\w\u00c0-\u024f'.-]*)(?:\s+(?-i:[A-Z\u00c0-\u024f][\w\u00c0-\u024f'.-]*)){0,2})"
-
-_CUT = re.compile(
-    r"\s+(?:last|this|next)\s+(?:year|month|week|summer|winter|spring|fall|autumn|weekend)\b.*$"
-    r"|\s+(?:in|since|from)\s+(?:19|20)\d\d\b.*$|\s+(?:\w+\s+){1,2}ago\b.*$"
-    r"|\s+for\s+(?:the\s+(?:past|last)\s+)?(?:\d+|a|an|two|three|four|five|six|seven|eight|nine|"
-    r"ten|several|many|a\s+few|a\s+couple\s+of)\s+(?:years?|months?|weeks?|days?|decades?)\b.*$"
-    r"|\s+(?:because|since|which|who|whom|that's|so\s+that|so|but|though|although|when|"
-    r"whenever|while|where|if|until|unless|and\s+(?:I|I'm|I've|my|we)|as\s+well\s+as|"
-    r"and\s+it|and\s+that|and\s+want|and\s+need|and\s+would|cause|cuz|coz|haha|lol|"
-    r"thanks|thank\s+you|btw|though)\b.*$|\s+[-\u2013\u2014]+\s.*$|\s*\u2014.*$",
-    re.IGNORECASE | re.DOTALL,
-)
-_TAIL = re.compile(
-    r"(?:\s+(?:now|anymore|any\s+more|these\s+days|nowadays|at\s+the\s+moment|atm|"
-    r"right\s+now|currently|too|as\s+well|lol|haha|btw|by\s+the\s+way|fyi|though|"
-    r"either|also|still|again|instead|for\s+now|by\s+now|actually|honestly|"
-    r"really|tbh|though|ok|okay|originally|here|haha|by\s+the\s+way))+\s*$"
-    r"|[\s,;:!.\u2026~*\"']+$",
-    re.IGNORECASE,
+from memoryd.core.extraction.values import (
+    ADV,
+    AM,
+    HAVE,
+    NAME,
+    NOT,
+    Build,
+    Draft,
+    V,
+    deictic,
+    find,
+    one,
+    said,
+    slug,
+    tidy,
+    trim,
 )
 
-
-def trim(value: str) -> str:
-    """The value without what follows it in the clause and without filler at its end."""
-    value = _CUT.sub("", value.strip())
-    for _ in range(3):
-        shorter = _TAIL.sub("", value).strip()
-        if shorter == value:
-            break
-        value = shorter
-    return value.strip(" ,;:!\"'").rstrip(".")
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^\w]+", "_", text.lower()).strip("_")[:40]
-
-
-def deictic(value: str) -> bool:
-    """A value that points at the conversation ("it", "your answer"), not at a thing."""
-    low = value.lower()
-    words = low.split()
-    if not words or low in lx.DEICTIC:
-        return True
-    return words[0] in _POINTERS or (words[0] in lx.DEICTIC and len(words) <= 2)
-
-
-_POINTERS = frozenset("it this that these those them you your here there".split())
-
-
-def find(words: dict[str, str] | frozenset[str], text: str) -> str | None:
-    """The longest lexicon phrase in ``text`` (whole words), or None."""
-    low = " " + re.sub(r"[^\w+#.!'/-]+", " ", text.lower()) + " "
-    best: str | None = None
-    for size in (3, 2, 1):
-        tokens = low.split()
-        for i in range(len(tokens) - size + 1):
-            phrase = " ".join(tokens[i : i + size]).rstrip(".,'!")
-            if phrase in words and (best is None or len(phrase) > len(best)):
-                best = phrase
-        if best:
-            return best
-    return best
-
-
-def tidy(clause: str) -> str:
-    """The clause as a memory's text: filler and trailing punctuation dropped."""
-    text = clause.strip()
-    for _ in range(3):
-        shorter = _TAIL.sub("", text).strip()
-        if shorter == text:
-            break
-        text = shorter
-    return text.strip(" ,;:!.\"'")
-
-
-def said(m: re.Match[str], value: str = "", *, team: bool = False) -> str:
-    """The whole clause in the third person: more context than the bare value, and
-    every detail the user gave next to it ("a 6-year-old boy named Eli")."""
-    return rewrite(tidy(m.string), team=team)
-
-
-def one(kind: str, slot: str, value: str, content: str, **kw: object) -> list[Draft]:
-    return [Draft(kind, slot, value, content, **kw)]  # type: ignore[arg-type]
+__all__ = ["ADV", "AM", "HAVE", "NAME", "NOT", "Build", "Draft", "V", "trim"]
 
 
 # -- builders -------------------------------------------------------------------------
@@ -164,7 +70,7 @@ _HOBBYIST = re.compile(r"\b(?:amateur|hobby|hobbyist|weekend|aspiring|keen|avid|
 
 
 def im_a(m: re.Match[str], clause: str) -> list[Draft] | None:
-    """"I'm a/an X": a diet, a job (maybe "at Y"), a parent, or another identity."""
+    """ "I'm a/an X": a diet, a job (maybe "at Y"), a parent, or another identity."""
     value = trim(m["v"])
     if deictic(value) or len(value) < 3:
         return None
@@ -175,7 +81,9 @@ def im_a(m: re.Match[str], clause: str) -> list[Draft] | None:
     diet = find(lx.DIETS, low)
     if diet and len(low.split()) <= 3:
         return one("diet", "diet", diet, content, single=diet in lx.MAIN_DIETS)
-    if re.match(r"(?:single\s+|proud\s+|new\s+|first-time\s+)?(?:mom|mum|mother|dad|father|parent)\b", low):
+    if re.match(
+        r"(?:single\s+|proud\s+|new\s+|first-time\s+)?(?:mom|mum|mother|dad|father|parent)\b", low
+    ):
         return one("family", "family:parent", value, content, single=True)
     if re.search(r"\bspeaker\b", low):
         return one("languages", f"language:{slug(value)}", value, content)
@@ -185,9 +93,11 @@ def im_a(m: re.Match[str], clause: str) -> list[Draft] | None:
     if _HOBBYIST.search(low):
         return one("hobbies", f"hobbies:{slug(role)}", role, content)
     if head in ("fan", "lover", "supporter", "nerd", "enthusiast", "addict", "junkie"):
-        thing = re.sub(r"^(?:big|huge|massive|die-hard|diehard|lifelong|total)\s+", "", role, flags=re.I)
+        thing = re.sub(
+            r"^(?:big|huge|massive|die-hard|diehard|lifelong|total)\s+", "", role, flags=re.I
+        )
         thing = thing.rsplit(" ", 1)[0]
-        return one("likes", f"opinion:{slug(thing)}", thing + "/+", content, single=True)
+        return one("likes", f"opinion:{slug(thing)}", "likes", content, single=True)
     if _is_job(role.lower(), head):
         past = bool(re.match(r"I\s+(?:was|used\s+to\s+be)\b", clause, re.I))
         if past:
@@ -206,16 +116,19 @@ def _is_job(role: str, head: str) -> bool:
     return head.endswith(lx.OCCUPATION_SUFFIXES) and len(head) > 4
 
 
-_ORG = re.compile(r"(?:the\s+)?(?-i:[A-Z0-9][\w&'.-]*)(?:\s+(?:(?-i:[A-Z0-9&][\w&'.-]*)|of|de|and|&))*")
+_ORG = re.compile(
+    r"(?:the\s+)?(?-i:[A-Z0-9][\w&'.-]*)(?:\s+(?:(?-i:[A-Z0-9&][\w&'.-]*)|of|de|and|&))*"
+)
 
 
 def works(m: re.Match[str], clause: str) -> list[Draft] | None:
     """Employer (and role) from "I work at X (as a Y)" and the like: one memory whose
     slot is the employer and that also retires the old role when it names one."""
     value = trim(m["v"])
-    if deictic(value) or not re.match(r"(?:the\s+|a\s+|an\s+)?(?-i:[A-Z0-9])|(?:a|an|the)\s", value):
-        if not re.match(r"(?:home|remotely|remote)\b", value, re.I):
-            return None
+    named = re.match(r"(?:the\s+|a\s+|an\s+)?(?-i:[A-Z0-9])|(?:a|an|the)\s", value)
+    remote = re.match(r"(?:home|remotely|remote)\b", value, re.I)
+    if deictic(value) or not (named or remote):
+        return None
     as_role = re.search(r"\s+as\s+(?:an?\s+|the\s+)?(?P<role>.+)$", value, re.I)
     org_text = value[: as_role.start()] if as_role else value
     org = _ORG.match(org_text)
@@ -228,12 +141,10 @@ def works(m: re.Match[str], clause: str) -> list[Draft] | None:
 
 def lives(m: re.Match[str], clause: str) -> list[Draft] | None:
     value = trim(m["v"])
-    if deictic(value) or find(lx.TECH, value) and not value[:1].isupper():
-        return None
-    if find(lx.TECH, value) and lx.TECH[find(lx.TECH, value) or ""] != "language":
-        if not re.search(r"\b(?:in|to)\s+(?-i:[A-Z])", m.string[: m.start("v") + 1]):
-            return None
     low = value.lower()
+    tool = find(lx.TECH, value)
+    if deictic(value) or (tool and low.startswith(tool) and lx.TECH[tool] != "language"):
+        return None  # "moved to VS Code" is a switch of editor, not of city
     content = said(m)
     if low.startswith(("a ", "an ")) and not value.split()[-1][:1].isupper():
         kind = lx.POSSESSIONS.get(find(lx.POSSESSIONS, low) or "", "home")
@@ -262,8 +173,7 @@ def tech(mode: str, *, lenient: bool = False) -> Build:
         content = said(m, team=team)
         kind = lx.POSSESSIONS.get(owned or "")
         if kind in ("phone", "laptop", "computer", "tablet"):
-            replaces = (kind,) if mode == "switch" else ()
-            return one("possessions", str(kind), value, content, single=True, replaces=replaces)
+            return one("possessions", str(kind), value, content, single=True)
         if found is None:
             if not lenient or len(value) < 2:
                 return None
@@ -278,10 +188,10 @@ def tech(mode: str, *, lenient: bool = False) -> Build:
                 else ()
             )
             if category in lx.SINGLE_TECH:
-                return one("stack", f"tool:{category}", value, content, single=True,
-                           replaces=replaces)
-            return one("stack", f"tool:{category}:{slug(found)}", value, content,
-                       replaces=replaces)
+                return one(
+                    "stack", f"tool:{category}", value, content, single=True, replaces=replaces
+                )
+            return one("stack", f"tool:{category}:{slug(found)}", value, content, replaces=replaces)
         if _PRIMARY.search(clause):
             return one("stack", f"primary:{category}", value, content, single=True)
         return one("stack", f"tool:{category}:{slug(found)}", value, content)
@@ -298,8 +208,9 @@ def likes(m: re.Match[str], clause: str) -> list[Draft] | None:
     content = said(m)
     if negative and not re.search(r"\b(?:not|no|hates?|dislikes?|can ?not|never)\b", content):
         content = f"User dislikes {value} ({content})"
-    return one("likes", f"opinion:{slug(value)}", value + ("/-" if negative else "/+"),
-               content, single=True)
+    return one(
+        "likes", f"opinion:{slug(value)}", "dislikes" if negative else "likes", content, single=True
+    )
 
 
 _NEGATIVE = re.compile(
@@ -321,21 +232,25 @@ def prefers(m: re.Match[str], clause: str) -> list[Draft] | None:
 
 
 def favorite(m: re.Match[str], clause: str) -> list[Draft] | None:
-    """"my favorite band is X": one favorite per thing, a new one replaces it."""
+    """ "my favorite band is X": one favorite per thing, a new one replaces it."""
     value = trim(m["v"])
     if deictic(value) or len(value) < 2:
         return None
     what = m["what"] if "what" in m.groupdict() and m["what"] else ""
     if what:
         return one("likes", f"favorite:{slug(what)}", value, said(m), single=True)
-    return one("likes", f"opinion:{slug(value)}", value + "/+",
-               f"{value} {m['be'] if 'be' in m.groupdict() and m['be'] else 'is'} "
-               f"User's favorite{(' ' + m['kind2']) if 'kind2' in m.groupdict() and m['kind2'] else ''}",
-               single=True)
+    return one(
+        "likes",
+        f"opinion:{slug(value)}",
+        "likes",
+        f"{value} {m['be'] if 'be' in m.groupdict() and m['be'] else 'is'} "
+        f"User's favorite{(' ' + m['kind2']) if 'kind2' in m.groupdict() and m['kind2'] else ''}",
+        single=True,
+    )
 
 
 def pet(m: re.Match[str], clause: str) -> list[Draft] | None:
-    """"my dog is called Rex", "I have a cat named Luna", "our dog Pepper ..."."""
+    """ "my dog is called Rex", "I have a cat named Luna", "our dog Pepper ..."."""
     kind_text = m["kind"].lower()
     kind = lx.PETS.get(kind_text) or lx.PETS.get(kind_text.split()[-1])
     if kind is None:
@@ -348,10 +263,13 @@ def pet(m: re.Match[str], clause: str) -> list[Draft] | None:
 
 
 def relation(m: re.Match[str], clause: str) -> list[Draft] | None:
-    """"my brother Tom lives in Oslo", "my wife, Aiko, is a doctor", "my son is 5"."""
-    rel = re.sub(r"^(?:new|current|ex-?|late|former|old|future|soon-to-be|little|big|"
-                 r"older|younger|baby|eldest|oldest|youngest|two|three)\s+", "",
-                 m["rel"].lower())
+    """ "my brother Tom lives in Oslo", "my wife, Aiko, is a doctor", "my son is 5"."""
+    rel = re.sub(
+        r"^(?:new|current|ex-?|late|former|old|future|soon-to-be|little|big|"
+        r"older|younger|baby|eldest|oldest|youngest|two|three)\s+",
+        "",
+        m["rel"].lower(),
+    )
     if rel not in lx.RELATIONS:
         return None
     rest = trim(m["v"])
@@ -409,21 +327,30 @@ def language(m: re.Match[str], clause: str) -> list[Draft] | None:
     found = find(lx.LANGUAGES, value) or find(lx.LANGUAGES, m.string)
     if not found:
         return None
-    learning = re.search(r"learn|study|studying|practi|brush|taking|classes|lessons|duolingo",
-                         m.string, re.I)
+    learning = re.search(
+        r"learn|study|studying|practi|brush|taking|classes|lessons|duolingo", m.string, re.I
+    )
     slot = ("learning:" if learning else "language:") + slug(found)
     return one("languages", slot, value, said(m))
 
 
-_UNITS = re.compile(r"\b(?:metric|imperial|celsius|fahrenheit|kilograms?|pounds|kg|lbs?|miles|kilometers|km)\b", re.I)
-_LENGTH = re.compile(r"\b(?:short|shorter|brief|concise|succinct|detailed|thorough|long|longer|in-depth|in\s+depth|verbose|terse|comprehensive)\b", re.I)
+_UNITS = re.compile(
+    r"\b(?:metric|imperial|celsius|fahrenheit|kilograms?|pounds|kg|lbs?|miles|kilometers|km)\b",
+    re.I,
+)
+_LENGTH = re.compile(
+    r"\b(?:short|shorter|brief|concise|succinct|detailed|thorough|long|longer|in-depth|in\s+depth|verbose|terse|comprehensive)\b",
+    re.I,
+)
 
 
 def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
     """A standing instruction to the assistant. Language, units and answer length are
     one at a time ("switch to metric" replaces "use imperial")."""
     value = trim(m["v"])
-    value = re.sub(r"^(?:please|pls|kindly)\s+|\s+(?:please|pls|plz|thanks|thx)$", "", value, flags=re.I)
+    value = re.sub(
+        r"^(?:please|pls|kindly)\s+|\s+(?:please|pls|plz|thanks|thx)$", "", value, flags=re.I
+    )
     if len(value) < 3 or deictic(value):
         return None
     slot = f"instruction:{slug(value)}"
@@ -433,7 +360,9 @@ def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
         slot = "instruction:language"
     elif _UNITS.search(value):
         slot = "instruction:units"
-    elif _LENGTH.search(value) and re.search(r"\b(?:answers?|responses?|replies|explanations?|it)\b", value, re.I):
+    elif _LENGTH.search(value) and re.search(
+        r"\b(?:answers?|responses?|replies|explanations?|it)\b", value, re.I
+    ):
         slot = "instruction:length"
     else:
         single = False
@@ -452,7 +381,9 @@ def hobby(kind: str = "hobbies") -> Build:
         lead = m.string[: m.start("v")]
         when = re.match(r"(?P<when>.+?)\s*,?\s+(?P<who>I|we)\s+$", lead, re.I)
         if kind == "routines" and when:
-            content = rewrite(f"{when['who']} {tidy(m.string[m.start('v'):])} {when['when'].lower()}")
+            content = rewrite(
+                f"{when['who']} {tidy(m.string[m.start('v') :])} {when['when'].lower()}"
+            )
         else:
             content = said(m)
         return one(kind, f"{kind}:{slug(value)}", value, content)
@@ -503,7 +434,7 @@ def age(m: re.Match[str], clause: str) -> list[Draft] | None:
 
 
 def medication(m: re.Match[str], clause: str) -> list[Draft] | None:
-    """"I'm on 50mg of sertraline": the drug is the slot, the dose its value."""
+    """ "I'm on 50mg of sertraline": the drug is the slot, the dose its value."""
     drug = m["drug"].lower()
     return one("health", f"health:medication:{slug(drug)}", m["v"], said(m), single=True)
 

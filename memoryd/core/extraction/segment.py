@@ -97,10 +97,14 @@ _REPORTED_CONTENT = (
 )
 _REPORTED = re.compile(
     r"(?i:\b(?:he|she|they|someone|somebody|everyone|everybody|people|nobody|"
-    r"(?:my|his|her|their|a|the|our)\s+[\w-]+(?:\s+[\w-]+)?)\s+" + _SPEECH + ")"
+    r"(?:my|his|her|their|a|the|our)\s+[\w-]+(?:\s+[\w-]+)?)\s+"
+    + _SPEECH
+    + ")"
     + _REPORTED_CONTENT
-    + r"|\b(?i:she|he|they)\s+" + _SPEECH
-    + r"|\b(?-i:[A-Z][a-z]+)\s+" + _SPEECH
+    + r"|\b(?i:she|he|they)\s+"
+    + _SPEECH
+    + r"|\b(?-i:[A-Z][a-z]+)\s+"
+    + _SPEECH
     + _REPORTED_CONTENT
 )
 _HYPOTHETICAL_SENTENCE = re.compile(
@@ -274,7 +278,15 @@ def expand(text: str) -> str:
     def swap(m: re.Match[str]) -> str:
         word = m[0]
         if word.lower() in ("im", "ive", "cant", "wont", "i") and word not in (
-            "Im", "im", "Ive", "ive", "cant", "wont", "i", "Cant", "Wont"
+            "Im",
+            "im",
+            "Ive",
+            "ive",
+            "cant",
+            "wont",
+            "i",
+            "Cant",
+            "Wont",
         ):
             return word
         out = _CONTRACTIONS[word.lower()]
@@ -307,7 +319,7 @@ def sentences(text: str) -> list[tuple[str, str]]:
 
 
 def task(sentence: str, end: str) -> str | None:
-    """"payload" when the rest of the message is material for a task, "creative" when
+    """ "payload" when the rest of the message is material for a task, "creative" when
     only this sentence is a request to make something up, else None."""
     if _PAYLOAD.match(sentence) or (end == ":" and _FICTION_CUE.search(sentence)):
         return "payload"

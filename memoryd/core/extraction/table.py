@@ -10,7 +10,7 @@ import re
 
 from memoryd.core.extraction import lexicon as lx
 from memoryd.core.extraction import rules as r
-from memoryd.core.extraction.rules import ADV, AM, HAVE, NAME, NOT, V, Build
+from memoryd.core.extraction.rules import ADV, NAME, Build, V
 
 _PET_WORDS = "|".join(sorted((re.escape(w) for w in lx.PETS), key=len, reverse=True))
 _REL_WORDS = "|".join(sorted((re.escape(w) for w in lx.RELATIONS), key=len, reverse=True))
@@ -46,7 +46,7 @@ _NAMEV = r"(?P<v>(?-i:[A-Z\u00c0-\u024f][\w\u00c0-\u024f'.-]*)(?:\s+(?-i:[A-Z\u0
 rule("identity", rf"^my\s+(?:full\s+|first\s+|real\s+|given\s+|legal\s+|actual\s+|birth\s+)?name(?:\s+is|'s)\s+(?:actually\s+)?{V}",
      r.name_of("name", "User's name is {}"))
 rule("identity", rf"^(?:the\s+)?name(?:\s+is|'s)\s+{V}", r.name_of("name", "User's name is {}"))
-rule("identity", rf"^(?:you\s+can\s+|please\s+|just\s+|pls\s+|feel\s+free\s+to\s+)?call\s+me\s+(?P<v>(?!informally|formally|by\b).+)",
+rule("identity", r"^(?:you\s+can\s+|please\s+|just\s+|pls\s+|feel\s+free\s+to\s+)?call\s+me\s+(?P<v>(?!informally|formally|by\b).+)",
      r.name_of("preferred_name", "User likes to be called {}"))
 rule("identity", rf"^(?:my\s+)?(?:friends|everyone|people|everybody|most\s+people|colleagues|family)\s+calls?\s+me\s+{V}",
      r.name_of("preferred_name", "User likes to be called {}"))
@@ -59,12 +59,12 @@ rule("identity", rf"^I\s+{ADV}(?:legally\s+)?changed\s+my\s+name\s+to\s+{V}", r.
 rule("identity", rf"^my\s+pronouns\s+are\s+{V}", r.simple("identity", "pronouns", single=True))
 rule("identity", rf"^I\s+{ADV}(?:have\s+started\s+|started\s+|am\s+)?(?:use|using|go\s+by|going\s+by)\s+(?P<v>(?:she|he|they|xe|ze|it)/\w+(?:/\w+)?)",
      r.simple("identity", "pronouns", single=True))
-rule("identity", rf"^I\s+am\s+(?:now\s+|just\s+|only\s+)?(?P<v>\d{{1,3}})(?!\s*(?:weeks?|months?|days?|hours?|minutes?|%|kg|lbs?|cm|ft|mg|k\b|miles|km|percent|times|points))(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*yo|\s*y/o)?(?:\s|$|,)", r.age)
-rule("identity", rf"^I\s+am\s+(?:a|an)\s+(?P<v>\d{{1,3}})[- ]?(?:year|yr)[- ]old\b", r.age)
+rule("identity", r"^I\s+am\s+(?:now\s+|just\s+|only\s+)?(?P<v>\d{1,3})(?!\s*(?:weeks?|months?|days?|hours?|minutes?|%|kg|lbs?|cm|ft|mg|k\b|miles|km|percent|times|points))(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*yo|\s*y/o)?(?:\s|$|,)", r.age)
+rule("identity", r"^I\s+am\s+(?:a|an)\s+(?P<v>\d{1,3})[- ]?(?:year|yr)[- ]old\b", r.age)
 rule("identity", rf"^I\s+{ADV}turned\s+(?P<v>\d{{1,3}})\b", r.age)
 rule("identity", rf"^my\s+(?:birthday|bday|b-day)\s+is\s+(?:on\s+)?{V}", r.simple("identity", "birthday", single=True))
 rule("identity", rf"^my\s+(?:birthday|bday|b-day)'s\s+(?:on\s+)?{V}", r.simple("identity", "birthday", single=True))
-rule("identity", rf"^I\s+was\s+born\s+(?:on|in)\s+(?P<v>(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|the\s+\d).*)",
+rule("identity", r"^I\s+was\s+born\s+(?:on|in)\s+(?P<v>(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|the\s+\d).*)",
      r.simple("identity", "birthday", single=True))
 rule("identity", rf"^I\s+was\s+born\s+(?:and\s+raised\s+)?in\s+{V}", r.simple("location", "birthplace", single=True))
 # -- allergies, diet and health, before the generic "I'm a/an" -------------------------
@@ -75,11 +75,11 @@ rule("allergies", rf"^{BE}\s+{ADV}{_DEG}intolerant\s+(?:to|of)\s+{V}", r.simple(
 rule("allergies", rf"^(?:{SUBJ}\s+{ADV}(?:have|got|have\s+got))\s+(?:a\s+|an\s+)?(?:severe\s+|mild\s+|bad\s+|serious\s+|slight\s+|life-threatening\s+|known\s+)?(?:allergy|allergies|intolerance|sensitivity|reaction)\s+to\s+{V}", r.simple("allergies", "allergy:{}"))
 rule("allergies", rf"^(?:{SUBJ}\s+{ADV}(?:have|got|have\s+got))\s+(?:a\s+|an\s+)?(?:severe\s+|mild\s+|bad\s+|serious\s+|slight\s+|life-threatening\s+|known\s+)?(?P<v>[\w\s-]{{2,40}}?)\s+(?:allergy|allergies|intolerance|sensitivity)\b",
      r.simple("allergies", "allergy:{}"))
-rule("allergies", rf"^my\s+(?P<v>[\w\s-]{{2,30}}?)\s+(?:allergy|intolerance)\b", r.simple("allergies", "allergy:{}"))
-rule("allergies", rf"^(?P<v>[\w\s-]{{2,30}}?)\s+(?:allergy|allergies|intolerance|intolerant)\s+here\b", r.simple("allergies", "allergy:{}"))
+rule("allergies", r"^my\s+(?P<v>[\w\s-]{2,30}?)\s+(?:allergy|intolerance)\b", r.simple("allergies", "allergy:{}"))
+rule("allergies", r"^(?P<v>[\w\s-]{2,30}?)\s+(?:allergy|allergies|intolerance|intolerant)\s+here\b", r.simple("allergies", "allergy:{}"))
 rule("allergies", rf"^I\s+{ADV}(?:cannot|can\s+not)\s+(?:eat|have|digest|tolerate|handle|drink)\s+{V}", r.simple("allergies", "allergy:{}"))
 rule("allergies", rf"^I\s+{ADV}(?:react\s+(?:badly|poorly|strongly)|have\s+(?:a\s+)?(?:bad\s+)?reactions?|get\s+(?:hives|a\s+rash|rashes|sick|migraines?|headaches?))\s+(?:to|from|when\s+I\s+(?:eat|take|have))\s+{V}", r.simple("allergies", "allergy:{}"))
-rule("allergies", rf"^(?P<v>[\w\s-]{{2,40}}?)\s+(?:makes|make|gives|give)\s+me\s+(?:break\s+out|sick|ill|hives|a\s+rash|rashes|headaches?|migraines?|nauseous|bloated|itchy|sneeze|swell|puffy|cramps|stomach)", r.simple("allergies", "allergy:{}"))
+rule("allergies", r"^(?P<v>[\w\s-]{2,40}?)\s+(?:makes|make|gives|give)\s+me\s+(?:break\s+out|sick|ill|hives|a\s+rash|rashes|headaches?|migraines?|nauseous|bloated|itchy|sneeze|swell|puffy|cramps|stomach)", r.simple("allergies", "allergy:{}"))
 rule("health", rf"^I\s+{ADV}carry\s+(?:an?\s+)?(?P<v>(?:epipen|epi-pen|inhaler|insulin|glucose).*)", r.simple("health", "health:{}"))
 _DIETV = rf"(?P<v>(?:{_DIET_WORDS})(?:\s+diet)?)"
 rule("diet", rf"^(?:I\s+have\s+|we\s+have\s+|I\s+|we\s+)?{ADV}(?:switched|moved|gone|went|changed|converted|transitioned)\s+(?:over\s+)?to\s+(?:a\s+|an\s+|the\s+|being\s+)?{_DIETV}", r.simple("diet", "diet", single=True))
@@ -91,15 +91,15 @@ rule("diet", rf"^{SUBJ}\s+{ADV}(?:eat|follow)\s+(?:a|an)\s+(?P<v>[\w-]+(?:\s+[\w
 rule("diet", rf"^{SUBJ}\s+{ADV}keep\s+(?:a\s+)?(?P<v>kosher|halal|vegetarian|vegan|gluten-free|plant-based)\s+(?:kitchen|home|house|household)\b", r.simple("diet", "diet", single=True))
 rule("diet", rf"^I\s+am\s+(?:not|no\s+longer)\s+(?:a\s+|an\s+)?(?P<v>{_DIET_WORDS})\b", r.simple("diet", "diet", single=True))
 rule("diet", rf"^{SUBJ}\s+{ADV}(?:do\s+not|never|no\s+longer|stopped|quit|gave\s+up|cut\s+out)\s+(?:eat|eating|drink|drinking|touch|consume|having)\s+{V}", r.simple("diet", "diet:avoid:{}"))
-rule("diet", rf"^no\s+(?P<v>.+?)\s+for\s+me\b", r.simple("diet", "diet:avoid:{}"))
+rule("diet", r"^no\s+(?P<v>.+?)\s+for\s+me\b", r.simple("diet", "diet:avoid:{}"))
 rule("diet", rf"^I\s+am\s+(?:trying\s+to\s+)?(?:cutting|cut)\s+(?:out|back\s+on|down\s+on)\s+{V}", r.simple("diet", "diet:cut:{}"))
 rule("diet", rf"^I\s+{ADV}(?:eat|drink)\s+(?P<v>halal|kosher|organic|decaf.*|oat\s+milk.*|plant-based.*|eggs.*|fish.*|meat.*|dairy.*)", r.simple("diet", "diet:eats:{}"))
-rule("health", rf"^I\s+am\s+(?P<v>(?:\d+\s+(?:weeks?|months?)\s+)?pregnant\b.*)", r.simple("health", "health:pregnant", single=True))
+rule("health", r"^I\s+am\s+(?P<v>(?:\d+\s+(?:weeks?|months?)\s+)?pregnant\b.*)", r.simple("health", "health:pregnant", single=True))
 rule("health", rf"^{BE}\s+{ADV}(?P<v>{_STATE_WORDS}|immunosuppressed|hypermobile|on\s+the\s+autism\s+spectrum|in\s+remission|post-op)\b", r.simple("health", "health:{}"))
 rule("health", rf"^(?P<verb>I\s+{ADV}(?:have\s+been\s+diagnosed\s+with|have\s+got|have\s+had|have|got|had|live\s+with|suffer\s+from|struggle\s+with|was\s+(?:\w+\s+)?diagnosed\s+with|got\s+diagnosed\s+with|deal\s+with|am\s+dealing\s+with|am\s+recovering\s+from|am\s+being\s+treated\s+for|am\s+living\s+with|underwent|went\s+through))\s+{V}", r.condition)
 rule("health", rf"^I\s+{ADV}(?:take|am\s+on|am\s+taking)\s+(?P<v>\d+\s*(?:mg|mcg|g|ml|units?))\s+(?:of\s+)?(?P<drug>[\w-]+)", r.medication)
-rule("health", rf"^my\s+(?:doctor|gp|psychiatrist|specialist|endocrinologist|cardiologist|neurologist|physician|dr\s+\w+)\s+(?:\w+\s+)?(?:raised|increased|lowered|reduced|changed|upped|bumped|doubled|halved|cut|adjusted)\s+my\s+(?P<drug>[\w-]+)\s+(?:dose|dosage|prescription)?\s*(?:up\s+|down\s+)?to\s+(?P<v>\d+\s*(?:mg|mcg|g|ml|units?))", r.medication)
-rule("health", rf"^I\s+(?:take|am\s+on)\s+(?P<v>(?:metformin|insulin|levothyroxine|lithium|antidepressants|ssris?|blood\s+thinners|warfarin|adderall|ritalin|vyvanse|birth\s+control|the\s+pill|statins|beta\s+blockers|prednisone|inhalers?|an\s+inhaler|medication|meds|sertraline|zoloft|prozac|fluoxetine|lexapro|escitalopram|wellbutrin|bupropion|ozempic|semaglutide|mounjaro|\w+\s+medication|\w+\s+meds).*)", r.simple("health", "health:medication:{}"))
+rule("health", r"^my\s+(?:doctor|gp|psychiatrist|specialist|endocrinologist|cardiologist|neurologist|physician|dr\s+\w+)\s+(?:\w+\s+)?(?:raised|increased|lowered|reduced|changed|upped|bumped|doubled|halved|cut|adjusted)\s+my\s+(?P<drug>[\w-]+)\s+(?:dose|dosage|prescription)?\s*(?:up\s+|down\s+)?to\s+(?P<v>\d+\s*(?:mg|mcg|g|ml|units?))", r.medication)
+rule("health", r"^I\s+(?:take|am\s+on)\s+(?P<v>(?:metformin|insulin|levothyroxine|lithium|antidepressants|ssris?|blood\s+thinners|warfarin|adderall|ritalin|vyvanse|birth\s+control|the\s+pill|statins|beta\s+blockers|prednisone|inhalers?|an\s+inhaler|medication|meds|sertraline|zoloft|prozac|fluoxetine|lexapro|escitalopram|wellbutrin|bupropion|ozempic|semaglutide|mounjaro|\w+\s+medication|\w+\s+meds).*)", r.simple("health", "health:medication:{}"))
 rule("health", rf"^I\s+{ADV}(?:broke|sprained|tore|injured|hurt|dislocated|fractured|pulled|herniated|had\s+surgery\s+on)\s+my\s+{V}", r.simple("health", "health:{}"))
 rule("health", rf"^I\s+{ADV}(?:see|visit)\s+(?:a|my)\s+(?P<v>(?:therapist|psychiatrist|counsellor|counselor|psychologist|physio|physiotherapist|chiropractor|dietitian|nutritionist).*)", r.simple("health", "health:{}"))
 rule("health", rf"^I\s+{ADV}(?P<what>smoke|vape|drink)\b(?!\s+(?:water|tea|coffee|milk|juice))", r.habit)
@@ -121,7 +121,7 @@ rule("location", rf"^{BE}\s+{ADV}(?:based|located|settled|stationed|living|stayi
 rule("location", rf"^{BE}\s+(?:currently\s+|now\s+)?in\s+(?P<v>(?-i:[A-Z]).+)", r.lives)
 rule("location", rf"^(?:my|our)\s+(?:apartment|flat|house|home|place|condo|office)\s+is\s+(?:in|on|near|just\s+outside|outside)\s+{V}", r.lives)
 rule("location", rf"^(?:my\s+)?home\s+(?:for\s+me\s+)?(?:is|base\s+is)\s+(?:in\s+)?{V}", r.lives)
-rule("location", rf"^I\s+call\s+(?P<v>.+?)\s+home\b", r.lives)
+rule("location", r"^I\s+call\s+(?P<v>.+?)\s+home\b", r.lives)
 rule("location", rf"^{SUBJ}\s+(?:have\s+)?{ADV}(?:moved|relocated|moved\s+back|moved\s+over|emigrated|immigrated)\s+(?:back\s+)?(?:from\s+.+?\s+)?to\s+{V}", r.lives)
 rule("location", rf"^{BE}\s+{ADV}(?:originally\s+)?from\s+{V}", r.simple("location", "hometown", single=True))
 rule("location", rf"^I\s+{ADV}(?:come|hail)\s+from\s+{V}", r.simple("location", "hometown", single=True))
@@ -140,23 +140,23 @@ rule("work", rf"^I\s+(?:used\s+to\s+work|previously\s+worked|worked|once\s+worke
 rule("work", rf"^I\s+{ADV}(?:got|was|have\s+been|am|been)\s+{ADV}(?:promoted|made)\s+(?:to\s+)?(?:an?\s+|the\s+)?{V}", r.simple("work", "occupation", single=True))
 rule("work", rf"^my\s+(?:job|role|position|title|job\s+title|occupation|profession|day\s+job)\s+is\s+(?:an?\s+)?{V}", r.simple("work", "occupation", single=True))
 rule("work", rf"^my\s+(?:employer|company|workplace)\s+is\s+{V}", r.simple("work", "employer", single=True))
-rule("work", rf"^I\s+am\s+(?:on|part\s+of|in)\s+the\s+(?P<v>.+?\s+team)\b", r.simple("work", "team", single=True))
-rule("work", rf"^I\s+(?:lead|manage|run|head)\s+(?:the|a|our)\s+(?P<v>.+?\s+(?:team|department|group|squad|division))\b", r.simple("work", "team", single=True))
+rule("work", r"^I\s+am\s+(?:on|part\s+of|in)\s+the\s+(?P<v>.+?\s+team)\b", r.simple("work", "team", single=True))
+rule("work", r"^I\s+(?:lead|manage|run|head)\s+(?:the|a|our)\s+(?P<v>.+?\s+(?:team|department|group|squad|division))\b", r.simple("work", "team", single=True))
 rule("work", rf"^I\s+am\s+{ADV}(?P<v>retired|self-employed|unemployed|freelancing|between\s+jobs|job\s+hunting|on\s+(?:parental|maternity|paternity|medical|sick)\s+leave|a\s+stay-at-home\s+\w+|a\s+full-time\s+student|on\s+a\s+career\s+break)\b.*", r.simple("work", "employment_status", single=True))
 rule("work", rf"^I\s+{ADV}(?:run|own|founded|co-founded|started|manage)\s+(?:a|an|my\s+own|our|the)\s+(?P<v>.*\b(?:business|company|shop|store|bakery|restaurant|cafe|café|startup|agency|studio|firm|practice|clinic|salon|bar|farm|consultancy|brewery|nonprofit|non-profit|charity|school|gym|boutique|b&b|hotel|coffee\s+shop|food\s+truck|etsy\s+shop|newsletter|podcast|channel|blog)\b.*)", r.simple("work", "business:{}"))
-rule("work", rf"^I\s+am\s+(?:the\s+|a\s+|an\s+)?(?P<v>(?:ceo|cto|cfo|coo|founder|co-founder|cofounder|head|director|vp|owner|manager|lead|president|chair)\s+(?:of|at)\s+.+)", r.simple("work", "occupation", single=True))
+rule("work", r"^I\s+am\s+(?:the\s+|a\s+|an\s+)?(?P<v>(?:ceo|cto|cfo|coo|founder|co-founder|cofounder|head|director|vp|owner|manager|lead|president|chair)\s+(?:of|at)\s+.+)", r.simple("work", "occupation", single=True))
 rule("work", rf"^I\s+{ADV}teach\s+{V}", r.simple("work", "occupation", single=True))
 rule("work", rf"^I\s+{ADV}do\s+(?P<v>.+?\s+(?:for|at)\s+(?-i:[A-Z]).*)", r.simple("work", "occupation", single=True))
 # -- education ----------------------------------------------------------------------
 rule("education", rf"^I\s+{ADV}(?:study|studied|majored\s+in|major\s+in|am\s+studying|have\s+been\s+studying|am\s+majoring\s+in|minored\s+in|did\s+my\s+\w+(?:'s)?\s+(?:degree\s+)?in|read)\s+{V}", r.simple("education", "education:{}"))
-rule("education", rf"^I\s+(?:have|hold|got|earned|completed|finished|am\s+doing|am\s+finishing|am\s+working\s+on|am\s+writing|am\s+pursuing|am\s+taking)\s+(?:a|an|my)\s+(?P<v>(?:\w+'?s?\s+){{0,2}}(?:degree|phd|ph\.d\.|doctorate|masters?|master's|bachelor's|bachelors|mba|bsc|msc|ba|ma|diploma|certificate|certification|thesis|dissertation|capstone|course|bootcamp)\b.*)", r.simple("education", "education:{}"))
+rule("education", r"^I\s+(?:have|hold|got|earned|completed|finished|am\s+doing|am\s+finishing|am\s+working\s+on|am\s+writing|am\s+pursuing|am\s+taking)\s+(?:a|an|my)\s+(?P<v>(?:\w+'?s?\s+){0,2}(?:degree|phd|ph\.d\.|doctorate|masters?|master's|bachelor's|bachelors|mba|bsc|msc|ba|ma|diploma|certificate|certification|thesis|dissertation|capstone|course|bootcamp)\b.*)", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+{ADV}(?:graduated|graduate|dropped\s+out)\s+(?:from\s+|of\s+)?{V}", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+{ADV}(?:go\s+to|attend|attended|went\s+to|am\s+at|am\s+enrolled\s+at|am\s+enrolled\s+in|study\s+at)\s+(?P<v>(?:the\s+)?(?-i:[A-Z]).*)", r.simple("education", "school", single=True))
-rule("education", rf"^I\s+am\s+(?:a|an)\s+(?P<v>(?:[\w-]+\s+){{0,2}}(?:student|freshman|sophomore|junior|senior|undergrad|undergraduate|postgrad|grad\s+student|phd\s+candidate|doctoral\s+candidate|postdoc)(?=\s+(?:at|in|of|year|student|now)\b|\s*$|\s*,).*)", r.simple("education", "student", single=True))
-rule("education", rf"^I\s+am\s+(?:doing|taking|enrolled\s+in|in)\s+(?:a|an|my)\s+(?P<v>.*?(?:course|class|bootcamp|degree|program|programme|masters?|phd|mba|certification|apprenticeship)\b.*)", r.simple("education", "education:{}"))
-rule("education", rf"^I\s+am\s+in\s+(?P<v>(?:\d+(?:st|nd|rd|th)\s+grade|grade\s+\d+|year\s+\d+|my\s+(?:first|second|third|fourth|final|last|junior|senior)\s+year|(?:high\s+school|college|uni|university|grad\s+school|med\s+school|law\s+school|nursing\s+school)).*)", r.simple("education", "student", single=True))
+rule("education", r"^I\s+am\s+(?:a|an)\s+(?P<v>(?:[\w-]+\s+){0,2}(?:student|freshman|sophomore|junior|senior|undergrad|undergraduate|postgrad|grad\s+student|phd\s+candidate|doctoral\s+candidate|postdoc)(?=\s+(?:at|in|of|year|student|now)\b|\s*$|\s*,).*)", r.simple("education", "student", single=True))
+rule("education", r"^I\s+am\s+(?:doing|taking|enrolled\s+in|in)\s+(?:a|an|my)\s+(?P<v>.*?(?:course|class|bootcamp|degree|program|programme|masters?|phd|mba|certification|apprenticeship)\b.*)", r.simple("education", "education:{}"))
+rule("education", r"^I\s+am\s+in\s+(?P<v>(?:\d+(?:st|nd|rd|th)\s+grade|grade\s+\d+|year\s+\d+|my\s+(?:first|second|third|fourth|final|last|junior|senior)\s+year|(?:high\s+school|college|uni|university|grad\s+school|med\s+school|law\s+school|nursing\s+school)).*)", r.simple("education", "student", single=True))
 rule("education", rf"^my\s+(?:degree|major|minor|phd|masters?|thesis|dissertation|research|field|background)\s+is\s+(?:in\s+|on\s+)?{V}", r.simple("education", "education:{}"))
-rule("education", rf"^I\s+am\s+(?P<v>homeschooled|home-schooled|self-taught|a\s+college\s+dropout|a\s+high\s+school\s+dropout|a\s+graduate\s+of\s+.+)\b", r.simple("education", "education:{}"))
+rule("education", r"^I\s+am\s+(?P<v>homeschooled|home-schooled|self-taught|a\s+college\s+dropout|a\s+high\s+school\s+dropout|a\s+graduate\s+of\s+.+)\b", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+{ADV}(?:taught\s+myself|learned)\s+(?P<v>.+)", r.simple("education", "education:{}"))
 # -- pets ---------------------------------------------------------------------------
 _NAMESEP = (
@@ -169,26 +169,26 @@ rule("pets", rf"^{_HAVE_VERB}\s+{_NUM}\s+{_ADJ}(?:(?-i:[A-Z]\w+)\s+)?(?P<kind>{_
 rule("pets", rf"^(?:my|our)\s+(?:family\s+)?{_ADJ}(?P<kind>{_PET_WORDS})\s+{NAME}(?=\s|,|$)", r.pet)
 rule("pets", rf"^(?:I|we)\s+{ADV}renamed\s+(?:my|our|the)\s+(?P<kind>{_PET_WORDS})(?:\s+to\s+{NAME})?", r.pet)
 rule("pets", rf"^{_HAVE_VERB}\s+{_NUM}\s+{_ADJ}(?:(?-i:[A-Z]\w+)\s+)?(?P<kind>{_PET_WORDS})(?P<v>)\b", r.pet)
-rule("pets", rf"^I\s+am\s+(?:a\s+)?(?P<kind>dog|cat)\s+(?:owner|mom|dad|parent|person)(?P<v>)\b", r.pet)
+rule("pets", r"^I\s+am\s+(?:a\s+)?(?P<kind>dog|cat)\s+(?:owner|mom|dad|parent|person)(?P<v>)\b", r.pet)
 # -- family ---------------------------------------------------------------------------
 _RELMOD = r"(?:(?:new|current|ex-?|late|former|old|future|soon-to-be|little|big|older|younger|baby|eldest|oldest|youngest|twin|two|three|teenage|adult|step-?|grown-up|\d+-year-old)\s+)*"
 rule("family", rf"^(?:my|our)\s+(?P<rel>{_RELMOD}(?:{_REL_WORDS}|family))(?P<tail>'s\s+name\s+is|\s+is\s+(?:called|named)|\s+name\s+is|,)?\s+{V}", r.relation)
-rule("family", rf"^(?:my\s+\w+\s+and\s+I|we)\s+(?:have|are\s+raising|are\s+expecting)\s+(?P<v>.+)", r.simple("family", "family:{}"))
+rule("family", r"^(?:my\s+\w+\s+and\s+I|we)\s+(?:have|are\s+raising|are\s+expecting)\s+(?P<v>.+)", r.simple("family", "family:{}"))
 rule("family", rf"^{_HAVE_VERB}\s+(?P<v>{_NUM}\s+(?:\w+\s+)?(?:kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings?|grandkids|grandchildren|twins|stepkids|stepsons?|stepdaughters?|boys|girls|baby|toddler|teenagers?|teens|grandsons?|granddaughters?|nieces?|nephews?)\b.*)", r.simple("family", "family:{}"))
-rule("family", rf"^(?:I\s+am|we\s+are|I\s+have\s+been|we\s+have\s+been)\s+(?P<v>(?:happily\s+|newly\s+|recently\s+|just\s+)?(?:married|engaged|single|divorced|widowed|separated|in\s+a\s+relationship|dating\s+someone|in\s+a\s+long-distance\s+relationship)\b.*)", r.simple("family", "relationship_status", single=True))
+rule("family", r"^(?:I\s+am|we\s+are|I\s+have\s+been|we\s+have\s+been)\s+(?P<v>(?:happily\s+|newly\s+|recently\s+|just\s+)?(?:married|engaged|single|divorced|widowed|separated|in\s+a\s+relationship|dating\s+someone|in\s+a\s+long-distance\s+relationship)\b.*)", r.simple("family", "relationship_status", single=True))
 rule("family", rf"^(?:I|we)\s+{ADV}(?P<v>got\s+(?:married|engaged|divorced)\b.*)", r.simple("family", "relationship_status", single=True))
-rule("family", rf"^I\s+(?:am\s+)?(?P<v>(?:a|an)\s+(?:\w+\s+)?(?:mom|mum|mother|dad|father|parent|grandma|grandmother|grandpa|grandfather|stepmom|stepdad|single\s+mom|single\s+dad|single\s+parent|foster\s+parent|caregiver\s+for|carer\s+for)\b.*)", r.simple("family", "family:parent", single=True))
-rule("family", rf"^(?:we\s+are|I\s+am)\s+(?P<v>expecting\b.*)", r.simple("family", "family:expecting", single=True))
+rule("family", r"^I\s+(?:am\s+)?(?P<v>(?:a|an)\s+(?:\w+\s+)?(?:mom|mum|mother|dad|father|parent|grandma|grandmother|grandpa|grandfather|stepmom|stepdad|single\s+mom|single\s+dad|single\s+parent|foster\s+parent|caregiver\s+for|carer\s+for)\b.*)", r.simple("family", "family:parent", single=True))
+rule("family", r"^(?:we\s+are|I\s+am)\s+(?P<v>expecting\b.*)", r.simple("family", "family:expecting", single=True))
 rule("family", rf"^I\s+{ADV}(?:co-parent|look\s+after|take\s+care\s+of|care\s+for|raise|am\s+raising)\s+(?P<v>my\s+.+)", r.simple("family", "family:{}"))
 # -- languages ----------------------------------------------------------------------
 rule("languages", rf"^I\s+{ADV}(?:speak|can\s+speak|also\s+speak|know|understand|read|write|grew\s+up\s+(?:speaking|bilingual\s+in|trilingual\s+in|with))\s+(?:some\s+|a\s+(?:bit|little)\s+(?:of\s+)?|basic\s+|fluent\s+|conversational\s+|decent\s+|good\s+|broken\s+|native\s+|passable\s+)?{V}", r.language)
 rule("languages", rf"^I\s+am\s+{ADV}(?:fluent|conversational|proficient|bilingual|trilingual|native|semi-fluent|nearly\s+fluent|almost\s+fluent|decent|okay|ok|good|rusty|intermediate|advanced|a\s+beginner)\s+(?:in|with|at)\s+{V}", r.language)
-rule("languages", rf"^I\s+am\s+(?:a\s+)?(?:native|fluent|heritage)\s+(?P<v>\w+(?:\s+\w+)?)\s+speaker\b", r.language)
+rule("languages", r"^I\s+am\s+(?:a\s+)?(?:native|fluent|heritage)\s+(?P<v>\w+(?:\s+\w+)?)\s+speaker\b", r.language)
 rule("languages", rf"^I\s+(?:am|have\s+been)\s+{ADV}(?:learning|studying|taking\s+(?:\w+\s+)?(?:classes|lessons|courses?)\s+in|practicing|practising|brushing\s+up\s+on|picking\s+up|trying\s+to\s+learn|doing\s+duolingo\s+(?:for|in))\s+{V}", r.language)
 rule("languages", rf"^I\s+{ADV}(?:learn|study|started\s+learning|began\s+learning|take\s+(?:\w+\s+)?(?:classes|lessons)\s+in)\s+{V}", r.language)
 rule("languages", rf"^my\s+(?:native|first|mother|home)\s+(?:language|tongue)\s+is\s+{V}", r.simple("languages", "native_language", single=True))
-rule("languages", rf"^(?P<v>\w+)\s+is\s+my\s+(?:native|first|mother|home)\s+(?:language|tongue)\b", r.simple("languages", "native_language", single=True))
-rule("languages", rf"^my\s+(?P<v>\w+)\s+is\s+(?:\w+\s+)?(?:conversational|native|fluent|basic|rusty|decent|good|ok|okay|intermediate|beginner|advanced|[abc][12]|pretty\s+good|not\s+bad|solid|limited|passable|weak|strong)\b", r.language)
+rule("languages", r"^(?P<v>\w+)\s+is\s+my\s+(?:native|first|mother|home)\s+(?:language|tongue)\b", r.simple("languages", "native_language", single=True))
+rule("languages", r"^my\s+(?P<v>\w+)\s+is\s+(?:\w+\s+)?(?:conversational|native|fluent|basic|rusty|decent|good|ok|okay|intermediate|beginner|advanced|[abc][12]|pretty\s+good|not\s+bad|solid|limited|passable|weak|strong)\b", r.language)
 # -- stack ------------------------------------------------------------------------
 _USE = (
     r"(?:use|run|code\s+in|program\s+in|write|develop\s+(?:in|with|on)|build\s+(?:with|in|on)|"
@@ -201,21 +201,21 @@ _USE = (
 rule("stack", rf"^{SUBJ}\s+{ADV}{_USE}\s+(?:everything\s+|it\s+all\s+|all\s+|our\s+\w+\s+|my\s+\w+\s+)?(?:on\s+|to\s+)?{V}", r.tech("use"))
 rule("stack", rf"^(?:my|our)\s+(?:team's\s+|company's\s+|whole\s+)?(?:\w+\s+)?(?:team|company|stack|tech\s+stack|backend|frontend|app|infra|infrastructure|codebase|project|startup|shop|org|product|service|site|website|api|monorepo|pipeline|ci|cd|ci/cd|homelab|home\s+lab|server|servers|nas|setup|cluster|blog|database|db|data\s+warehouse|warehouse|dotfiles|config)\s+(?:uses|is\s+(?:built\s+)?(?:on|in|with)|runs\s+on|runs|is\s+running|is|are|lives\s+on|is\s+hosted\s+on|is\s+written\s+in|relies\s+on|deploys\s+to|sits\s+on|consists\s+of)\s+(?:mostly\s+|basically\s+|entirely\s+|all\s+)?{V}", r.tech("use", lenient=True))
 rule("stack", rf"^my\s+(?:main\s+|primary\s+|favou?rite\s+|go-to\s+)?(?:language|stack|setup|language\s+of\s+choice|daily\s+driver|editor|ide|os|operating\s+system|shell|terminal|browser|distro|cloud|framework|machine|dev\s+machine|work\s+machine)\s+(?:is|are)\s+(?:mostly\s+|basically\s+)?(?:a\s+|an\s+)?{V}", r.tech("use", lenient=True))
-rule("stack", rf"^(?:I\s+am|we\s+are)\s+(?:a|an)\s+(?P<v>\S+(?:\s+\S+)?)\s+(?:user|developer|dev|programmer|person|guy|girl|fan|shop|team|house|company|engineer)\b", r.tech("use"))
+rule("stack", r"^(?:I\s+am|we\s+are)\s+(?:a|an)\s+(?P<v>\S+(?:\s+\S+)?)\s+(?:user|developer|dev|programmer|person|guy|girl|fan|shop|team|house|company|engineer)\b", r.tech("use"))
 # -- preferences, likes and dislikes -----------------------------------------------
 _FAV = r"(?:my\s+(?:all-time\s+|absolute\s+|current\s+|personal\s+|top\s+)?(?:favou?rite|fave|fav|go-to)|the\s+best)"
 rule("likes", rf"^I\s+{ADV}(?:much\s+|far\s+|way\s+|definitely\s+|strongly\s+)?(?:prefer|favou?r)\s+{V}", r.prefers)
 rule("likes", rf"^{_FAV}\s+(?P<what>[\w-]+(?:\s+[\w-]+)?)\s+(?:these\s+days\s+|right\s+now\s+|at\s+the\s+moment\s+|now\s+|currently\s+|lately\s+|of\s+all\s+time\s+|ever\s+)?(?:is|are|has\s+to\s+be|would\s+be|was)\s+(?:probably\s+|definitely\s+|still\s+|now\s+)?{V}", r.favorite)
 rule("likes", rf"^{_FAV}\s+(?:is|are)\s+{V}", r.favorite)
-rule("likes", rf"^(?P<v>.{{2,60}}?)\s+(?P<be>is|are)\s+(?:still\s+)?my\s+(?:absolute\s+|all-time\s+|personal\s+|top\s+)?(?:favou?rite|fave|fav)(?:\s+(?P<kind2>[\w-]+(?:\s+[\w-]+)?))?\b", r.favorite)
-rule("likes", rf"^(?P<v>.{{2,60}}?)\s+(?:is|are)\s+my\s+(?:weakness|guilty\s+pleasure|jam|thing|comfort\s+food|happy\s+place|obsession|passion|everything|love|addiction)\b", r.likes)
-rule("likes", rf"^(?P<v>.{{2,60}}?)\s+(?:is|are)\s+(?:\w+\s+)?(?:disgusting|gross|awful|the\s+worst|terrible|horrible|revolting|vile|not\s+for\s+me|overrated)(?:\s+to\s+me)?\b", r.likes)
+rule("likes", r"^(?P<v>.{2,60}?)\s+(?P<be>is|are)\s+(?:still\s+)?my\s+(?:absolute\s+|all-time\s+|personal\s+|top\s+)?(?:favou?rite|fave|fav)(?:\s+(?P<kind2>[\w-]+(?:\s+[\w-]+)?))?\b", r.favorite)
+rule("likes", r"^(?P<v>.{2,60}?)\s+(?:is|are)\s+my\s+(?:weakness|guilty\s+pleasure|jam|thing|comfort\s+food|happy\s+place|obsession|passion|everything|love|addiction)\b", r.likes)
+rule("likes", r"^(?P<v>.{2,60}?)\s+(?:is|are)\s+(?:\w+\s+)?(?:disgusting|gross|awful|the\s+worst|terrible|horrible|revolting|vile|not\s+for\s+me|overrated)(?:\s+to\s+me)?\b", r.likes)
 rule("likes", rf"^{SUBJ}\s+{ADV}(?:do\s+not|did\s+not|never|no\s+longer|cannot|really\s+do\s+not|honestly\s+do\s+not)\s+(?:really\s+|much\s+|particularly\s+|even\s+)?(?:like|love|enjoy|care\s+for|eat|fancy|get\s+along\s+with|trust)\s+{V}", r.likes)
 rule("likes", rf"^{SUBJ}\s+{ADV}(?:hate|dislike|detest|loathe|despise|cannot\s+stand|can\s+not\s+stand|cannot\s+bear|avoid|have\s+gone\s+off|went\s+off|am\s+done\s+with|am\s+over)\s+{V}", r.likes)
 rule("likes", rf"^I\s+am\s+(?:not\s+(?:really\s+|much\s+of\s+|at\s+all\s+)?(?:a\s+(?:big\s+|huge\s+)?fan\s+of|into|keen\s+on|a\s+fan\s+of|fond\s+of|crazy\s+about)|no\s+fan\s+of|sick\s+of|tired\s+of)\s+{V}", r.likes)
 rule("likes", rf"^{SUBJ}\s+{ADV}(?:like|love|adore|enjoy|dig|appreciate|treasure|live\s+for|cannot\s+get\s+enough\s+of|fancy|support|root\s+for|cheer\s+for|follow|collect|binge|am\s+loving|am\s+enjoying|have\s+been\s+loving|have\s+been\s+enjoying)\s+{V}", r.likes)
 rule("likes", rf"^I\s+am\s+{ADV}(?:(?:a\s+)?(?:big|huge|massive|die-hard|diehard|lifelong|longtime|long-time)\s+fan\s+of|a\s+fan\s+of|fond\s+of|obsessed\s+with|crazy\s+about|passionate\s+about|nuts\s+about|mad\s+about|really\s+into|super\s+into|big\s+into|into|addicted\s+to|hooked\s+on|in\s+love\s+with)\s+{V}", r.likes)
-rule("likes", rf"^(?:(?:a\s+)?(?:big|huge|massive|die-hard|diehard|lifelong)\s+)?(?P<v>.{{2,40}}?)\s+(?:fan|lover|nerd|addict|enthusiast|junkie|fanatic)\s+here\b", r.likes)
+rule("likes", r"^(?:(?:a\s+)?(?:big|huge|massive|die-hard|diehard|lifelong)\s+)?(?P<v>.{2,40}?)\s+(?:fan|lover|nerd|addict|enthusiast|junkie|fanatic)\s+here\b", r.likes)
 # -- plans and goals ----------------------------------------------------------------
 _GOING = (
     r"(?:going|heading|flying|travell?ing|driving|moving|relocating|off|taking\s+a\s+trip|"
@@ -232,7 +232,7 @@ rule("plans", rf"^(?:my\s+|our\s+)?(?:goal|plan|resolution|target|aim)s?\s+for\s
 rule("plans", rf"^{SUBJ}\s+(?:have|got)\s+(?:a|an|my|our)\s+(?P<v>(?:[\w-]+\s+){{0,3}}(?:{r._EVENTS}|meeting\s+with)\b.+)", r.plan)
 rule("plans", rf"^(?:my|our|the)\s+(?P<v>(?:[\w-]+\s+){{0,2}}(?:{r._EVENTS})\s+(?:is|was|got|has\s+been)\s+.*\b(?:\d+(?:st|nd|rd|th)?|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*|monday|tuesday|wednesday|thursday|friday|saturday|sunday|next|tomorrow|week|month|year|spring|summer|fall|autumn|winter)\b.*)", r.plan)
 rule("plans", rf"^{SUBJ}\s+{ADV}(?:had\s+to\s+|have\s+to\s+|need\s+to\s+)?(?:push|pushed|move|moved|reschedule|rescheduled|postpone|postponed|delay|delayed|bring|brought|change|changed)\s+(?:the|our|my)\s+(?P<v>(?:[\w-]+\s+){{0,2}}(?:{r._EVENTS})\b.+)", r.plan)
-rule("plans", rf"^(?P<v>(?:next|this|in)\s+(?:week|month|year|summer|winter|spring|fall|autumn|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|\d{{4}})\s*,?\s+(?:I|we)\s+(?:am|are|will|plan|want|hope)\s+.+)", r.plan)
+rule("plans", r"^(?P<v>(?:next|this|in)\s+(?:week|month|year|summer|winter|spring|fall|autumn|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|\d{4})\s*,?\s+(?:I|we)\s+(?:am|are|will|plan|want|hope)\s+.+)", r.plan)
 rule("plans", rf"^{SUBJ}\s+will\s+(?:be\s+)?(?P<v>(?:in|at|visiting|moving|travell?ing|flying|starting|graduating|running|away|off|back|getting|taking|leaving|out\s+of|on\s+(?:vacation|holiday|leave)).+)", r.plan)
 # -- instructions to the assistant ------------------------------------------------------
 _QUAL = (
@@ -252,16 +252,16 @@ _IMPERATIVE = (
 )
 rule("instructions", rf"^(?:I\s+(?:want|need|would\s+like|would\s+prefer|prefer|expect)\s+you\s+to\s+|please\s+|pls\s+)?{_QUAL}(?P<v>{_IMPERATIVE}\b.+)", r.instruction)
 rule("instructions", rf"^(?:please\s+)?(?P<v>{_IMPERATIVE}\b.+?(?:from\s+now\s+on|going\s+forward|by\s+default|in\s+(?:the\s+)?future|every\s+time|for\s+all\s+future\s+\w+|for\s+the\s+rest\s+of\s+(?:this\s+|our\s+)?(?:chat|conversation)|in\s+(?:all\s+|every\s+)?(?:your\s+)?(?:answers?|replies|reply|responses?)))$", r.instruction)
-rule("instructions", rf"^(?:please\s+|pls\s+)?(?P<v>(?:always|never|do\s+not\s+ever|do\s+not\s+use|never\s+use|stop\s+using|no\s+more)\s+.+)", r.instruction)
-rule("instructions", rf"^(?:please\s+|pls\s+)?(?P<v>(?:answer|reply|respond|write|talk|speak|communicate|explain\s+things|give\s+(?:me\s+)?(?:answers|responses|replies|explanations|examples|code))\s+(?:to\s+me\s+)?(?:only\s+|always\s+)?(?:in|using|with)\s+.+)", r.instruction)
-rule("instructions", rf"^(?:please\s+|pls\s+)?(?P<v>(?:keep\s+(?!it\s+(?:quick|up)\b|going\b|in\s+touch\b|me\s+posted\b)|make\s+(?:all\s+|your\s+|the\s+|any\s+)?(?:answers|responses|replies|explanations|code|examples|summaries|recipes|emails|meal\s+plans|charts|plots)\b).+)", r.instruction)
-rule("instructions", rf"^(?:please\s+|pls\s+)?(?P<v>(?:avoid|do\s+not\s+use|do\s+not\s+include|do\s+not\s+add|do\s+not\s+suggest|do\s+not\s+recommend|do\s+not\s+mention|do\s+not\s+give\s+me|leave\s+out|skip\s+the|no(?!\s+(?:problem|worries|thanks|thank|idea|clue|way|rush|pressure|big\s+deal|need|one|kidding|doubt|offense|offence|matter|luck|longer|more\s+questions)\b))\s+.+)", r.instruction)
-rule("instructions", rf"^(?:please\s+|pls\s+)?(?P<v>use\s+(?:metric|imperial|celsius|fahrenheit|british|american|us|uk|australian|canadian|24-hour|12-hour|oxford|iso|european|plain|simple|bullet|markdown|tabs|spaces|type\s+hints|\w+\s+(?:units|spelling|english|format|dates|style)).*)", r.instruction)
-rule("instructions", rf"^(?:please\s+)?(?P<v>(?:explain|talk|write)\s+(?:things\s+|everything\s+|it\s+|concepts\s+)?(?:to\s+me\s+)?(?:like|as\s+though|simply|in\s+simple\s+terms|in\s+plain\s+english|step\s+by\s+step|for\s+a\s+beginner).*)", r.instruction)
-rule("instructions", rf"^(?:please\s+)?(?P<v>(?:address|call)\s+me\s+(?:informally|formally|by\s+my\s+(?:first|last)\s+name|as\s+\w+).*)", r.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:always|never|do\s+not\s+ever|do\s+not\s+use|never\s+use|stop\s+using|no\s+more)\s+.+)", r.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:answer|reply|respond|write|talk|speak|communicate|explain\s+things|give\s+(?:me\s+)?(?:answers|responses|replies|explanations|examples|code))\s+(?:to\s+me\s+)?(?:only\s+|always\s+)?(?:in|using|with)\s+.+)", r.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:keep\s+(?!it\s+(?:quick|up)\b|going\b|in\s+touch\b|me\s+posted\b)|make\s+(?:all\s+|your\s+|the\s+|any\s+)?(?:answers|responses|replies|explanations|code|examples|summaries|recipes|emails|meal\s+plans|charts|plots)\b).+)", r.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:avoid|do\s+not\s+use|do\s+not\s+include|do\s+not\s+add|do\s+not\s+suggest|do\s+not\s+recommend|do\s+not\s+mention|do\s+not\s+give\s+me|leave\s+out|skip\s+the|no(?!\s+(?:problem|worries|thanks|thank|idea|clue|way|rush|pressure|big\s+deal|need|one|kidding|doubt|offense|offence|matter|luck|longer|more\s+questions)\b))\s+.+)", r.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>use\s+(?:metric|imperial|celsius|fahrenheit|british|american|us|uk|australian|canadian|24-hour|12-hour|oxford|iso|european|plain|simple|bullet|markdown|tabs|spaces|type\s+hints|\w+\s+(?:units|spelling|english|format|dates|style)).*)", r.instruction)
+rule("instructions", r"^(?:please\s+)?(?P<v>(?:explain|talk|write)\s+(?:things\s+|everything\s+|it\s+|concepts\s+)?(?:to\s+me\s+)?(?:like|as\s+though|simply|in\s+simple\s+terms|in\s+plain\s+english|step\s+by\s+step|for\s+a\s+beginner).*)", r.instruction)
+rule("instructions", r"^(?:please\s+)?(?P<v>(?:address|call)\s+me\s+(?:informally|formally|by\s+my\s+(?:first|last)\s+name|as\s+\w+).*)", r.instruction)
 rule("instructions", rf"^I\s+(?:want|need|would\s+like|would\s+prefer|expect)\s+you\s+to\s+{V}", r.instruction)
-rule("instructions", rf"^I\s+(?:prefer|like|want|need|would\s+like)\s+(?P<v>(?:short|shorter|brief|concise|detailed|thorough|long|longer|in-depth|bullet[- ]point|step[- ]by[- ]step|simple|plain|\w+,\s+\w+)\s+(?:answers|responses|replies|explanations|summaries).*)", r.instruction)
-rule("instructions", rf"^(?P<v>(?:\w+\s+){{0,3}}\w+\s+(?:commands|code|examples|units|answers|syntax|snippets|spelling))\s+(?:please|pls|plz)$", r.instruction)
+rule("instructions", r"^I\s+(?:prefer|like|want|need|would\s+like)\s+(?P<v>(?:short|shorter|brief|concise|detailed|thorough|long|longer|in-depth|bullet[- ]point|step[- ]by[- ]step|simple|plain|\w+,\s+\w+)\s+(?:answers|responses|replies|explanations|summaries).*)", r.instruction)
+rule("instructions", r"^(?P<v>(?:\w+\s+){0,3}\w+\s+(?:commands|code|examples|units|answers|syntax|snippets|spelling))\s+(?:please|pls|plz)$", r.instruction)
 # -- decisions (SPEC §5) ---------------------------------------------------------------
 rule("decision", rf"^I\s+will\s+(?:be\s+)?(?:use|using)\s+{V}", r.simple("decision", "decision:{}", episodic=True))
 rule("decision", rf"^(?:I\s+have\s+|we\s+have\s+|I\s+|we\s+)?(?:chose|chosen|decided\s+(?:on|against)|picked|selected|went\s+with|opted\s+for|settled\s+on|gone\s+with|am\s+going\s+with|are\s+going\s+with)\s+{V}", r.simple("decision", "decision:{}", episodic=True))
@@ -273,23 +273,23 @@ rule("hobbies", rf"^{SUBJ}\s+{ADV}(?:go|went|love\s+going|like\s+going|enjoy\s+g
 rule("hobbies", rf"^{SUBJ}\s+{ADV}(?:go|head)\s+to\s+(?P<v>(?:the\s+|a\s+|my\s+)?(?:\w+\s+)?(?:gym|yoga|pilates|church|mosque|temple|synagogue|pool|climbing\s+gym|dance\s+class|choir|book\s+club|farmers\s+market|sauna|spin\s+class|crossfit|boxing|karate|jiu[- ]jitsu|judo|therapy|office|bed|sleep|class|classes|practice|rehearsal|mass|service|meetup|parkrun|run\s+club|running\s+club).*)", r.hobby("routines"))
 rule("hobbies", rf"^{SUBJ}\s+{ADV}(?:have\s+been\s+|am\s+|are\s+)?(?:do|doing|practi[cs]e|practi[cs]ing|train|training\s+in|teach|coach|compete\s+in)\s+(?P<v>(?:\w+\s+)?(?:yoga|pilates|crossfit|karate|judo|jiu[- ]jitsu|bjj|taekwondo|boxing|kickboxing|muay\s+thai|meditation|tai\s+chi|calisthenics|aikido|kung\s+fu|ballet|salsa|tango|parkour|archery|fencing|gymnastics|triathlons?|marathons?|ultras?|weightlifting|powerlifting|hiit|spinning|zumba|improv|stand-up|standup|woodworking|pottery|ceramics|photography|calligraphy|origami|embroidery|crosswords?|sudoku|puzzles|volunteer\s+work|karaoke|ballroom|swing\s+dance|rock\s+climbing|bouldering|mma|wrestling|rowing|sailing|cosplay|speedcubing|gardening|baking|birding|birdwatching|astronomy|astrophotography|genealogy|ham\s+radio|3d\s+printing|lego|model\s+trains|warhammer|d&d|dnd|dungeons\s+&\s+dragons).*)", r.hobby())
 rule("hobbies", rf"^my\s+(?:main\s+|favou?rite\s+|big\s+)?(?:hobby|hobbies|passion|pastime|side\s+hustle|weekend\s+thing|thing)\s+(?:is|are|include|includes|these\s+days\s+is)\s+{V}", r.hobby())
-rule("hobbies", rf"^(?:in\s+my\s+(?:free|spare|down)\s+time|(?:on\s+)?(?:the\s+)?weekends?|after\s+work|before\s+work|every\s+(?:morning|day|evening|night|weekend|week|sunday|saturday|monday|summer|winter|year)|most\s+(?:mornings|evenings|nights|weekends|days)|each\s+(?:morning|day|evening|weekend)|twice\s+a\s+week|once\s+a\s+week|daily|(?:on\s+)?(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)|(?:in\s+the\s+)?(?:mornings|evenings))\s*,?\s+(?:I|we)\s+(?P<v>.+)", r.hobby("routines"))
+rule("hobbies", r"^(?:in\s+my\s+(?:free|spare|down)\s+time|(?:on\s+)?(?:the\s+)?weekends?|after\s+work|before\s+work|every\s+(?:morning|day|evening|night|weekend|week|sunday|saturday|monday|summer|winter|year)|most\s+(?:mornings|evenings|nights|weekends|days)|each\s+(?:morning|day|evening|weekend)|twice\s+a\s+week|once\s+a\s+week|daily|(?:on\s+)?(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)|(?:in\s+the\s+)?(?:mornings|evenings))\s*,?\s+(?:I|we)\s+(?P<v>.+)", r.hobby("routines"))
 rule("hobbies", rf"^I\s+{ADV}(?P<v>(?:wake\s+up|get\s+up|go\s+to\s+bed|go\s+to\s+sleep|start\s+work|finish\s+work|eat\s+(?:breakfast|lunch|dinner)|commute|walk\s+to\s+work|bike\s+to\s+work|cycle\s+to\s+work|drive\s+to\s+work|take\s+the\s+(?:train|bus|subway|tube|metro)|work\s+out|exercise|meditate|journal|fast|run|swim|lift|jog|walk|cycle|bike|hike|climb|surf|ski|knit|crochet|paint|draw|sketch|bake|cook|garden|sew|quilt|brew|fish|hunt|sail|row|dance|sing|collect|read|blog|vlog|stream|volunteer|foster|tinker|skate|skateboard|snowboard|bowl|box|golf|kayak|paddleboard|dive|scuba\s+dive|camp|backpack|boulder|birdwatch|write\s+(?:poetry|poems|fiction|short\s+stories|songs|a\s+blog|novels))\b.*)", r.hobby())
-rule("hobbies", rf"^I\s+am\s+(?:part\s+of|a\s+member\s+of|in|on)\s+(?:a|an|the|our|my)\s+(?P<v>(?:[\w-]+\s+){{0,3}}(?:club|team|league|choir|band|group|society|orchestra|crew|guild|troupe|circle|ensemble|quartet)\b.*)", r.hobby())
-rule("hobbies", rf"^I\s+am\s+(?:writing|building|restoring|knitting|making|learning\s+to|working\s+on)\s+(?P<v>(?:a|an|my)\s+(?:\w+\s+){{0,3}}(?:novel|book|memoir|game|app|boat|car|quilt|sweater|cabin|guitar|album|podcast|website|blog|robot|keyboard|garden)\b.*)", r.hobby())
+rule("hobbies", r"^I\s+am\s+(?:part\s+of|a\s+member\s+of|in|on)\s+(?:a|an|the|our|my)\s+(?P<v>(?:[\w-]+\s+){0,3}(?:club|team|league|choir|band|group|society|orchestra|crew|guild|troupe|circle|ensemble|quartet)\b.*)", r.hobby())
+rule("hobbies", r"^I\s+am\s+(?:writing|building|restoring|knitting|making|learning\s+to|working\s+on)\s+(?P<v>(?:a|an|my)\s+(?:\w+\s+){0,3}(?:novel|book|memoir|game|app|boat|car|quilt|sweater|cabin|guitar|album|podcast|website|blog|robot|keyboard|garden)\b.*)", r.hobby())
 rule("hobbies", rf"^I\s+{ADV}(?P<v>(?:usually|always|never|typically|often|frequently|regularly|rarely|sometimes|normally|tend\s+to)\s+.+)", r.hobby("pattern"))
 rule("hobbies", rf"^I\s+used\s+to\s+{V}", r.simple("hobbies", "past:{}"))
 rule("languages", rf"^(?:on\s+top\s+of\s+\w+\s*,?\s*)?I\s+(?:have\s+)?{ADV}(?:started|took\s+up|picked\s+up|got\s+into|began|am\s+getting\s+into)\s+(?:learning\s+|studying\s+)?{V}", r.language)
 rule("hobbies", rf"^I\s+(?:have\s+)?{ADV}(?:started|took\s+up|picked\s+up|got\s+into|began|am\s+getting\s+into|taken\s+up)\s+(?P<v>(?!a\s+new\s+job|working|at\b|with\b).+)", r.hobby())
 # -- possessions ----------------------------------------------------------------------
 rule("possessions", rf"^(?:{_HAVE_VERB}|I\s+{ADV}(?:drive|ride|rent|lease|play\s+on|type\s+on|work\s+on|game\s+on|am\s+driving|am\s+renting|just\s+bought|recently\s+bought|finally\s+bought|splurged\s+on))\s+(?:{_NUM}\s+|the\s+|an?\s+)?{V}", r.possession)
-rule("possessions", rf"^(?:my|our)\s+(?:new\s+|old\s+|current\s+|first\s+|main\s+|work\s+|personal\s+|family\s+)?(?P<what>[\w-]+)\s+is\s+(?:a|an|the)\s+(?P<v>(?:\d{{4}}\s+)?(?:[a-z-]+\s+){{0,2}}(?-i:[A-Z0-9]).*)", r.possession)
+rule("possessions", r"^(?:my|our)\s+(?:new\s+|old\s+|current\s+|first\s+|main\s+|work\s+|personal\s+|family\s+)?(?P<what>[\w-]+)\s+is\s+(?:a|an|the)\s+(?P<v>(?:\d{4}\s+)?(?:[a-z-]+\s+){0,2}(?-i:[A-Z0-9]).*)", r.possession)
 # -- identity, last: "I'm a/an X", "I'm Maria", durable traits -----------------------
 rule("identity", rf"^I\s+am\s+(?P<v>{_TRAIT_WORDS})\b", r.simple("identity", "trait:{}"))
 rule("identity", rf"^I\s+(?:am|have\s+been|was|used\s+to\s+be)\s+{ADV}(?:a|an|the(?:\s+only|\s+sole|\s+lead|\s+main|\s+head)?)\s+{V}", r.im_a)
-rule("identity", rf"^I\s+am\s+(?P<v>(?-i:[A-Z][a-z]+)\s+(?-i:[A-Z][a-z]+))(?=\s*$|\s*,)", r.name_of("name", "User's name is {}"))
+rule("identity", r"^I\s+am\s+(?P<v>(?-i:[A-Z][a-z]+)\s+(?-i:[A-Z][a-z]+))(?=\s*$|\s*,)", r.name_of("name", "User's name is {}"))
 rule("identity", rf"^I\s+am\s+{NAME}(?=\s*(?:,|$|!|\s+(?:and|from|here|by)\b))", r.name_of("name", "User's name is {}"))
 rule("identity", rf"^I\s+am\s+(?P<v>(?:{'|'.join(sorted(lx.NATIONALITIES, key=len, reverse=True))}))(?:\s+\w+)?\s*$", r.simple("identity", "identity:{}"))
-rule("identity", rf"^I\s+am\s+(?:half|part|a\s+proud|proudly)\s+(?P<v>\w+)\s*$", r.simple("identity", "identity:{}"))
+rule("identity", r"^I\s+am\s+(?:half|part|a\s+proud|proudly)\s+(?P<v>\w+)\s*$", r.simple("identity", "identity:{}"))
 
 RULES: tuple[Rule, ...] = tuple(_RULES)

@@ -28,7 +28,14 @@
       scope: $("settings-scope").value,
       vectorStore: $("settings-vector-store").value,
       extractFrom: ["user", "assistant"].filter((v) => $(`settings-extract-${v}`).checked),
+      extractionMode: $("settings-extraction-mode").value,
+      extractionProviderModel: $("settings-extraction-model").value.trim() || null,
+      extractionTimeoutMs: wholeNumber("settings-extraction-timeout", "Extraction timeout", 100, 120000, problems),
+      extractionDailyTokenCap: wholeNumber("settings-extraction-cap", "Extraction tokens per day", 0, 1000000000, problems),
     };
+    if (changes.extractionProviderModel !== null && !changes.extractionProviderModel.includes("/")) {
+      problems.push("Extraction model must be provider/model, or empty.");
+    }
     const raw = $("settings-min-score").value.trim();
     changes.minScore = raw === "" ? null : Number(raw);
     if (changes.minScore !== null && !(changes.minScore >= 0 && changes.minScore <= 1)) {
@@ -46,6 +53,10 @@
     $("settings-min-score").value = s.minScore === null ? "" : String(s.minScore);
     $("settings-extract-user").checked = s.extractFrom.includes("user");
     $("settings-extract-assistant").checked = s.extractFrom.includes("assistant");
+    $("settings-extraction-mode").value = s.extractionMode;
+    $("settings-extraction-model").value = s.extractionProviderModel || "";
+    $("settings-extraction-timeout").value = String(s.extractionTimeoutMs);
+    $("settings-extraction-cap").value = String(s.extractionDailyTokenCap);
     warning(s);
   }
 

@@ -1,0 +1,393 @@
+"""LLM-assisted extraction, opt-in (``extractionMode`` ``llm`` or ``hybrid``).
+
+It runs on the extraction worker, after the chat was answered: one call to an
+OpenAI-compatible model gets the user turn plus the owner's few most related memories
+and answers a JSON list of operations (ADD, UPDATE id, DELETE id, NONE). The answer is
+untrusted input. It is validated strictly and rejected whole on any deviation, and
+UPDATE/DELETE may name only ids this call showed the model, all of them the owner's
+own current memories, so no answer can touch another owner's memory (the store checks
+the owner again when it retires them). Any failure (timeout, upstream error, invalid
+answer, daily token cap, provider not configured) is an ``LlmExtractionError`` with a
+``reason``: ``run_llm_extraction`` counts it and returns None, and the caller keeps
+the rules result. The chat never waits for this module.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from memoryd.core.llm_ops import (
+    MAX_CONTENT_CHARS,
+    REASONS,
+    SYSTEM_PROMPT,
+    LlmExtractionError,
+    LlmOp,
+    Reason,
+    answer_text,
+    invalid,
+    ops_to_reconcile,
+    parse_operations,
+)
+from memoryd.core.scoring import estimate_tokens
+from memoryd.models import Memory, Reconciled, to_iso, utcnow
+from memoryd.providers import Provider
+from memoryd.settings import MemorySettings
+from memoryd.storage import kv
+from memoryd.storage import memories as sql
+
+if TYPE_CHECKING:
+    from memoryd.engine import MemoryEngine
+    from memoryd.storage.database import Database
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "DEFAULT_PROVIDER",
+    "LlmExtractionError",
+    "LlmExtractor",
+    "LlmOp",
+    "LlmStats",
+    "Reason",
+    "extract_with_mode",
+    "llm_status",
+    "ops_to_reconcile",
+    "parse_operations",
+    "related_memories",
+    "resolve_target",
+    "run_llm_extraction",
+]
+
+#: ``extractionProviderModel`` null: the ``default`` provider (``MEMORYD_UPSTREAM_*``)
+#: with a small, cheap model that follows JSON instructions well.
+DEFAULT_PROVIDER = "default"
+DEFAULT_MODEL = "gpt-4o-mini"
+#: Bounds of what is sent (tokens cost money) and read back (a hostile answer).
+MAX_USER_CHARS = 16_000
+MAX_ASSISTANT_CHARS = 4_000
+MAX_ANSWER_BYTES = 1_048_576
+USAGE_KEY = "extraction.llmUsage"
+MAX_RELATED = 8
+_GUARD = re.compile(r"^[ \t]*Memory context:.*$", re.MULTILINE)  # memoryd's own block
+
+
+def _utc_day() -> str:
+    return utcnow().date().isoformat()
+
+
+class LlmStats:
+    """Thread-safe counters of LLM extraction, and the tokens spent this UTC day.
+
+    With a database the day's total is also kept in the settings table
+    (``USAGE_KEY``), so a restart does not reset the daily cap."""
+
+    def __init__(self, db: Database | None = None, today: Callable[[], str] = _utc_day) -> None:
+        self._db, self._today = db, today
+        self._lock = threading.Lock()
+        names = ("calls", "requests", "ok", "promptTokens", "completionTokens")
+        self._counts: dict[str, int] = dict.fromkeys(names, 0)
+        self._fallbacks: dict[str, int] = dict.fromkeys(REASONS, 0)
+        self._applied: dict[str, int] = dict.fromkeys(("add", "update", "delete", "none"), 0)
+        self._day: str | None = None  # None until read from the database
+        self._tokens_today = 0
+        self._last_error: str | None = None
+
+    def _roll(self) -> None:
+        """Start a new day's total when the UTC day changed (the lock is held)."""
+        day = self._today()
+        if self._day is None and self._db is not None:
+            stored = kv.read_one(self._db.read(), USAGE_KEY)
+            if isinstance(stored, dict) and stored.get("day") == day:
+                tokens = stored.get("tokens")
+                self._tokens_today = tokens if isinstance(tokens, int) and tokens > 0 else 0
+                self._day = day
+        if self._day != day:
+            self._day, self._tokens_today = day, 0
+
+    def tokens_today(self) -> int:
+        with self._lock:
+            self._roll()
+            return self._tokens_today
+
+    def record_request(self) -> None:
+        with self._lock:
+            self._counts["requests"] += 1
+
+    def record_usage(self, prompt: int, completion: int) -> None:
+        with self._lock:
+            self._roll()
+            self._counts["promptTokens"] += prompt
+            self._counts["completionTokens"] += completion
+            self._tokens_today += prompt + completion
+            usage = {"day": self._day, "tokens": self._tokens_today}
+        if self._db is not None:
+            try:  # queued, not awaited: the writer keeps the order, the last total wins
+                self._db.submit(lambda conn: kv.write_many(conn, {USAGE_KEY: usage}, utcnow()))
+            except Exception as exc:
+                log.warning("could not keep the LLM extraction token total: %s", exc)
+
+    def record_ok(self, ops: Sequence[LlmOp]) -> None:
+        with self._lock:
+            self._counts["calls"] += 1
+            self._counts["ok"] += 1
+            for op in ops:
+                self._applied[op.op.lower()] += 1
+
+    def record_fallback(self, reason: Reason, message: str) -> None:
+        with self._lock:
+            self._counts["calls"] += 1
+            self._fallbacks[reason] += 1
+            self._last_error = f"{reason}: {message}"[:300]
+
+    def snapshot(self) -> dict[str, Any]:
+        """``calls`` counts runs (ok + fallbacks), ``requests`` the upstream calls made."""
+        with self._lock:
+            self._roll()
+            return {
+                **self._counts,
+                "fallbacks": dict(self._fallbacks),
+                "applied": dict(self._applied),
+                "tokensToday": self._tokens_today,
+                "day": self._day,
+                "lastError": self._last_error,
+            }
+
+
+# -- the call ----------------------------------------------------------------------------
+
+
+def _tail(text: str | None, limit: int) -> str:
+    return _GUARD.sub("", text or "")[-limit:].strip()
+
+
+class LlmExtractor:
+    """One OpenAI-compatible chat call per ``extract``, with a total deadline, a cap on
+    the answer's size and the daily token cap checked before calling."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        model: str,
+        *,
+        timeout_s: float = 15.0,
+        daily_token_cap: int = 0,
+        stats: LlmStats | None = None,
+        token_counter: Callable[[str], int] = estimate_tokens,
+    ) -> None:
+        self.provider, self.model = provider, model
+        self.timeout_s = timeout_s
+        self.daily_token_cap = daily_token_cap
+        self.stats = stats if stats is not None else LlmStats()
+        self.tokens = token_counter
+
+    def request_body(
+        self, user_text: str, assistant_text: str | None, related: Sequence[Memory]
+    ) -> dict[str, Any]:
+        """The chat request. The input travels as one JSON document, so no user text or
+        stored memory can pose as a new instruction block."""
+        shown = [
+            {"id": m.id, "content": m.content[:MAX_CONTENT_CHARS], "slot": m.slot} for m in related
+        ]
+        payload: dict[str, Any] = {"existing_memories": shown, "user_message": user_text}
+        if assistant_text:
+            payload["assistant_reply"] = assistant_text
+        data = json.dumps(payload, ensure_ascii=False)
+        messages = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": data},
+        ]
+        if self.provider.system_role == "user":  # models that reject system messages
+            messages = [{"role": "user", "content": f"{SYSTEM_PROMPT}\n\n{data}"}]
+        return {
+            "model": self.model,
+            "messages": messages,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+        }
+
+    def extract(
+        self, user_text: str, assistant_text: str | None, related: list[Memory]
+    ) -> list[LlmOp]:
+        """The validated operations; raises ``LlmExtractionError`` on any failure."""
+        cap = self.daily_token_cap
+        if cap > 0 and self.stats.tokens_today() >= cap:
+            raise LlmExtractionError("cap", f"the daily token cap of {cap} is reached")
+        user = _tail(user_text, MAX_USER_CHARS)
+        assistant = _tail(assistant_text, MAX_ASSISTANT_CHARS) or None
+        body = self.request_body(user, assistant, related)
+        self.stats.record_request()
+        raw = self._post(body)
+        try:
+            envelope = json.loads(raw)
+        except (ValueError, RecursionError):
+            envelope = None
+        prompt_text = "".join(m["content"] for m in body["messages"])
+        self.stats.record_usage(
+            _usage(envelope, "prompt_tokens", lambda: self.tokens(prompt_text)),
+            _usage(
+                envelope, "completion_tokens", lambda: self.tokens(raw.decode(errors="replace"))
+            ),
+        )
+        return parse_operations(answer_text(envelope), {m.id for m in related})
+
+    def _post(self, body: dict[str, Any]) -> bytes:
+        import httpx  # only when the opt-in LLM mode runs
+
+        url = f"{self.provider.base_url}/chat/completions"
+        headers = {"content-type": "application/json"}
+        if self.provider.api_key:
+            headers["authorization"] = f"Bearer {self.provider.api_key}"
+        deadline = time.monotonic() + self.timeout_s
+        try:
+            with (
+                httpx.Client(timeout=httpx.Timeout(self.timeout_s)) as client,
+                client.stream("POST", url, json=body, headers=headers) as response,
+            ):
+                if response.status_code != 200:
+                    raise LlmExtractionError("upstream", f"HTTP {response.status_code}")
+                data = bytearray()
+                for chunk in response.iter_bytes():
+                    data += chunk
+                    if len(data) > MAX_ANSWER_BYTES:
+                        raise invalid(f"the answer is larger than {MAX_ANSWER_BYTES} bytes")
+                    if time.monotonic() > deadline:
+                        raise LlmExtractionError("timeout", f"no answer in {self.timeout_s} s")
+                return bytes(data)
+        except httpx.TimeoutException:
+            raise LlmExtractionError("timeout", f"no answer in {self.timeout_s} s") from None
+        except httpx.HTTPError as exc:
+            raise LlmExtractionError("upstream", f"{type(exc).__name__}: {exc}") from None
+
+
+def _usage(envelope: object, name: str, estimate: Callable[[], int]) -> int:
+    """The provider's token count, or our estimate when it sent none."""
+    usage = envelope.get("usage") if isinstance(envelope, dict) else None
+    value = usage.get(name) if isinstance(usage, dict) else None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**9:
+        return value
+    return estimate()
+
+
+def related_memories(engine: MemoryEngine, owner: str, text: str) -> list[Memory]:
+    """At most ``MAX_RELATED`` of the owner's current memories for the model to update.
+
+    Retrieval's own ranking first (``engine.preview``: keyword, or hybrid when an
+    embedder is on; no access bump), then the owner's newest memories, because a change
+    often shares no word with what it replaces ("I moved to Lisbon" vs "User lives in
+    Berlin"). Only the owner's rows: the ``global`` pool is never shown."""
+    found: dict[str, Memory] = {}
+    try:
+        preview = engine.preview(owner, text[:2000], scope="apiKey", limit=MAX_RELATED)
+        hits = [h.memory for h in preview.hits]
+    except Exception as exc:  # retrieval trouble: the newest memories still help
+        log.warning("related memories for LLM extraction: %s", exc)
+        hits = []
+    newest = sql.recent(engine.db.read(), sql.Filter(owners=(owner,), now=utcnow()), MAX_RELATED)
+    for memory in [*hits, *newest]:
+        if memory.api_key_id == owner and memory.superseded_at is None:
+            found.setdefault(memory.id, memory)
+    return list(found.values())[:MAX_RELATED]
+
+
+def resolve_target(
+    settings: MemorySettings, providers: dict[str, Provider]
+) -> tuple[Provider, str]:
+    """The provider and model of ``extractionProviderModel`` (``"name/model"``)."""
+    spec = settings.extraction_provider_model
+    name, _, model = spec.partition("/") if spec else (DEFAULT_PROVIDER, "/", DEFAULT_MODEL)
+    provider = providers.get(name)
+    if provider is None or not model:
+        raise LlmExtractionError("config", f"provider {name!r} is not configured")
+    return provider, model
+
+
+Texts = list[tuple[str, str]]  # (text, source), as the extraction queue stores them
+
+
+def run_llm_extraction(
+    engine: MemoryEngine,
+    owner: str,
+    session_id: str,
+    texts: Texts,
+    settings: MemorySettings,
+) -> list[Reconciled] | None:
+    """Ask the model and apply its operations. None when it fell back (counted in
+    ``engine.llm_stats``; the caller keeps the rules result); never raises."""
+    stats: LlmStats = engine.llm_stats
+    user = "\n".join(t for t, source in texts if source == "user").strip()
+    assistant = "\n".join(t for t, source in texts if source == "assistant").strip()
+    if not user and not assistant:
+        return []
+    try:
+        provider, model = resolve_target(settings, engine.providers())
+        extractor = LlmExtractor(
+            provider,
+            model,
+            timeout_s=settings.extraction_timeout_ms / 1000,
+            daily_token_cap=settings.extraction_daily_token_cap,
+            stats=stats,
+            token_counter=engine.tokens,
+        )
+        related = related_memories(engine, owner, user or assistant)
+        ops = extractor.extract(user, assistant or None, related)
+        items = ops_to_reconcile(owner, session_id, ops, to_iso(utcnow()))
+        results = engine.reconcile(items) if items else []
+    except LlmExtractionError as exc:
+        log.warning("LLM extraction fell back to rules (%s): %s", exc.reason, exc)
+        stats.record_fallback(exc.reason, str(exc))
+        return None
+    except Exception as exc:  # the answer could not be applied: still only a fallback
+        log.exception("LLM extraction could not be applied")
+        stats.record_fallback("invalid", f"not applied: {type(exc).__name__}: {exc}")
+        return None
+    stats.record_ok(ops)
+    return results
+
+
+def extract_with_mode(
+    engine: MemoryEngine,
+    owner: str,
+    session_id: str,
+    texts: Texts,
+    rules: Callable[[], list[Reconciled]],
+) -> list[Reconciled]:
+    """One extraction job by ``extractionMode``: ``rules`` runs ``rules()`` only;
+    ``llm`` asks the model and runs ``rules()`` only when that fell back; ``hybrid``
+    stores the rules facts first, so the model sees them and can refine them."""
+    settings = engine.settings.get()
+    mode = settings.extraction_mode
+    if mode == "llm":
+        done = run_llm_extraction(engine, owner, session_id, texts, settings)
+        return rules() if done is None else done
+    stored = rules()
+    if mode == "hybrid":
+        stored = [*stored, *(run_llm_extraction(engine, owner, session_id, texts, settings) or [])]
+    return stored
+
+
+def llm_status(engine: MemoryEngine) -> dict[str, Any]:
+    """The ``extraction.llm`` part of engine status: mode, target, counters."""
+    settings = engine.settings.get()
+    try:
+        provider, model = resolve_target(settings, engine.providers())
+        target: str | None = f"{provider.name}/{model}"
+        reason = f"LLM extraction via {target}"
+    except LlmExtractionError as exc:
+        target, reason = None, str(exc)
+    if settings.extraction_mode == "rules":
+        reason = "rules only (extractionMode is rules)"
+    return {
+        "mode": settings.extraction_mode,
+        "providerModel": target,
+        "available": settings.extraction_mode != "rules" and target is not None,
+        "reason": reason,
+        "timeoutMs": settings.extraction_timeout_ms,
+        "dailyTokenCap": settings.extraction_daily_token_cap,
+        **engine.llm_stats.snapshot(),
+    }

@@ -1,0 +1,40 @@
+"""SQL for ``extraction_queue``: extraction jobs, durable from the gateway's answer
+until their facts are stored (``memoryd.extraction_jobs``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from memoryd.models import to_iso
+
+
+def queue_extraction(
+    conn: Any, owner: str, session_id: str, texts: Sequence[tuple[str, str]], now: datetime
+) -> int:
+    rows = conn.execute(
+        "INSERT INTO extraction_queue (api_key_id, session_id, texts, created_at) "
+        "VALUES (?, ?, ?, ?) RETURNING id",
+        (owner, session_id, json.dumps([list(t) for t in texts]), to_iso(now)),
+    )
+    return int(next(iter(rows))[0])
+
+
+def unqueue_extraction(conn: Any, job_id: int) -> None:
+    conn.execute("DELETE FROM extraction_queue WHERE id = ?", (job_id,))
+
+
+def queued_extractions(conn: Any) -> list[tuple[int, str, str, list[tuple[str, str]]]]:
+    """Jobs a previous run queued and never finished, oldest first."""
+    jobs = []
+    for job_id, owner, session_id, raw in conn.execute(
+        "SELECT id, api_key_id, session_id, texts FROM extraction_queue ORDER BY id"
+    ):
+        try:
+            texts = [(str(t), str(s)) for t, s in json.loads(raw)]
+        except (ValueError, TypeError):
+            texts = []  # unreadable: dropped by the caller
+        jobs.append((int(job_id), str(owner), str(session_id), texts))
+    return jobs
