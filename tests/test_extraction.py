@@ -1,6 +1,13 @@
-"""Regex fact extraction (SPEC §5): the reference suite ported, plus memoryd's rules."""
+"""Rule extraction (issue 15): what people state about themselves, as third-person
+facts with slots, and nothing from questions, tasks, fiction or other people's words.
+
+The labelled sets in bench/data/extraction are scored by tests/test_eval_extraction.py;
+these tests pin the behaviour of each part with phrasings of their own.
+"""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -9,7 +16,6 @@ from hypothesis import strategies as st
 from memoryd.core.extraction import (
     MAX_FACT_LENGTH,
     MAX_INPUT_CHARS,
-    MIN_FACT_LENGTH,
     Fact,
     extract_facts,
     fact_metadata,
@@ -19,267 +25,247 @@ from memoryd.core.extraction import (
 CURLY = "\u2019"
 
 
-def only(text: str, category: str | None = None) -> Fact:
-    """The single fact extracted from `text` (optionally of one category)."""
-    facts = [f for f in extract_facts(text) if category is None or f.category == category]
-    assert len(facts) == 1, facts
-    return facts[0]
-
-
 def contents(text: str) -> list[str]:
     return [f.content for f in extract_facts(text)]
 
 
-# --- the reference suite ----------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "category", "needle", "kind"),
-    [
-        ("I prefer dark mode in my editor.", "preference", "dark mode", "factual"),
-        ("I like TypeScript over JavaScript.", "preference", "typescript", "factual"),
-        ("My favorite is VS Code for editing.", "preference", "vs code", "factual"),
-        ("I'll use PostgreSQL for this project.", "decision", "postgresql", "episodic"),
-        ("I chose React for the frontend.", "decision", "react", "episodic"),
-        ("I decided to migrate to Docker.", "decision", "migrate to docker", "episodic"),
-        ("I went with Tailwind for styling.", "decision", "tailwind", "episodic"),
-        ("I usually start with tests first.", "pattern", "start with tests", "factual"),
-        ("I always use ESLint in my projects.", "pattern", "eslint", "factual"),
-        ("I never commit directly to main.", "pattern", "commit directly to main", "factual"),
-        ("I tend to use functional components.", "pattern", "functional components", "factual"),
-    ],
-)
-def test_reference_triggers(text: str, category: str, needle: str, kind: str) -> None:
-    fact = only(text)
-    assert fact.category == category
-    assert fact.type == kind
-    assert needle in fact.content.lower()
-
-
-def test_negated_preference_keeps_its_negation() -> None:
-    fact = only("I don't like JavaScript callbacks.")
-    assert fact.category == "preference"
-    assert "javascript callbacks" in fact.content.lower()
-    assert fact.content == "User doesn't like JavaScript callbacks"
-    assert "likes" not in fact.content.lower()
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("I don't like Python", "User doesn't like Python"),
-        (f"I don{CURLY}t like Python", "User doesn't like Python"),
-        ("I do not like Python", "User does not like Python"),
-        ("I DON'T LIKE Python", "User doesn't like Python"),
-    ],
-)
-def test_negation_is_never_stored_as_a_like(text: str, expected: str) -> None:
-    assert contents(text) == [expected]
-    assert "User likes Python" not in contents(text)
-    assert "Python" not in contents(text)
-
-
-def test_mixed_text_yields_every_category() -> None:
-    text = "I prefer TypeScript. I'll use Next.js for this project. I usually write tests first."
+def only(text: str) -> Fact:
     facts = extract_facts(text)
-    assert len(facts) >= 3
-    assert [f.category for f in facts] == ["preference", "decision", "pattern"]
-    decision = next(f for f in facts if f.category == "decision")
-    # SPEC differs from the reference here: a dot inside a word does not end the object.
-    assert "Next.js for this project" in decision.content
+    assert len(facts) == 1, facts
+    return facts[0]
 
 
-def test_duplicates_within_a_call_collapse() -> None:
-    facts = extract_facts("I prefer vim. I prefer vim.")
-    assert len(facts) == 1
-    assert facts[0].content == "User prefers vim"
+def stored(text: str, *values: str) -> None:
+    """Every value appears in some fact extracted from ``text``."""
+    found = " | ".join(contents(text)).lower()
+    for value in values:
+        assert value.lower() in found, (text, contents(text))
 
 
-@pytest.mark.parametrize("text", ["", None, 42, b"I prefer vim", ["I prefer vim"]])
-def test_non_text_or_empty_gives_nothing(text: object) -> None:
-    assert extract_facts(text) == []
-
-
-def test_plain_statements_give_nothing() -> None:
-    assert extract_facts("The sky is blue. Water is wet. 2 + 2 = 4.") == []
-
-
-def test_key_is_category_and_object_slug() -> None:
-    assert only("I prefer dark mode.").key == "preference:dark_mode"
-
-
-def test_content_is_capped() -> None:
-    facts = extract_facts("I prefer " + "a" * 600 + ".")
-    assert facts
-    assert all(len(f.content) <= MAX_FACT_LENGTH for f in facts)
-
-
-def test_content_is_cut_at_a_word_boundary() -> None:
-    fact = only("I prefer " + "word " * 200)
-    assert len(fact.content) <= MAX_FACT_LENGTH
-    assert fact.content.endswith(" word")
-
-
-def test_only_the_last_64_kib_is_read() -> None:
-    text = "I prefer prefix-only-editor. " + "x" * 70 * 1024 + " I prefer tail-only-editor."
-    assert len(text) > MAX_INPUT_CHARS
-    found = contents(text)
-    assert not any("prefix-only-editor" in c for c in found)
-    assert sum("tail-only-editor" in c for c in found) == 1
-
-
-# --- the capture boundaries -------------------------------------------------------
+# --- what is remembered, per kind -----------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("text", "values", "slot"),
     [
-        ("I prefer v2.1 of the tool.", "User prefers v2.1 of the tool"),
-        ("I prefer example.com for docs.", "User prefers example.com for docs"),
-        ("I prefer tea! Then more", "User prefers tea"),
-        ("I prefer tea? Then more", "User prefers tea"),
-        ("I prefer tea; then more", "User prefers tea"),
-        ("I prefer tea, then more", "User prefers tea"),
-        ("I prefer tea\nthen more", "User prefers tea"),
-        ("I prefer tea\r\nthen more", "User prefers tea"),
-        ("I prefer  green \t  tea  .", "User prefers green tea"),
-        ("I prefer 咖啡。然后", "User prefers 咖啡"),
+        ("My name is Ingrid Larsen.", ["Ingrid Larsen"], "name"),
+        ("Please call me Teo.", ["Teo"], "preferred_name"),
+        ("I'm 52 years old.", ["52"], "age"),
+        ("My birthday is on March 9.", ["March 9"], "birthday"),
+        ("My pronouns are she/they.", ["she/they"], "pronouns"),
+        ("I live in Rotterdam with my husband.", ["Rotterdam"], "home_location"),
+        ("I moved to Kyoto in the spring.", ["Kyoto"], "home_location"),
+        ("I'm originally from Tbilisi.", ["Tbilisi"], "hometown"),
+        ("I work at Siemens Healthineers.", ["Siemens Healthineers"], "employer"),
+        ("I'm a structural engineer.", ["structural engineer"], "occupation"),
+        ("I work in logistics.", ["logistics"], "industry"),
+        ("I studied marine biology at the University of Bergen.", ["marine biology"], None),
+        ("My wife's name is Leila.", ["Leila"], "family:wife"),
+        ("My brother Piotr lives in Gdansk.", ["Piotr", "Gdansk"], None),
+        ("I have two daughters.", ["two daughters"], None),
+        ("My dog is called Biscuit.", ["Biscuit"], "pet:dog:name"),
+        ("We adopted a tabby named Miso.", ["Miso"], "pet:cat:name"),
+        ("I have asthma.", ["asthma"], None),
+        ("I'm pescatarian.", ["pescatarian"], "diet"),
+        ("I'm allergic to shellfish.", ["shellfish"], "allergy:shellfish"),
+        ("I'm lactose intolerant.", ["lactose"], None),
+        ("I speak Dutch and a bit of Farsi.", ["Dutch"], None),
+        ("I'm learning Korean.", ["Korean"], "learning:korean"),
+        ("I use Neovim on Arch Linux.", ["Neovim"], "tool:editor"),
+        ("Our backend is written in Elixir.", ["Elixir"], None),
+        ("I drive a Subaru Outback.", ["Subaru Outback"], "vehicle"),
+        ("I play the trumpet in a brass band.", ["trumpet"], None),
+        ("Every morning I swim at the lido.", ["swim"], None),
+        ("I'm running the Berlin half marathon in April.", ["Berlin", "April"], "plan:marathon"),
+        ("I can't stand olives.", ["olives"], "opinion:olives"),
+        ("I love board games.", ["board games"], "opinion:board_games"),
+        ("Always answer in Portuguese.", ["Portuguese"], "instruction:language"),
+        ("Keep recipes low-carb.", ["low-carb"], None),
+        ("Avoid red/green charts please.", ["red/green"], None),
     ],
 )
-def test_object_boundaries(text: str, expected: str) -> None:
-    assert contents(text) == [expected]
+def test_a_statement_of_each_kind_is_remembered(
+    text: str, values: list[str], slot: str | None
+) -> None:
+    stored(text, *values)
+    if slot is not None:
+        assert slot in {f.slot for f in extract_facts(text)}
 
 
-def test_new_first_person_clause_splits_the_object() -> None:
-    assert contents("I like tea and I hate coffee") == ["User likes tea", "User hates coffee"]
-    assert contents("I like tea but I'll use coffee") == ["User likes tea", "User will use coffee"]
-    # "and" without a new "I" clause stays inside the object.
-    assert contents("I like tea and biscuits") == ["User likes tea and biscuits"]
-    assert contents("I like tea and Ivan") == ["User likes tea and Ivan"]
-
-
-def test_trigger_does_not_span_lines() -> None:
-    assert extract_facts("I\nprefer vim") == []
-
-
-def test_short_objects_are_dropped() -> None:
-    assert MIN_FACT_LENGTH == 3
-    assert extract_facts("I like Go.") == []
-    assert extract_facts("I prefer  a  .") == []
-    assert contents("I like Rust.") == ["User likes Rust"]
-
-
-def test_objects_without_a_slug_are_dropped() -> None:
-    assert extract_facts("I prefer @@@ ###.") == []
-
-
-# --- content wording and polarity ---------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("I prefer dark mode", "User prefers dark mode"),
-        ("I really prefer dark mode", "User really prefers dark mode"),
-        ("I like dark mode", "User likes dark mode"),
-        ("I really like dark mode", "User really likes dark mode"),
-        ("My favorite is VS Code", "User's favorite is VS Code"),
-        ("my favourite are cats", "User's favourite are cats"),
-        ("I hate semicolons", "User hates semicolons"),
-        ("I dislike semicolons", "User dislikes semicolons"),
-        ("I avoid semicolons", "User avoids semicolons"),
-        ("I enjoy pairing", "User enjoys pairing"),
-        ("I love pairing", "User loves pairing"),
-        ("I'll use PostgreSQL", "User will use PostgreSQL"),
-        ("I will use PostgreSQL", "User will use PostgreSQL"),
-        (f"I{CURLY}ll use Rust", "User will use Rust"),
-        ("I chose React", "User chose React"),
-        ("I decided to migrate to Docker", "User decided to migrate to Docker"),
-        ("I have decided to migrate to Docker", "User has decided to migrate to Docker"),
-        ("I decided against Kubernetes", "User decided against Kubernetes"),
-        ("I'm going to use Vite", "User is going to use Vite"),
-        ("I'm going to adopt Vite", "User is going to adopt Vite"),
-        ("I'm going to go with Vite", "User is going to go with Vite"),
-        ("I selected Vite", "User selected Vite"),
-        ("I picked Vite", "User picked Vite"),
-        ("I went with Vite", "User went with Vite"),
-        ("I usually start with tests first", "User usually start with tests first"),
-        ("I typically rebase", "User typically rebase"),
-        ("I often rebase", "User often rebase"),
-        ("I frequently rebase", "User frequently rebase"),
-        ("I regularly rebase", "User regularly rebase"),
-        ("I never rebase", "User never rebase"),
-        ("I tend to rebase", "User tends to rebase"),
-        ("i PREFER dark mode", "User prefers dark mode"),
-    ],
-)
-def test_content_wording(text: str, expected: str) -> None:
-    assert contents(text) == [expected]
-
-
-def test_negation_is_not_also_matched_as_a_like() -> None:
-    assert len(extract_facts("I don't like X-Men")) == 1
-    assert len(extract_facts("I do not like X-Men")) == 1
-
-
-def test_really_like_is_matched_once() -> None:
-    assert contents("I really like Python") == ["User really likes Python"]
-
-
-def test_polarity_change_overwrites_by_key() -> None:
-    liked, hated = only("I like Python"), only("I hate Python")
-    assert liked.key == hated.key == "preference:python"
-    assert liked.content != hated.content
-
-
-def test_key_slugs_the_object_not_the_verb() -> None:
-    assert only("I'll use PostgreSQL").key == only("I went with PostgreSQL").key
-
-
-# --- ordering and dedupe --------------------------------------------------------------
-
-
-def test_categories_come_in_table_order_and_text_order_within() -> None:
-    facts = extract_facts("I usually rebase. I chose React. I love tea. I prefer vim.")
-    assert [f.content for f in facts] == [
-        "User loves tea",
-        "User prefers vim",
-        "User chose React",
-        "User usually rebase",
+def test_facts_are_third_person_statements() -> None:
+    assert contents("I live in Rotterdam with my husband.") == [
+        "User lives in Rotterdam with their husband"
+    ]
+    assert contents("My dog is called Biscuit.") == ["User's dog is called Biscuit"]
+    assert contents("I usually start with tests first.") == ["User usually starts with tests first"]
+    assert contents("Keep recipes low-carb.") == [
+        "User wants the assistant to keep recipes low-carb"
     ]
 
 
-def test_first_occurrence_of_a_key_wins() -> None:
-    assert contents("I hate Python. I like Python.") == ["User hates Python"]
-    # Same object in two categories is two keys.
-    assert len(extract_facts("I prefer vim. I chose vim.")) == 2
-
-
-# --- non-English keys -----------------------------------------------------------------
+def test_a_statement_inside_a_longer_message_or_next_to_a_question() -> None:
+    stored("Any dinner ideas? I'm gluten-intolerant.", "gluten-intolerant")
+    stored("I'm vegan, can you suggest a lasagna?", "vegan")
+    stored("Quick one: I use Emacs on macOS. How do I bind a key?", "Emacs")
+    text = "I prefer TypeScript and I use Postgres for this project. My dog is called Rex."
+    stored(text, "TypeScript", "Postgres", "Rex")
+    assert len(extract_facts(text)) == 3
 
 
 @pytest.mark.parametrize(
-    ("first", "second", "first_key"),
+    ("text", "expected"),
     [
-        ("咖啡", "茶", "preference:咖啡"),
-        ("чай", "кофе", "preference:чай"),
-        ("café", "crème", "preference:café"),
+        ("I don't like Python", "User does not like Python"),
+        (f"I don{CURLY}t like Python", "User does not like Python"),
+        ("I do not like Python", "User does not like Python"),
+        ("I DON'T LIKE Python", "User does not like Python"),
+        ("i dont eat pork", "User does not eat pork"),
     ],
 )
-def test_non_english_objects_get_distinct_keys(first: str, second: str, first_key: str) -> None:
-    a, b = only(f"I prefer {first}"), only(f"I prefer {second}")
-    assert a.key == first_key
-    assert b.key == f"preference:{second}"
-    assert a.key != b.key
+def test_negation_is_kept(text: str, expected: str) -> None:
+    assert contents(text) == [expected]
 
 
-def test_combining_marks_stay_inside_the_slug() -> None:
-    # Devanagari vowel signs are marks, not letters; splitting on them would mangle keys.
-    assert only("I prefer हिन्दी").key == "preference:हिन्दी"
+def test_dots_inside_words_stay() -> None:
+    stored("I build with Next.js and deploy to fly.io.", "Next.js")
+    stored("I'm on Python 3.12 at work.", "3.12")
+
+
+# --- what is not remembered ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # questions, including questions about the user
+        "What do I usually enjoy doing on weekends, hiking or cycling?",
+        "Am I allergic to anything in this list?",
+        "Do I need a visa if I live in Canada?",
+        # hypotheticals and wishes
+        "If I were rich, I would buy a boat.",
+        "Suppose I live in Oslo, what would rent cost?",
+        "I wish I had a cat.",
+        # text handed over for a task
+        "Translate 'I love you' into French.",
+        "Summarize this: I work at Google and I love my job.",
+        "Fix the grammar: me and him goes to school every day",
+        "Proofread my email. I am writing to say I live in Leeds now.",
+        # fiction and role-play
+        "Write a short story in which the narrator says: I hate spinach.",
+        "Let's role-play: you're a barista and I'm a customer named Jo.",
+        # other people's words
+        "My sister keeps saying she's allergic to cats.",
+        "My boss told me I'm the best engineer on the team.",
+        "She said 'I live in Paris'.",
+        # pleasantries and one-off requests
+        "Thanks, that works!",
+        "I appreciate it.",
+        "I want a summary of this article.",
+        "I need a recipe for tonight.",
+        "I'm trying to decide what to watch tonight.",
+        # pasted code
+        "```python\n# I live in Madrid\nprint('I love pizza')\n```",
+        # plain statements that are not about the user
+        "The sky is blue. Water is wet. 2 + 2 = 4.",
+    ],
+)
+def test_nothing_is_remembered_from(text: str) -> None:
+    assert extract_facts(text) == []
+
+
+def test_a_question_is_not_upserted_again_and_again() -> None:
+    question = "What do I usually enjoy doing on weekends, hiking or cycling?"
+    assert [extract_facts(question) for _ in range(3)] == [[], [], []]
+
+
+def test_statements_before_a_task_are_kept_and_its_material_is_not() -> None:
+    text = "I'm a nurse in Lyon. Translate this: I love my cat Felix."
+    stored(text, "nurse")
+    assert "Felix" not in " ".join(contents(text))
+
+
+def test_injected_memory_blocks_are_never_a_source() -> None:
+    framed = "Memory context (facts):\n<memories>\n- I live in Madrid\n</memories>\nI live in Oslo"
+    assert contents(framed) == ["User lives in Oslo"]
+    assert contents("Memory context: I prefer emacs\nI prefer vim") == ["User prefers vim"]
+
+
+def test_the_guard_survives_the_input_cap() -> None:
+    text = "Memory context: " + "y " * MAX_INPUT_CHARS + "I prefer emacs\nI prefer vim"
+    assert contents(text) == ["User prefers vim"]
+
+
+# --- slots: what a fact is about, and whether a new value replaces the old --------------
+
+
+def slot_of(text: str) -> Fact:
+    return only(text)
+
+
+def test_a_single_valued_slot_keys_each_value_apart() -> None:
+    madrid, lyon = slot_of("I live in Madrid."), slot_of("I moved to Lyon.")
+    assert madrid.slot == lyon.slot == "home_location"
+    assert madrid.single and lyon.single
+    assert madrid.key != lyon.key  # the old one stays as history under its own key
+    assert lyon.supersedes == ("home_location",)
+
+
+def test_a_repeated_statement_has_the_same_key() -> None:
+    assert slot_of("I live in Madrid.").key == slot_of("As I said, I live in Madrid!").key
+
+
+def test_a_new_preference_of_the_same_kind_of_tool_replaces_the_old() -> None:
+    ts, js = slot_of("I prefer TypeScript"), slot_of("Actually, I prefer JavaScript now.")
+    assert ts.slot == js.slot == "preference:language"
+    assert js.content == "User prefers JavaScript"
+
+
+def test_a_switch_retires_the_category() -> None:
+    vim, emacs = slot_of("I use Vim."), slot_of("Actually, I've switched to Emacs.")
+    assert emacs.slot == vim.slot == "tool:editor"
+    mysql, pg = slot_of("We use MySQL."), slot_of("We migrated to PostgreSQL.")
+    assert mysql.slot == "tool:database:mysql"
+    assert "tool:database:*" in pg.supersedes
+
+
+def test_a_negation_takes_the_slot_of_its_positive() -> None:
+    like, dislike = slot_of("I love mushrooms."), slot_of("I don't like mushrooms anymore.")
+    assert like.slot == dislike.slot == "opinion:mushrooms"
+    assert like.key != dislike.key
+    assert dislike.single
+
+
+def test_multi_valued_slots_add() -> None:
+    spanish, portuguese = slot_of("I speak Spanish."), slot_of("I also speak Portuguese.")
+    assert not spanish.single and spanish.key != portuguese.key
+    peanuts, shellfish = slot_of("I'm allergic to peanuts."), slot_of("I'm allergic to shellfish.")
+    assert not peanuts.supersedes and peanuts.key != shellfish.key
+
+
+def test_follow_up_clauses_name_what_the_previous_one_introduced() -> None:
+    stored("I have a hamster. His name is Gizmo.", "Gizmo")
+    assert "pet:hamster:name" in {
+        f.slot for f in extract_facts("I have a hamster. Her name is Dot.")
+    }
+    renamed = extract_facts("I legally changed my name last month, it's Rowan now.")
+    assert [(f.slot, f.content) for f in renamed] == [("name", "User's name is Rowan")]
+
+
+# --- keys and slugs ---------------------------------------------------------------------
+
+
+def test_non_english_values_get_distinct_keys() -> None:
+    coffee, tea = only("I prefer 咖啡"), only("I prefer 茶。然后")
+    assert coffee.key == "preference:咖啡"
+    assert tea.key == "preference:茶"
 
 
 def test_decomposed_accents_slug_like_precomposed() -> None:
-    assert only("I prefer cafe\u0301").key == "preference:café"
+    assert only("I prefer cafe\u0301").key == only("I prefer caf\u00e9").key
+
+
+def test_combining_marks_stay_inside_the_slug() -> None:
+    assert only("I prefer हिन्दी").key == "preference:हिन्दी"
 
 
 @pytest.mark.parametrize(
@@ -298,38 +284,22 @@ def test_slugify(text: str, expected: str) -> None:
     assert slugify(text) == expected
 
 
-def test_slugify_limit_then_strip() -> None:
-    assert slugify("abc def", limit=4) == "abc"
-    assert slugify("abcdef", limit=3) == "abc"
-    assert slugify("abc", limit=0) == ""
-
-
-# --- self-feedback guard, source and metadata ------------------------------------------
-
-
-def test_injected_memory_context_is_ignored() -> None:
-    text = "Memory context: I prefer emacs\nI prefer vim"
-    assert contents(text) == ["User prefers vim"]
-    assert contents("  Memory context: I prefer emacs\nI prefer vim") == ["User prefers vim"]
-
-
-def test_guard_survives_the_input_cap() -> None:
-    # The cap cuts the "Memory context:" prefix off; the rest of that line is still ignored.
-    text = "Memory context: " + "y " * MAX_INPUT_CHARS + "I prefer emacs\nI prefer vim"
-    assert contents(text) == ["User prefers vim"]
-
-
 def test_source_and_metadata() -> None:
-    fact = only("I prefer vim", "preference")
-    assert fact.source == "user"
-    said = extract_facts("I prefer vim", source="assistant")[0]
-    assert said.source == "assistant"
-    meta = fact_metadata(said, "2024-01-01T00:00:00.000Z")
-    assert meta == {
-        "category": "preference",
+    fact = extract_facts("I live in Oslo", source="assistant")[0]
+    assert fact.source == "assistant"
+    assert fact_metadata(fact, "2024-01-01T00:00:00.000Z") == {
+        "category": "location",
         "extractedAt": "2024-01-01T00:00:00.000Z",
         "source": "assistant",
+        "slot": "home_location",
     }
+    assert only("I'm getting married on June 3rd.").type == "episodic"
+    assert only("I live in Oslo").type == "factual"
+
+
+@pytest.mark.parametrize("text", ["", None, 42, b"I prefer vim", ["I prefer vim"]])
+def test_non_text_gives_nothing(text: object) -> None:
+    assert extract_facts(text) == []
 
 
 def test_str_subclass_is_accepted() -> None:
@@ -339,47 +309,89 @@ def test_str_subclass_is_accepted() -> None:
     assert contents(Text("I prefer vim")) == ["User prefers vim"]
 
 
-# --- properties ---------------------------------------------------------------------------
+def test_duplicates_within_a_call_collapse() -> None:
+    assert contents("I prefer vim. I prefer vim.") == ["User prefers vim"]
+
+
+# --- bounds -----------------------------------------------------------------------------
+
+
+def test_only_the_last_64_kib_is_read_and_long_messages_by_their_ends() -> None:
+    text = "I prefer prefix-only-editor. " + "x" * 70 * 1024 + " I prefer tail-only-editor."
+    found = contents(text)
+    assert not any("prefix-only-editor" in c for c in found)
+    assert ["tail-only-editor" in c for c in found] == [True]
+    pasted = "I'm a chef in Lima. " + "Lorem ipsum dolor sit amet. " * 2000 + "I speak Quechua."
+    stored(pasted, "chef", "Quechua")
+
+
+def test_content_is_capped() -> None:
+    text = "I prefer " + " ".join(["words"] * 200)
+    assert all(len(c) <= MAX_FACT_LENGTH for c in contents(text))
+
+
+ADVERSARIAL = [
+    "I " * 32768,
+    "my " * 21845,
+    "I like " * 9362,
+    "I am a " * 9362,
+    "'" * 65536,
+    "I really " + "really " * 9000 + "like tea",
+    "I live in " + "x " * 32000,
+    "and I " * 10922,
+    "Memory context: " * 4000,
+    '"I ' * 21845,
+    "I like" + " " * 65530,
+]
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL, ids=range(len(ADVERSARIAL)))
+def test_adversarial_64_kib_inputs_stay_linear(text: str) -> None:
+    """A bound on the regexes, not a speed test: catastrophic backtracking would take
+    seconds to minutes here; the benchmark measures the real cost (~20-30 ms)."""
+    start = time.perf_counter()
+    extract_facts(text[:MAX_INPUT_CHARS])
+    assert time.perf_counter() - start < 5.0
+
 
 TRIGGERS = [
     "I prefer",
-    "I really like",
     "I like",
-    "my favorite is",
-    "I don't like",
-    f"I don{CURLY}t like",
-    "I do not like",
-    "I hate",
-    "I love",
-    "I'll use",
-    f"I{CURLY}ll use",
-    "I have decided to",
-    "I'm going to go with",
-    "I went with",
-    "I usually",
-    "I tend to",
+    "I'm",
+    "I am a",
+    "my dog",
+    "my name is",
+    "I live in",
+    "I work at",
+    "call me",
+    "always",
     "Memory context:",
+    "<memories>",
+    "```",
     "and I",
     "but I",
+    "?",
+    "'",
+    '"',
 ]
-PUNCT = [".", ",", "!", "?", ";", "\n", "\r\n", " ", "  ", "\t", "_", "-", "。", "a.b"]
-
+PUNCT = [".", ",", "!", "?", ";", ":", "\n", " ", "\t", "-", "。", "a.b", "(", ")"]
 mixed_text = st.lists(
     st.one_of(st.sampled_from(TRIGGERS), st.sampled_from(PUNCT), st.text(max_size=30)),
-    max_size=30,
+    max_size=40,
 ).map(" ".join)
 
 
 def check_invariants(facts: list[Fact]) -> None:
-    expected_type = {"preference": "factual", "decision": "episodic", "pattern": "factual"}
     keys = [f.key for f in facts]
     assert len(keys) == len(set(keys))
     for fact in facts:
-        assert MIN_FACT_LENGTH <= len(fact.content) <= MAX_FACT_LENGTH
-        assert fact.key.startswith(f"{fact.category}:")
-        assert len(fact.key) > len(fact.category) + 1
-        assert not fact.key.endswith("_")
-        assert fact.type == expected_type[fact.category]
+        assert 3 <= len(fact.content) <= MAX_FACT_LENGTH
+        assert fact.content.startswith("User") or "User" in fact.content
+        fact.content.encode("utf-8")  # storable
+        assert fact.slot and fact.key.startswith(fact.slot)
+        assert not fact.key.endswith(("_", ":"))
+        assert fact.type in ("factual", "episodic")
+        assert set(fact.supersedes) >= ({fact.slot} if fact.single else set())
 
 
 @settings(max_examples=200, deadline=None)
@@ -388,17 +400,20 @@ def test_arbitrary_text_never_raises(text: str) -> None:
     check_invariants(extract_facts(text))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(mixed_text)
-def test_trigger_soup_never_raises(text: str) -> None:
+def test_trigger_soup_keeps_the_invariants(text: str) -> None:
     check_invariants(extract_facts(text, source="assistant"))
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.sampled_from(TRIGGERS[:16]), st.text(min_size=1, max_size=2000))
-def test_long_objects_stay_within_bounds(trigger: str, tail: str) -> None:
-    check_invariants(extract_facts(f"{trigger} {tail}"))
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(TRIGGERS), st.sampled_from(TRIGGERS + PUNCT), st.integers(100, 4000))
+def test_repeated_fragments_stay_linear(first: str, second: str, times: int) -> None:
+    start = time.perf_counter()
+    check_invariants(extract_facts(((first + " " + second + " ") * times)[:MAX_INPUT_CHARS]))
+    assert time.perf_counter() - start < 5.0
 
 
 def test_surrogates_do_not_raise() -> None:
     check_invariants(extract_facts("I prefer \ud800\udfff thing"))
+    check_invariants(extract_facts("I live in Oslo \ud800"))

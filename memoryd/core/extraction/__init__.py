@@ -17,8 +17,16 @@ from dataclasses import dataclass
 
 from memoryd.core.extraction.context import about, follow_up
 from memoryd.core.extraction.rules import Draft
-from memoryd.core.extraction.segment import MAX_INPUT_CHARS, clauses, prepare, windows
+from memoryd.core.extraction.segment import (
+    MAX_CLAUSES,
+    MAX_INPUT_CHARS,
+    Clause,
+    clauses,
+    prepare,
+    windows,
+)
 from memoryd.core.extraction.table import RULES
+from memoryd.core.extraction.values import slugify
 
 __all__ = [
     "MAX_FACT_LENGTH",
@@ -53,29 +61,6 @@ class Fact:
         """The slots whose other current memories this fact retires."""
         own = (self.slot,) if self.single and self.slot else ()
         return own + self.replaces
-
-
-def _is_slug_char(char: str) -> bool:
-    """Letters and digits of every script, plus combining marks (Devanagari, etc.)."""
-    return char.isalnum() or unicodedata.category(char).startswith("M")
-
-
-def slugify(text: str, limit: int = 40) -> str:
-    """Lower-case, non-alphanumeric runs to "_", first `limit` chars, "_" trimmed.
-
-    Letters of every script count, so 咖啡 and 茶 get distinct keys; NFC first so a
-    decomposed "café" slugs the same as a precomposed one.
-    """
-    limit = max(limit, 0)
-    out: list[str] = []
-    for char in unicodedata.normalize("NFC", text.lower()):
-        if len(out) >= limit:
-            break
-        if _is_slug_char(char):
-            out.append(char)
-        elif not out or out[-1] != "_":
-            out.append("_")
-    return "".join(out[:limit]).strip("_")
 
 
 def _clip(content: str) -> str:
@@ -114,14 +99,18 @@ def extract_facts(text: object, *, source: str = "user") -> list[Fact]:
     facts: list[Fact] = []
     seen: set[str] = set()
     # An exact str copy, so a str subclass cannot override the methods used below.
-    for window in windows(str.__str__(text)):
-        _extract(prepare(window), source, facts, seen)
+    parts = windows(str.__str__(text))
+    for i, window in enumerate(parts):
+        found = clauses(prepare(window))
+        # the head of a long message from its start, its tail from its end
+        found = found[-MAX_CLAUSES:] if i else found[:MAX_CLAUSES]
+        _extract(found, source, facts, seen)
     return facts
 
 
-def _extract(body: str, source: str, facts: list[Fact], seen: set[str]) -> None:
+def _extract(found: list[Clause], source: str, facts: list[Fact], seen: set[str]) -> None:
     topic: Draft | None = None  # what the previous clause was about ("His name is Gizmo")
-    for clause in clauses(body):
+    for clause in found:
         drafts = _match(clause.text) or follow_up(clause.text, topic)
         topic = next(iter(drafts), None) or about(clause.text)
         for draft in drafts:

@@ -137,11 +137,14 @@ def rewrite(clause: str, *, team: bool = False) -> str:
         return f"{subject} {_CONT[lead['cont'].lower()]} {pronouns(rest)}".strip()
     for first, third in _NEG.items():
         if rest.lower().startswith(first + " "):
-            return f"{subject} {third} {pronouns(rest[len(first) + 1 :])}"
+            after = rest[len(first) + 1 :].split(" ", 1)
+            after[0] = after[0] if after[0].islower() else after[0].lower()
+            return f"{subject} {third} {pronouns(' '.join(after))}"
     words = rest.split(" ")
     i = 0
     while i < len(words) - 1 and words[i].lower() in ADVERBS:
         i += 1
     if words and words[i]:
-        words[i] = third_person(words[i])
+        verb = words[i] if words[i].islower() else words[i].lower()
+        words[i] = third_person(verb)
     return f"{subject} {pronouns(' '.join(words))}".strip()

@@ -24,10 +24,12 @@ from memoryd.core.extraction.values import (
     V,
     deictic,
     find,
+    first,
     one,
     said,
     slug,
     tidy,
+    too_short,
     trim,
 )
 
@@ -44,7 +46,7 @@ def simple(
 
     def build(m: re.Match[str], clause: str) -> list[Draft] | None:
         value = trim(m["v"])
-        if len(value) < 2 or deictic(value):
+        if too_short(value) or deictic(value):
             return None
         name = slot.format(slug(value))
         content = said(m, team=team)
@@ -167,7 +169,9 @@ def tech(mode: str, *, lenient: bool = False) -> Build:
         value = trim(m["v"])
         if deictic(value):
             return None
-        found = find(lx.TECH, value)
+        found = first(lx.TECH, value)
+        if mode == "switch" and found and found not in " ".join(value.lower().split()[:3]):
+            found = None  # "moved to Kyoto in the spring" names no tool it moved to
         owned = find(lx.POSSESSIONS, value)
         team = bool(re.match(r"(?:we|our)\b", clause, re.I))
         content = said(m, team=team)
@@ -223,12 +227,16 @@ _NEGATIVE = re.compile(
 
 def prefers(m: re.Match[str], clause: str) -> list[Draft] | None:
     value = trim(m["v"])
-    if deictic(value) or len(value) < 2:
+    if deictic(value) or too_short(value):
         return None
-    head = re.split(r"\s+(?:over|to|rather\s+than|instead\s+of|than)\s+", value, maxsplit=1)[0]
+    head = re.split(
+        r"\s+(?:over|to|rather\s+than|instead\s+of|than|in|for|at|on|with|when|while)\s+",
+        value,
+        maxsplit=1,
+    )[0]
     if find(lx.TECH, head):
         return tech("prefer")(m, clause)
-    return one("likes", f"preference:{slug(head)}", value, said(m), single=True)
+    return one("likes", f"preference:{slug(head)}", head, said(m), single=True)
 
 
 def favorite(m: re.Match[str], clause: str) -> list[Draft] | None:

@@ -205,10 +205,15 @@ def windows(text: str) -> list[str]:
     """The last MAX_INPUT_CHARS characters without memoryd's own block, and of those
     the first and last WINDOW_CHARS when the message is longer than both."""
     if len(text) > MAX_INPUT_CHARS:
-        text = text[len(text) - MAX_INPUT_CHARS :]
-        newline = text.find("\n")  # the cut may land inside a guarded line
-        if 0 <= newline < 200:
-            text = text[newline:]
+        cut = len(text) - MAX_INPUT_CHARS
+        # The cut may land inside an injected line whose "Memory context" is now gone.
+        guarded = _GUARD_LINE.match(text, text.rfind("\n", 0, cut) + 1) is not None
+        text = text[cut:]
+        if guarded:
+            newline = text.find("\n")
+            text = "" if newline < 0 else text[newline:]
+    # a lone surrogate ("\ud800" is valid JSON) cannot be stored as UTF-8
+    text = text.encode("utf-8", "replace").decode("utf-8")
     text = _GUARD_BLOCK.sub("\n", text.replace("\r", ""))
     text = _GUARD_LINE.sub("", text)
     text = _FENCE.sub("\n", text)
@@ -333,8 +338,6 @@ def clauses(text: str) -> list[Clause]:
     user stating something: see the module docstring."""
     out: list[Clause] = []
     for raw, end in sentences(text):
-        if len(out) >= MAX_CLAUSES:
-            break
         sentence = strip_leader(raw)
         kind = task(sentence, end)
         if kind == "payload":
@@ -349,7 +352,9 @@ def clauses(text: str) -> list[Clause]:
         after_question = False
         for part in _CLAUSE_SPLIT.split(sentence):
             part = strip_leader(part.strip(" ,;:-\u2026"))
-            if not part or len(part) > MAX_CLAUSE_CHARS:
+            if len(part) > MAX_CLAUSE_CHARS:
+                part = _last_statement(part)
+            if not part:
                 continue
             if _QUESTION.match(part) or (question and _WH.match(part)):
                 after_question = True
@@ -395,6 +400,16 @@ def subject(part: str) -> str:
     if _DROPPED_I.match(part):
         return "I " + part[0].lower() + part[1:]
     return part
+
+
+_LAST_I = re.compile(r".*\b(?=(?:I|my|My|We|we|Our|our)\s)", re.DOTALL)
+
+
+def _last_statement(part: str) -> str:
+    """Of a run-on clause, the part from its last first-person start, if short enough."""
+    tail = part[-MAX_CLAUSE_CHARS:]
+    m = _LAST_I.match(tail)
+    return tail[m.end() :] if m and m.end() > 0 else ""
 
 
 def strip_leader(part: str) -> str:

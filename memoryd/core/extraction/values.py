@@ -5,6 +5,7 @@ how a captured value is trimmed, slugged and checked before it becomes a fact.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -73,8 +74,39 @@ def trim(value: str) -> str:
     return value.strip(" ,;:!\"'").rstrip(".")
 
 
+def _is_slug_char(char: str) -> bool:
+    """Letters and digits of every script, plus combining marks (Devanagari, etc.)."""
+    return char.isalnum() or unicodedata.category(char).startswith("M")
+
+
+def slugify(text: str, limit: int = 40) -> str:
+    """Lower-case, non-alphanumeric runs to "_", first `limit` chars, "_" trimmed.
+
+    Letters of every script count, so 咖啡 and 茶 get distinct keys; NFC first so a
+    decomposed "café" slugs the same as a precomposed one.
+    """
+    limit = max(limit, 0)
+    out: list[str] = []
+    for char in unicodedata.normalize("NFC", text.lower()):
+        if len(out) >= limit:
+            break
+        if _is_slug_char(char):
+            out.append(char)
+        elif not out or out[-1] != "_":
+            out.append("_")
+    return "".join(out[:limit]).strip("_")
+
+
 def slug(text: str) -> str:
-    return re.sub(r"[^\w]+", "_", text.lower()).strip("_")[:40]
+    return slugify(text)
+
+
+def too_short(value: str) -> bool:
+    """Under two characters, unless one wide letter (茶 is a word) or a number."""
+    value = value.strip()
+    if len(value) >= 2 or value.isdigit():
+        return False
+    return not any(c.isalnum() and unicodedata.east_asian_width(c) in "WF" for c in value)
 
 
 def deictic(value: str) -> bool:
@@ -89,6 +121,17 @@ def deictic(value: str) -> bool:
 _POINTERS = frozenset(
     ["it", "this", "that", "these", "those", "them", "you", "your", "here", "there"]
 )
+
+
+def first(words: dict[str, str] | frozenset[str], text: str) -> str | None:
+    """The first lexicon phrase in ``text`` (the longest one starting there)."""
+    tokens = re.sub(r"[^\w+#.!'/-]+", " ", text.lower()).split()
+    for i in range(len(tokens)):
+        for size in (3, 2, 1):
+            phrase = " ".join(tokens[i : i + size]).rstrip(".,'!")
+            if phrase in words:
+                return phrase
+    return None
 
 
 def find(words: dict[str, str] | frozenset[str], text: str) -> str | None:
