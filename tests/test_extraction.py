@@ -205,7 +205,8 @@ def slot_of(text: str) -> Fact:
 def test_a_single_valued_slot_keys_each_value_apart() -> None:
     madrid, lyon = slot_of("I live in Madrid."), slot_of("I moved to Lyon.")
     assert madrid.slot == lyon.slot == "home_location"
-    assert madrid.single and lyon.single
+    assert madrid.single
+    assert lyon.single
     assert madrid.key != lyon.key  # the old one stays as history under its own key
     assert lyon.supersedes == ("home_location",)
 
@@ -237,9 +238,11 @@ def test_a_negation_takes_the_slot_of_its_positive() -> None:
 
 def test_multi_valued_slots_add() -> None:
     spanish, portuguese = slot_of("I speak Spanish."), slot_of("I also speak Portuguese.")
-    assert not spanish.single and spanish.key != portuguese.key
+    assert not spanish.single
+    assert spanish.key != portuguese.key
     peanuts, shellfish = slot_of("I'm allergic to peanuts."), slot_of("I'm allergic to shellfish.")
-    assert not peanuts.supersedes and peanuts.key != shellfish.key
+    assert not peanuts.supersedes
+    assert peanuts.key != shellfish.key
 
 
 def test_follow_up_clauses_name_what_the_previous_one_introduced() -> None:
@@ -388,7 +391,8 @@ def check_invariants(facts: list[Fact]) -> None:
         assert 3 <= len(fact.content) <= MAX_FACT_LENGTH
         assert fact.content.startswith("User") or "User" in fact.content
         fact.content.encode("utf-8")  # storable
-        assert fact.slot and fact.key.startswith(fact.slot)
+        assert fact.slot
+        assert fact.key.startswith(fact.slot)
         assert not fact.key.endswith(("_", ":"))
         assert fact.type in ("factual", "episodic")
         assert set(fact.supersedes) >= ({fact.slot} if fact.single else set())
