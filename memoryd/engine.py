@@ -242,9 +242,11 @@ class MemoryEngine:
         limit: int = 50,
         page: int = 1,
         offset: int | None = None,
+        history: bool = False,
     ) -> MemoryPage:
         """Newest first with ``total`` and ``byType``. ``owner=None`` lists every owner
-        (admin only); an empty owner string is rejected, never read as "all"."""
+        (admin only); an empty owner string is rejected, never read as "all". Superseded
+        memories only with ``history``."""
         if owner is not None:
             require_owner(owner)
         if not 1 <= limit <= 200:
@@ -254,7 +256,14 @@ class MemoryEngine:
         start = offset if offset is not None else (page - 1) * limit
         with self.db.snapshot() as conn:
             data, total, by_type = sql.list_page(
-                conn, owner=owner, type=type, session_id=session_id, q=q, limit=limit, offset=start
+                conn,
+                owner=owner,
+                type=type,
+                session_id=session_id,
+                q=q,
+                limit=limit,
+                offset=start,
+                include_superseded=history,
             )
         return MemoryPage(data, total, by_type, page=start // limit + 1, limit=limit)
 

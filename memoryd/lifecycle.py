@@ -248,16 +248,24 @@ def import_jsonl(
     the valid lines around it are still imported."""
     result = ImportResult()
     batch: list[NewMemory] = []
+    history: dict[str, tuple[datetime, str | None]] = {}  # key -> supersededAt/By
 
     def flush() -> None:
         if not batch:
             return
-        for _, created in engine.create_many(batch):
+        stored = engine.create_many(batch)
+        for memory, created in stored:
             if created:
                 result.imported += 1
             else:
                 result.updated += 1
+        retired = [(m.id, *history[m.key]) for m, _ in stored if m.key in history]
+        if retired:  # history round-trips: a superseded memory is imported as history
+            engine.db.write(lambda conn: sql.restore_history(conn, retired))
+            for memory_id, _, _ in retired:
+                engine.cache.invalidate(memory_id)
         batch.clear()
+        history.clear()
 
     for number, raw in enumerate(lines, start=1):
         try:
@@ -272,9 +280,14 @@ def import_jsonl(
                 raise ValidationError(f"invalid JSON: {exc}") from None
             new, key = engine._check_new(parse_line(data, owner))
             new = replace(new, key=key)
-            if _unchanged(sql.get_by_key(engine.db.read(), new.api_key_id, key), new):
+            at = _time(data.get("supersededAt"), "supersededAt")
+            by = data.get("supersededBy")
+            existing = sql.get_by_key(engine.db.read(), new.api_key_id, key)
+            if _unchanged(existing, new) and (existing and existing.superseded_at) == at:
                 result.skipped += 1
                 continue
+            if at is not None:
+                history[key] = (at, by if isinstance(by, str) and by else None)
         except (MemorydError, UnicodeDecodeError) as exc:
             message = exc.message if isinstance(exc, MemorydError) else f"invalid UTF-8: {exc}"
             result.errors.append({"line": number, "message": message})

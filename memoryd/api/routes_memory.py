@@ -35,6 +35,9 @@ def list_memories(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     offset: Annotated[int | None, Query(ge=0, le=100_000_000)] = None,
+    includeSuperseded: Annotated[
+        bool, Query(description="also list memories a newer statement replaced (history)")
+    ] = False,
 ) -> dict[str, Any]:
     result = engine.list_memories(
         owner=apiKeyId,
@@ -44,6 +47,7 @@ def list_memories(
         limit=limit,
         page=page,
         offset=offset,
+        history=includeSuperseded,
     )
     return {
         "data": [m.to_dict() for m in result.data],

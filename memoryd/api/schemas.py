@@ -64,6 +64,8 @@ class MemoryPublic(BaseModel):
     expiresAt: str | None
     accessCount: int
     lastAccessedAt: str | None
+    supersededAt: str | None = None  # set when a newer statement replaced it (history)
+    supersededBy: str | None = None
 
 
 class MemoryCreate(Strict):

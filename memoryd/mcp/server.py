@@ -91,6 +91,8 @@ class McpMemory(BaseModel):
     expiresAt: str | None
     accessCount: int
     lastAccessedAt: str | None
+    supersededAt: str | None = None  # set when a newer statement replaced it (history)
+    supersededBy: str | None = None
 
     @classmethod
     def of(cls, memory: Memory) -> McpMemory:

@@ -398,14 +398,13 @@ def reconcile(
     return Reconciled(memory, created, gone)
 
 
-def restore_history(
-    conn: Any, memory_id: str, superseded_at: datetime | None, superseded_by: str | None
-) -> None:
-    """Set a memory's supersession as an import found it (history round-trips)."""
-    conn.execute(
-        "UPDATE memories SET superseded_at = ?, superseded_by = ? WHERE id = ?",
-        (to_iso(superseded_at) if superseded_at else None, superseded_by, memory_id),
-    )
+def restore_history(conn: Any, rows: Sequence[tuple[str, datetime, str | None]]) -> None:
+    """Set memories' supersession ``(id, at, by)`` as an import found it."""
+    for memory_id, superseded_at, superseded_by in rows:
+        conn.execute(
+            "UPDATE memories SET superseded_at = ?, superseded_by = ? WHERE id = ?",
+            (to_iso(superseded_at), superseded_by, memory_id),
+        )
 
 
 def update(conn: Any, memory_id: str, patch: MemoryPatch, now: datetime) -> Memory | None:

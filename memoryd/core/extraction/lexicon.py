@@ -188,13 +188,21 @@ DIETS = frozenset(
     "paleo,carnivore,raw vegan,fruitarian,whole30,low-carb,low carb,low-fat,low fat,"
     "low-sodium,low sodium,low-fodmap,low fodmap,gluten-free,gluten free,dairy-free,"
     "dairy free,lactose-free,sugar-free,sugar free,halal,kosher,teetotal,a teetotaler,"
-    "teetotaler,intermittent fasting,mediterranean,atkins,diabetic diet".split(",")
+    "teetotaler,intermittent fasting,mediterranean,atkins,diabetic diet,pollotarian,"
+    "macrobiotic,sattvic,jain,lacto-vegetarian,lacto vegetarian,ovo-vegetarian,"
+    "lacto-ovo vegetarian,eggetarian,omad,one meal a day,carb cycling,low-histamine,"
+    "low histamine,anti-inflammatory,slimming world,weight watchers,dash diet,zone diet,"
+    "nordic diet,specific carbohydrate diet,gaps diet,aip,low-gi,high-protein,"
+    "high protein,nut-free,egg-free,soy-free,sugar-free,alcohol-free,caffeine-free,"
+    "sober,alcohol free,pure vegetarian,strict vegetarian,strict vegan".split(",")
 )
 
 #: A diet one follows (one at a time) rather than a restriction one adds.
 MAIN_DIETS = frozenset(
     "vegetarian,vegan,pescatarian,pescetarian,flexitarian,plant-based,plant based,keto,"
-    "paleo,carnivore,raw vegan,fruitarian,whole30,atkins,mediterranean".split(",")
+    "paleo,carnivore,raw vegan,fruitarian,whole30,atkins,mediterranean,pollotarian,"
+    "macrobiotic,sattvic,lacto-vegetarian,lacto vegetarian,ovo-vegetarian,"
+    "lacto-ovo vegetarian,eggetarian,pure vegetarian,strict vegetarian,strict vegan".split(",")
 )
 
 POSSESSIONS: dict[str, str] = {}

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memoryd.core.extraction.subject import restore
+
 MAX_INPUT_CHARS = 64 * 1024
 #: Longer clauses are prose, not statements of fact; also bounds every rule's work.
 MAX_CLAUSE_CHARS = 320
@@ -43,9 +45,10 @@ _ABBREV = re.compile(
 # A sentence ends at . ! ? ; : (or their CJK forms) followed by space or the end, or at
 # a line break. A dot between word characters (Next.js, v2.1) does not end it.
 _SENTENCE_END = re.compile(
-    r"[.!?;\u3002\uff01\uff1f\uff1b]+(?=\s|$)|\n+|\u3002|\s+-\s+|\s+\u2014\s*"
+    r"[.!?;\u3002\uff01\uff1f\uff1b]+(?=\s|$)|\n+|\u3002"
     r"|:(?=\s*$|\s+(?:(?i:I|my|we|our|can|could|would|what|how|why|please|is|are|do|"
-    r"does|any|which|where|who|when|should|help|me|us)\b|[\"'\u201c\u2026]))"
+    r"does|any|which|where|who|when|should|help|me|us|respond|reply|answer|use|keep|"
+    r"write|avoid|always|never|no|don't|do\s+not)\b|[\"'\u201c\u2026]))"
 )
 
 _TASK_PREFIX = (
@@ -110,14 +113,14 @@ _REPORTED = re.compile(
 _HYPOTHETICAL_SENTENCE = re.compile(
     r"\b(?:imagine|imagining|suppose|supposing|pretend|pretending|hypothetically|"
     r"what if|let's say|lets say|say that|in a world|in an alternate|in another life|"
-    r"if only|role-?play|as if)\b",
+    r"if only|role-?play)\b",
     re.IGNORECASE,
 )
 _HYPOTHETICAL = re.compile(
     r"^(?:if|unless|whether|even\s+if|only\s+if|in\s+case)\b"
-    r"|^(?:\S+\s+){0,3}(?:would|could|might|should|ought|may)\b"
-    r"|\b(?:wish|wished|maybe|perhaps|probably|possibly|someday|some\s+day|one\s+day|"
-    r"hypothetically|were\s+I)\b",
+    r"|^(?:\S+\s+){0,3}(?:would|could|might|should|ought|may|maybe|perhaps|probably|"
+    r"possibly)\b"
+    r"|\b(?:wish|wished|someday|some\s+day|one\s+day|hypothetically|were\s+I)\b",
     re.IGNORECASE,
 )
 _WH = re.compile(r"^(?:when|where)\b", re.IGNORECASE)
@@ -144,7 +147,7 @@ _CLAUSE_SPLIT = re.compile(
     rf",\s+(?={_CLAUSE_START})|\s+(?:and|but|so|plus|or|whereas|while|because|since|"
     r"though|although|as|then)\s+(?=(?i:I|I'm|I've|I'll|I'd|my|we|we're|our|please|no|"
     r"always|never)\b)"
-    r"|\s+but\s+"
+    r"|\s+but\s+|\s+[\u2014\u2013-]+\s+(?=(?i:I|I'm|I am|my|we|our|and\s+I|so\s+I|please)\b)"
 )
 # "I live in Madrid and work at Bosch": a verb after "and" continues the subject.
 _CARRY = re.compile(
@@ -175,7 +178,11 @@ _LEADER = re.compile(
     r"these days|in short|as of now|as of today|as of this year|since last \w+|"
     r"hmm|um|uh|wow|omg|ugh|yay|oh well|right|so yeah|also fyi|quick one|quick q|"
     r"real quick|quick question|question|hi there|hello there|hey there|"
-    r"good morning|good evening|morning|evening)\b[\s,:;!.\-]*)+",
+    r"good morning|good evening|morning|evening|by profession|by trade|professionally|"
+    r"a bit about me|some background|bit of context|before my question|\w+-wise|"
+    r"heads up|big news|update|fyi|context|for context|background|about me|"
+    r"before you plan[^:,]*|before we start|a few rules)\b[\s,:;!.\-]*"
+    r"|[-\u2022*>]+\s+|\d+[.)]\s+)+",
     re.IGNORECASE,
 )
 
@@ -363,7 +370,7 @@ def clauses(text: str) -> list[Clause]:
                 continue
             if _HYPOTHETICAL.search(part) and not _INSTRUCTION_OK.match(part):
                 continue
-            out.append(Clause(subject(part), question))
+            out.append(Clause(restore(part), question))
     return out
 
 
@@ -375,33 +382,6 @@ _INSTRUCTION_OK = re.compile(
     re.IGNORECASE,
 )
 # Casual statements drop their subject ("Grew up in Lyon", "Currently working as a chef").
-_DROPPED_I = re.compile(
-    r"^(?:grew\s+up|live|lived|moved|relocated|work|worked|switched|started|joined|"
-    r"studied|graduated|speak|love|hate|got|just\s+(?:got|moved|switched|"
-    r"started|bought|adopted|joined|turned)|bought|adopted|turned|own|drive|went)\b",
-    re.IGNORECASE,
-)
-_DROPPED_AM = re.compile(
-    r"^(?:working|living|based|studying|doing|allergic|married|engaged|divorced|retired|"
-    r"originally\s+from|vegan|vegetarian|pregnant|learning|training|planning|moving)\b",
-    re.IGNORECASE,
-)
-
-
-_DROPPED_WAS = re.compile(r"^(?:born|raised|brought\s+up)\b", re.IGNORECASE)
-
-
-def subject(part: str) -> str:
-    """Put back the "I" a casual clause left out."""
-    if _DROPPED_WAS.match(part):
-        return "I was " + part[0].lower() + part[1:]
-    if _DROPPED_AM.match(part):
-        return "I am " + part[0].lower() + part[1:]
-    if _DROPPED_I.match(part):
-        return "I " + part[0].lower() + part[1:]
-    return part
-
-
 _LAST_I = re.compile(r".*\b(?=(?:I|my|My|We|we|Our|our)\s)", re.DOTALL)
 
 
