@@ -46,7 +46,7 @@ _add(
 )
 _add(
     "editor",
-    "vim,neovim,nvim,emacs,vs code,vscode,visual studio code,visual studio,intellij,"
+    "jetbrains,kakoune,micro,textmate,bbedit,nova,lapce,vim,neovim,nvim,emacs,vs code,vscode,visual studio code,visual studio,intellij,"
     "intellij idea,pycharm,webstorm,goland,rider,clion,phpstorm,android studio,xcode,"
     "sublime,sublime text,atom,nano,helix,zed,cursor,eclipse,netbeans,notepad++,"
     "jupyter,rstudio,spacemacs,doom emacs,kate,brackets,fleet,windsurf",
@@ -77,7 +77,10 @@ _add(
     "google sheets,tableau,power bi,postman,zsh,fish,oh my zsh,tmux,iterm,iterm2,"
     "warp,alacritty,kitty,wezterm,homebrew,chatgpt,copilot,github copilot,claude,"
     "photoshop,illustrator,blender,lightroom,premiere,final cut,davinci resolve,"
-    "ableton,logic pro,fl studio,autocad,solidworks,fusion 360,sketchup,canva,"
+    "ableton,logic pro,fl studio,autocad,solidworks,fusion 360,sketchup,canva,ollama,"
+    "lm studio,proxmox,truenas,unraid,home assistant,pfsense,opnsense,synology,"
+    "gdscript,quarkus,micronaut,ktor,vapor,actix,axum,rocket,tokio,bevy,pygame,"
+    "stm32,esp32,arduino,raspberry pi,fpga,verilog,vhdl,kicad,"
     "wordpress,shopify,webflow,zapier,salesforce,hubspot,sap,anki,todoist,evernote",
 )
 
@@ -95,7 +98,22 @@ LANGUAGES = frozenset(
     "swahili,amharic,yoruba,igbo,hausa,zulu,xhosa,afrikaans,somali,catalan,basque,"
     "galician,welsh,irish,gaelic,scottish gaelic,latin,esperanto,sign language,asl,bsl,"
     "quechua,maori,hawaiian,yiddish,pashto,kurdish,mongolian,tibetan,luxembourgish,"
-    "maltese,portuguese (brazilian),brazilian portuguese,klingon".split(",")
+    "maltese,portuguese (brazilian),brazilian portuguese,klingon,malayalam,kinyarwanda,"
+    "lingala,tulu,konkani,sesotho,setswana,tswana,auslan,lsf,libras,wolof,pulaar,fula,"
+    "fulani,assamese,odia,oriya,sindhi,kashmiri,cebuano,ilocano,hiligaynon,waray,"
+    "tigrinya,oromo,kirundi,shona,ndebele,chichewa,luganda,twi,ewe,fon,bambara,"
+    "malagasy,berber,tamazight,amazigh,kabyle,darija,levantine arabic,egyptian arabic,"
+    "hokkien,teochew,hakka,shanghainese,taiwanese,tok pisin,bislama,samoan,tongan,fijian,"
+    "dari,tajik,turkmen,kyrgyz,uyghur,tatar,bashkir,chechen,ossetian,sorani,kurmanji,"
+    "faroese,frisian,breton,cornish,manx,romani,ladino,aramaic,sanskrit,pali,"
+    "ancient greek,old english,irish gaelic,nepalese,bhojpuri,maithili,rajasthani,"
+    "haryanvi,dogri,santali,manipuri,meitei,mizo,khasi,garo,sylheti,chittagonian,"
+    "rohingya,karen,shan,mon,hmong,javanese,sundanese,balinese,minangkabau,acehnese,"
+    "bugis,tetum,chamorro,ukrainian sign language,british sign language,"
+    "american sign language,french sign language,swiss german,austrian german,"
+    "quebecois,creole,haitian creole,patois,papiamento,guarani,aymara,nahuatl,mayan,"
+    "k'iche',zapotec,mixtec,otomi,mapudungun,inuktitut,cree,ojibwe,navajo,lakota,"
+    "cherokee,hawaiian pidgin".split(",")
 )
 
 PETS: dict[str, str] = {}
@@ -105,16 +123,22 @@ for _kind, _words in {
     "chihuahua,border collie,collie,shih tzu,corgi,greyhound,whippet,boxer,rottweiler,"
     "doberman,spaniel,cocker spaniel,schnauzer,pomeranian,shiba,shiba inu,akita,"
     "maltese,yorkie,samoyed,great dane,mastiff,pit bull,pitbull,labradoodle,goldendoodle,"
-    "cavapoo,sheepdog,malinois,vizsla,weimaraner,basset hound,bernese,newfoundland",
+    "cavapoo,sheepdog,malinois,vizsla,weimaraner,basset hound,bernese,newfoundland,"
+    "lurcher,staffy,staffie,jack russell,springer,springer spaniel,setter,pointer,"
+    "mutt,shepherd,cattle dog,heeler,kelpie,collie mix,lab mix,saluki,podenco,"
+    "galgo,havanese,bichon,cavalier,cavalier king charles,shih-tzu,lhasa apso,"
+    "bloodhound,dalmatian,sheltie,aussie,australian shepherd,bernedoodle,poodle mix,"
+    "mini schnauzer,boston terrier,westie,scottie,cockapoo,maltipoo,puggle,borzoi",
     "cat": "cat,cats,kitten,kitty,maine coon,siamese,tabby,persian cat,ragdoll,sphynx,"
-    "bengal,british shorthair,russian blue,calico,tuxedo cat",
+    "bengal,british shorthair,russian blue,calico,tuxedo cat,moggy,norwegian forest cat,"
+    "abyssinian,scottish fold,devon rex,burmese,tortie,tortoiseshell",
     "bird": "bird,birds,parrot,budgie,parakeet,cockatiel,canary,macaw,cockatoo,"
-    "lovebird,finch,african grey",
+    "lovebird,finch,african grey,conure,quaker parrot,pigeons,doves",
     "rabbit": "rabbit,rabbits,bunny,bunnies",
     "hamster": "hamster,hamsters",
     "guinea pig": "guinea pig,guinea pigs",
     "fish": "fish,goldfish,betta,betta fish,aquarium",
-    "turtle": "turtle,tortoise",
+    "turtle": "turtle,tortoise,box turtle,red-eared slider,terrapin",
     "reptile": "snake,python snake,lizard,gecko,leopard gecko,bearded dragon,iguana,"
     "chameleon,axolotl",
     "horse": "horse,pony,mare",
@@ -124,6 +148,8 @@ for _kind, _words in {
     "chicken": "chicken,chickens,hens",
     "goat": "goat,goats",
     "pig": "pig,mini pig",
+    "other": "tarantula,hermit crab,hermit crabs,snail,bees,beehive,alpaca,llama,sheep,"
+    "cow,donkey,duck,ducks,geese,quail,rat terrier,sugar glider,pet",
 }.items():
     for _word in _words.split(","):
         PETS[_word.strip()] = _kind
@@ -161,6 +187,16 @@ CONDITIONS = (
     "hearing loss,kidney disease,a pacemaker,pacemaker,prediabetes,pre-diabetes,"
     "osteoporosis,tendonitis,carpal tunnel,rsi,sciatica,allergies,hay fever,"
     "a peanut allergy,food allergies,a chronic illness,chronic illness,a disability,"
+    "keratoconus,graves,graves' disease,hashimoto's thyroiditis,meniscus,meniscus tear,"
+    "acl tear,rotator cuff,tennis elbow,frozen shoulder,slipped disc,whiplash,"
+    "sciatica,shin splints,stress fracture,asthma attacks,allergic asthma,"
+    "hyperhidrosis,rosacea,acne,vitiligo,alopecia,hidradenitis,interstitial cystitis,"
+    "endometrioma,fibroids,pcod,menopause,perimenopause,infertility,ivf,"
+    "crohn's disease,ulcerative colitis,sickle cell disease,thalassemia,"
+    "myasthenia gravis,als,huntington's,dementia,alzheimer's,glaucoma,cataracts,"
+    "macular degeneration,hearing impairment,deafness,blindness,aphasia,stutter,"
+    "a stutter,tourette's,tourettes,dyspraxia,cptsd,eating disorder,anorexia,bulimia,"
+    "binge eating disorder,arfid,long covid,post-covid,hypertension,"
     "cerebral palsy,down syndrome,sickle cell,hemophilia,cystic fibrosis,hiv,"
     "hepatitis,a heart murmur,plantar fasciitis,a torn acl,torn acl,transplant,"
     "kidney transplant,liver transplant,surgery,stroke,a stroke,heart attack,"

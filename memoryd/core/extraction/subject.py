@@ -30,9 +30,13 @@ _AM = re.compile(
     r"residing|staying|settled|located|recovering|enrolled|employed|pursuing|taking|"
     r"heading|flying|going|obsessed|fluent|conversational|bilingual|trilingual|not\s+a\s+fan|"
     r"not\s+into|not\s+big\s+on|into|currently\s+\w+ing|self-employed|freelance|"
-    r"freelancing|new\s+to|from\s+(?-i:[A-Z])|" + _words(lx.DIETS) + "|"
-    + _words(lx.HEALTH_STATES) + r"|(?:strictly|mostly|fully|pure|100%)\s+(?:"
-    + _words(lx.DIETS) + r")|epileptic|postpartum|\w+[- ]intolerant)\b",
+    r"freelancing|new\s+to|from\s+(?-i:[A-Z])|"
+    + _words(lx.DIETS)
+    + "|"
+    + _words(lx.HEALTH_STATES)
+    + r"|(?:strictly|mostly|fully|pure|100%)\s+(?:"
+    + _words(lx.DIETS)
+    + r")|epileptic|postpartum|\w+[- ]intolerant)\b",
     re.IGNORECASE,
 )
 _AM_A = re.compile(
@@ -60,8 +64,30 @@ _DIET_NAME = re.compile(r"^(?P<v>(?:[\w-]+\s+){1,3}diet)\b", re.IGNORECASE)
 _HERE = re.compile(r"^(?P<who>.{2,60}?)\s+(?:here|writing|speaking)(?:\s+again)?$", re.I)
 _WAS = re.compile(r"^(?:born|raised|brought\s+up)\b", re.IGNORECASE)
 _NOT_SOMEONE = frozenset(
-    "i me we you everyone someone anyone nobody all new back same this that it "
-    "just still also hi hey hello question".split()
+    [
+        "i",
+        "me",
+        "we",
+        "you",
+        "everyone",
+        "someone",
+        "anyone",
+        "nobody",
+        "all",
+        "new",
+        "back",
+        "same",
+        "this",
+        "that",
+        "it",
+        "just",
+        "still",
+        "also",
+        "hi",
+        "hey",
+        "hello",
+        "question",
+    ]
 )
 
 
@@ -79,7 +105,7 @@ def restore(part: str) -> str:
         if _HAVE_A.match(who):
             return f"I have a {_lower_first(who)}"
         words = who.split()
-        named = len(words) == 1 or all(w[:1].isupper() for w in words) and len(words) <= 3
+        named = len(words) == 1 or (all(w[:1].isupper() for w in words) and len(words) <= 3)
         return f"I am {who}" if named else f"I am a {_lower_first(who)}"
     if re.match(r"been\s", part, re.IGNORECASE):
         return "I have " + _lower_first(part)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from memoryd.core.extraction import fields as f
 from memoryd.core.extraction import lexicon as lx
 from memoryd.core.extraction import rules as r
 from memoryd.core.extraction.rules import ADV, NAME, Build, V
@@ -41,6 +42,9 @@ def _simple(kind: str, slot: str, **kw: bool) -> Build:
     return r.simple(kind, slot, **kw)
 
 
+# -- labelled fields ("Name: Wayra", "Current role: UX researcher, Mercado Libre") ------
+rule("fields", r"^(?:my\s+)?(?P<field>[a-z][\w /'-]{1,30}?)\s*(?::|=|\s+-\s+|'s\s+|\s+is\s+)\s*(?P<v>\S.*)$", f.field)
+rule("identity", rf"^I\s+am\s+(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof)\.?\s+)?{NAME}\s*,\s*(?P<rest>.+)$", f.intro)
 # -- identity ---------------------------------------------------------------------------
 _NAMEV = r"(?P<v>(?-i:[A-Z\u00c0-\u024f][\w\u00c0-\u024f'.-]*)(?:\s+(?-i:[A-Z\u00c0-\u024f][\w\u00c0-\u024f'.-]*)){0,2})"
 rule("identity", rf"^my\s+(?:full\s+|first\s+|real\s+|given\s+|legal\s+|actual\s+|birth\s+)?name(?:\s+is|'s)\s+(?:actually\s+)?{V}",
@@ -54,7 +58,8 @@ rule("identity", rf"^I\s+{ADV}(?:go|am\s+going)\s+by\s+(?P<v>(?!(?:she|he|they|x
      r.name_of("preferred_name", "User goes by {}"))
 rule("identity", rf"^my\s+nick\s*name\s+is\s+{V}", r.name_of("preferred_name", "User's nickname is {}"))
 rule("identity", rf"^I\s+am\s+(?:called|named)\s+{V}", r.name_of("name", "User's name is {}"))
-rule("identity", rf"^{_NAMEV}\s+here$", r.name_of("name", "User's name is {}"))
+rule("identity", rf"^{_NAMEV}\s+(?:here|writing|speaking)(?:\s+again)?$", r.name_of("name", "User's name is {}"))
+rule("identity", rf"^I\s+am\s+(?:Mr|Mrs|Ms|Mx|Dr|Prof)\.?\s+{NAME}", r.name_of("name", "User's name is {}"))
 rule("identity", rf"^I\s+{ADV}(?:legally\s+)?changed\s+my\s+name\s+to\s+{V}", r.name_of("name", "User's name is {}"))
 rule("identity", rf"^my\s+pronouns\s+are\s+{V}", r.simple("identity", "pronouns", single=True))
 rule("identity", rf"^I\s+{ADV}(?:have\s+started\s+|started\s+|am\s+)?(?:use|using|go\s+by|going\s+by)\s+(?P<v>(?:she|he|they|xe|ze|it)/\w+(?:/\w+)?)",
@@ -69,7 +74,8 @@ rule("identity", r"^I\s+was\s+born\s+(?:on|in)\s+(?P<v>(?:\d|jan|feb|mar|apr|may
 rule("identity", rf"^I\s+was\s+born\s+(?:and\s+raised\s+)?in\s+{V}", r.simple("location", "birthplace", single=True))
 # -- allergies, diet and health, before the generic "I'm a/an" -------------------------
 _DEG = r"(?:(?:severely|very|highly|deathly|mildly|slightly|super|extremely|quite|a\s+bit|a\s+little|kind\s+of|really|so|both|all|also|seriously)\s+)*"
-rule("allergies", rf"^(?:{BE}|my\s+\w+\s+and\s+I\s+are|we\s+are)\s+{ADV}{_DEG}(?:allergic|sensitive|hypersensitive)\s+to\s+{V}", r.simple("allergies", "allergy:{}"))
+rule("allergies", rf"^(?:{BE}|my\s+\w+\s+and\s+I\s+are|we\s+are)\s+{ADV}{_DEG}(?:allergic|sensitive|hypersensitive)\s+(?:to|from|of|with)\s+{V}", r.simple("allergies", "allergy:{}"))
+rule("allergies", rf"^my\s+(?:body|stomach|skin|gut|system)\s+(?:does\s+not|cannot|can\s+not|struggles\s+to|will\s+not)\s+(?:tolerate|handle|digest|process|agree\s+with)\s+{V}", r.simple("allergies", "allergy:{}"))
 rule("allergies", rf"^{BE}\s+{ADV}{_DEG}(?P<v>[\w-]+[- ]intolerant)\b", r.simple("allergies", "allergy:{}"))
 rule("allergies", rf"^{BE}\s+{ADV}{_DEG}intolerant\s+(?:to|of)\s+{V}", r.simple("allergies", "allergy:{}"))
 rule("allergies", rf"^(?:{SUBJ}\s+{ADV}(?:have|got|have\s+got))\s+(?:a\s+|an\s+)?(?:severe\s+|mild\s+|bad\s+|serious\s+|slight\s+|life-threatening\s+|known\s+)?(?:allergy|allergies|intolerance|sensitivity|reaction)\s+to\s+{V}", r.simple("allergies", "allergy:{}"))
@@ -79,7 +85,7 @@ rule("allergies", r"^my\s+(?P<v>[\w\s-]{2,30}?)\s+(?:allergy|intolerance)\b", r.
 rule("allergies", r"^(?P<v>[\w\s-]{2,30}?)\s+(?:allergy|allergies|intolerance|intolerant)\s+here\b", r.simple("allergies", "allergy:{}"))
 rule("allergies", rf"^I\s+{ADV}(?:cannot|can\s+not)\s+(?:eat|have|digest|tolerate|handle|drink)\s+{V}", r.simple("allergies", "allergy:{}"))
 rule("allergies", rf"^I\s+{ADV}(?:react\s+(?:badly|poorly|strongly)|have\s+(?:a\s+)?(?:bad\s+)?reactions?|get\s+(?:hives|a\s+rash|rashes|sick|migraines?|headaches?))\s+(?:to|from|when\s+I\s+(?:eat|take|have))\s+{V}", r.simple("allergies", "allergy:{}"))
-rule("allergies", r"^(?P<v>[\w\s-]{2,40}?)\s+(?:makes|make|gives|give)\s+me\s+(?:break\s+out|sick|ill|hives|a\s+rash|rashes|headaches?|migraines?|nauseous|bloated|itchy|sneeze|swell|puffy|cramps|stomach)", r.simple("allergies", "allergy:{}"))
+rule("allergies", r"^(?P<v>[\w\s-]{2,40}?)\s+(?:makes|make|gives|give)\s+(?:me|my\s+\w+)\s+(?:break\s+out|itch|swell|tingle|burn|sick|ill|hives|a\s+rash|rashes|headaches?|migraines?|nauseous|bloated|itchy|sneeze|swell|puffy|cramps|stomach)", r.simple("allergies", "allergy:{}"))
 rule("health", rf"^I\s+{ADV}carry\s+(?:an?\s+)?(?P<v>(?:epipen|epi-pen|inhaler|insulin|glucose).*)", r.simple("health", "health:{}"))
 _DIETV = rf"(?P<v>(?:{_DIET_WORDS})(?:\s+diet)?)"
 rule("diet", rf"^(?:I\s+have\s+|we\s+have\s+|I\s+|we\s+)?{ADV}(?:switched|moved|gone|went|changed|converted|transitioned)\s+(?:over\s+)?to\s+(?:a\s+|an\s+|the\s+|being\s+)?{_DIETV}", r.simple("diet", "diet", single=True))
@@ -87,7 +93,9 @@ rule("diet", rf"^{BE}\s+{ADV}(?:a\s+|an\s+|(?:strictly|fully|mostly|100%|pretty\
 rule("diet", rf"^{BE}\s+{ADV}(?:on|following|doing|eating|going|trying)\s+(?:a\s+|an\s+|the\s+)?(?:strict\s+|mostly\s+)?{_DIETV}", r.simple("diet", "diet", single=True))
 rule("diet", rf"^{BE}\s+{ADV}(?:on|following|doing)\s+(?:a|an|the)\s+{V}\s+diet\b", r.simple("diet", "diet", single=True))
 rule("diet", rf"^{SUBJ}\s+{ADV}(?:try\s+to\s+|have\s+to\s+|need\s+to\s+|must\s+)?(?:follow|eat|keep|stick\s+to|do|cook)\s+(?:a\s+|an\s+)?(?:strict\s+|mostly\s+)?{_DIETV}", r.simple("diet", "diet", single=True))
-rule("diet", rf"^{SUBJ}\s+{ADV}(?:eat|follow)\s+(?:a|an)\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+diet\b", r.simple("diet", "diet:{}"))
+rule("diet", rf"^{SUBJ}\s+{ADV}(?:eat|follow|am\s+on|do|keep\s+to|stick\s+to)\s+(?:a|an|the)\s+(?P<v>[\w-]+(?:\s+[\w-]+){{0,2}})\s+diet\b", r.simple("diet", "diet:{}"))
+rule("diet", rf"^I\s+{ADV}(?:quit|gave\s+up|stopped|cut\s+out|cut|do\s+not\s+(?:do|have|take))\s+(?P<v>caffeine|coffee|sugar|alcohol|booze|meat|dairy|gluten|red\s+meat|soda|fizzy\s+drinks|carbs|bread|junk\s+food|processed\s+food|fast\s+food|energy\s+drinks|chocolate|sweets|snacking)\b.*", r.simple("diet", "diet:avoid:{}"))
+rule("diet", rf"^I\s+(?:only|strictly)\s+(?:eat|drink|buy|cook\s+with)\s+{V}", r.simple("diet", "diet:eats:{}"))
 rule("diet", rf"^{SUBJ}\s+{ADV}keep\s+(?:a\s+)?(?P<v>kosher|halal|vegetarian|vegan|gluten-free|plant-based)\s+(?:kitchen|home|house|household)\b", r.simple("diet", "diet", single=True))
 rule("diet", rf"^I\s+am\s+(?:not|no\s+longer)\s+(?:a\s+|an\s+)?(?P<v>{_DIET_WORDS})\b", r.simple("diet", "diet", single=True))
 rule("diet", rf"^{SUBJ}\s+{ADV}(?:do\s+not|never|no\s+longer|stopped|quit|gave\s+up|cut\s+out)\s+(?:eat|eating|drink|drinking|touch|consume|having)\s+{V}", r.simple("diet", "diet:avoid:{}"))
@@ -96,8 +104,9 @@ rule("diet", rf"^I\s+am\s+(?:trying\s+to\s+)?(?:cutting|cut)\s+(?:out|back\s+on|
 rule("diet", rf"^I\s+{ADV}(?:eat|drink)\s+(?P<v>halal|kosher|organic|decaf.*|oat\s+milk.*|plant-based.*|eggs.*|fish.*|meat.*|dairy.*)", r.simple("diet", "diet:eats:{}"))
 rule("health", r"^I\s+am\s+(?P<v>(?:\d+\s+(?:weeks?|months?)\s+)?pregnant\b.*)", r.simple("health", "health:pregnant", single=True))
 rule("health", rf"^{BE}\s+{ADV}(?P<v>{_STATE_WORDS}|immunosuppressed|hypermobile|on\s+the\s+autism\s+spectrum|in\s+remission|post-op)\b", r.simple("health", "health:{}"))
-rule("health", rf"^(?P<verb>I\s+{ADV}(?:have\s+been\s+diagnosed\s+with|have\s+got|have\s+had|have|got|had|live\s+with|suffer\s+from|struggle\s+with|was\s+(?:\w+\s+)?diagnosed\s+with|got\s+diagnosed\s+with|deal\s+with|am\s+dealing\s+with|am\s+recovering\s+from|am\s+being\s+treated\s+for|am\s+living\s+with|underwent|went\s+through))\s+{V}", r.condition)
+rule("health", rf"^(?P<verb>I\s+{ADV}(?:have\s+been\s+diagnosed\s+(?:with|as)|have\s+been\s+living\s+with|have\s+been\s+dealing\s+with|have\s+got|have\s+had|am\s+having|have|got|had|live\s+with|suffer\s+from|struggle\s+with|was\s+(?:\w+\s+)?diagnosed\s+(?:with|as)|got\s+diagnosed\s+(?:with|as)|deal\s+with|am\s+dealing\s+with|am\s+recovering\s+from|am\s+being\s+treated\s+for|am\s+living\s+with|underwent|went\s+through))\s+{V}", r.condition)
 rule("health", rf"^I\s+{ADV}(?:take|am\s+on|am\s+taking)\s+(?P<v>\d+\s*(?:mg|mcg|g|ml|units?))\s+(?:of\s+)?(?P<drug>[\w-]+)", r.medication)
+rule("health", rf"^I\s+{ADV}(?:take|am\s+on|am\s+taking)\s+(?P<v>(?P<drug>[\w-]+)(?:\s+\w+)?\s+(?:for|daily|every\s+day|twice|once|to\s+(?:manage|control|treat))\b.*)", r.medication)
 rule("health", r"^my\s+(?:doctor|gp|psychiatrist|specialist|endocrinologist|cardiologist|neurologist|physician|dr\s+\w+)\s+(?:\w+\s+)?(?:raised|increased|lowered|reduced|changed|upped|bumped|doubled|halved|cut|adjusted)\s+my\s+(?P<drug>[\w-]+)\s+(?:dose|dosage|prescription)?\s*(?:up\s+|down\s+)?to\s+(?P<v>\d+\s*(?:mg|mcg|g|ml|units?))", r.medication)
 rule("health", r"^I\s+(?:take|am\s+on)\s+(?P<v>(?:metformin|insulin|levothyroxine|lithium|antidepressants|ssris?|blood\s+thinners|warfarin|adderall|ritalin|vyvanse|birth\s+control|the\s+pill|statins|beta\s+blockers|prednisone|inhalers?|an\s+inhaler|medication|meds|sertraline|zoloft|prozac|fluoxetine|lexapro|escitalopram|wellbutrin|bupropion|ozempic|semaglutide|mounjaro|\w+\s+medication|\w+\s+meds).*)", r.simple("health", "health:medication:{}"))
 rule("health", rf"^I\s+{ADV}(?:broke|sprained|tore|injured|hurt|dislocated|fractured|pulled|herniated|had\s+surgery\s+on)\s+my\s+{V}", r.simple("health", "health:{}"))
@@ -181,10 +190,13 @@ rule("family", r"^I\s+(?:am\s+)?(?P<v>(?:a|an)\s+(?:\w+\s+)?(?:mom|mum|mother|da
 rule("family", r"^(?:we\s+are|I\s+am)\s+(?P<v>expecting\b.*)", r.simple("family", "family:expecting", single=True))
 rule("family", rf"^I\s+{ADV}(?:co-parent|look\s+after|take\s+care\s+of|care\s+for|raise|am\s+raising)\s+(?P<v>my\s+.+)", r.simple("family", "family:{}"))
 # -- languages ----------------------------------------------------------------------
-rule("languages", rf"^I\s+{ADV}(?:speak|can\s+speak|also\s+speak|know|understand|read|write|grew\s+up\s+(?:speaking|bilingual\s+in|trilingual\s+in|with))\s+(?:some\s+|a\s+(?:bit|little)\s+(?:of\s+)?|basic\s+|fluent\s+|conversational\s+|decent\s+|good\s+|broken\s+|native\s+|passable\s+)?{V}", r.language)
+rule("languages", r"^as\s+a\s+(?:native|fluent|heritage)\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+speaker\b", r.language)
+rule("languages", r"^(?P<v>[\w-]+)(?:'s|\s+is)\s+my\s+(?:native|first|mother|home|second|third)\s+(?:language|tongue)\b", r.language)
+rule("languages", rf"^{SUBJ}\s+{ADV}(?:can\s+)?(?:get\s+by|manage|cope|survive)\s+in\s+{V}", r.language)
+rule("languages", rf"^{SUBJ}\s+{ADV}(?:speak|can\s+speak|also\s+speak|know|am\s+knowing|can\s+read|can\s+understand|can\s+write|understand|read|write|grew\s+up\s+(?:speaking|bilingual\s+in|trilingual\s+in|with))\s+(?:some\s+|a\s+(?:bit|little)\s+(?:of\s+)?|basic\s+|fluent\s+|conversational\s+|decent\s+|good\s+|broken\s+|native\s+|passable\s+)?{V}", r.language)
 rule("languages", rf"^I\s+am\s+{ADV}(?:fluent|conversational|proficient|bilingual|trilingual|native|semi-fluent|nearly\s+fluent|almost\s+fluent|decent|okay|ok|good|rusty|intermediate|advanced|a\s+beginner)\s+(?:in|with|at)\s+{V}", r.language)
 rule("languages", r"^I\s+am\s+(?:a\s+)?(?:native|fluent|heritage)\s+(?P<v>\w+(?:\s+\w+)?)\s+speaker\b", r.language)
-rule("languages", rf"^I\s+(?:am|have\s+been)\s+{ADV}(?:learning|studying|taking\s+(?:\w+\s+)?(?:classes|lessons|courses?)\s+in|practicing|practising|brushing\s+up\s+on|picking\s+up|trying\s+to\s+learn|doing\s+duolingo\s+(?:for|in))\s+{V}", r.language)
+rule("languages", rf"^I\s+(?:am|have\s+been)\s+{ADV}(?:learning|studying|taking\s+(?:\w+\s+)?(?:classes|lessons|courses?)\s+in|practicing|practising|brushing\s+up\s+on|picking\s+up|trying\s+to\s+(?:learn|pick\s+up|improve)|doing\s+duolingo\s+(?:for|in))\s+{V}", r.language)
 rule("languages", rf"^I\s+{ADV}(?:learn|study|started\s+learning|began\s+learning|take\s+(?:\w+\s+)?(?:classes|lessons)\s+in)\s+{V}", r.language)
 rule("languages", rf"^my\s+(?:native|first|mother|home)\s+(?:language|tongue)\s+is\s+{V}", r.simple("languages", "native_language", single=True))
 rule("languages", r"^(?P<v>\w+)\s+is\s+my\s+(?:native|first|mother|home)\s+(?:language|tongue)\b", r.simple("languages", "native_language", single=True))
@@ -198,6 +210,9 @@ _USE = (
     r"do\s+(?:all\s+)?(?:my|our|most\s+of\s+(?:my|our))\s+(?:\w+\s+)?(?:work|coding|development|analysis)\s+in|"
     r"have\s+been\s+using|live\s+in|swear\s+by|stick\s+with|stick\s+to)"
 )
+rule("stack", rf"^(?:most|all|much|half)\s+of\s+(?:my|our)\s+(?:code|work|coding|projects?|development|day)\s+(?:is|are)\s+(?:in\s+|spent\s+in\s+)?{V}", r.tech("use"))
+rule("stack", rf"^{SUBJ}\s+{ADV}(?:do|am\s+doing)\s+(?:mostly\s+|mainly\s+)?(?P<v>(?:[\w+#.-]+\s+){{0,2}}(?:development|dev|programming|coding|work|stuff|scripting)\b.*|embedded\s+.+)", r.tech("use"))
+rule("stack", rf"^{SUBJ}\s+{ADV}(?:build|make|write|develop|ship|create)\s+(?:\w+\s+){{0,2}}(?:in|with|on|using)\s+{V}", r.tech("use"))
 rule("stack", rf"^{SUBJ}\s+{ADV}{_USE}\s+(?:everything\s+|it\s+all\s+|all\s+|our\s+\w+\s+|my\s+\w+\s+)?(?:on\s+|to\s+)?{V}", r.tech("use"))
 rule("stack", rf"^(?:my|our)\s+(?:team's\s+|company's\s+|whole\s+)?(?:\w+\s+)?(?:team|company|stack|tech\s+stack|backend|frontend|app|infra|infrastructure|codebase|project|startup|shop|org|product|service|site|website|api|monorepo|pipeline|ci|cd|ci/cd|homelab|home\s+lab|server|servers|nas|setup|cluster|blog|database|db|data\s+warehouse|warehouse|dotfiles|config)\s+(?:uses|is\s+(?:built\s+)?(?:on|in|with)|runs\s+on|runs|is\s+running|is|are|lives\s+on|is\s+hosted\s+on|is\s+written\s+in|relies\s+on|deploys\s+to|sits\s+on|consists\s+of)\s+(?:mostly\s+|basically\s+|entirely\s+|all\s+)?{V}", r.tech("use", lenient=True))
 rule("stack", rf"^my\s+(?:main\s+|primary\s+|favou?rite\s+|go-to\s+)?(?:language|stack|setup|language\s+of\s+choice|daily\s+driver|editor|ide|os|operating\s+system|shell|terminal|browser|distro|cloud|framework|machine|dev\s+machine|work\s+machine)\s+(?:is|are)\s+(?:mostly\s+|basically\s+)?(?:a\s+|an\s+)?{V}", r.tech("use", lenient=True))
@@ -282,7 +297,9 @@ rule("hobbies", rf"^I\s+used\s+to\s+{V}", r.simple("hobbies", "past:{}"))
 rule("languages", rf"^(?:on\s+top\s+of\s+\w+\s*,?\s*)?I\s+(?:have\s+)?{ADV}(?:started|took\s+up|picked\s+up|got\s+into|began|am\s+getting\s+into)\s+(?:learning\s+|studying\s+)?{V}", r.language)
 rule("hobbies", rf"^I\s+(?:have\s+)?{ADV}(?:started|took\s+up|picked\s+up|got\s+into|began|am\s+getting\s+into|taken\s+up)\s+(?P<v>(?!a\s+new\s+job|working|at\b|with\b).+)", r.hobby())
 # -- possessions ----------------------------------------------------------------------
-rule("possessions", rf"^(?:{_HAVE_VERB}|I\s+{ADV}(?:drive|ride|rent|lease|play\s+on|type\s+on|work\s+on|game\s+on|am\s+driving|am\s+renting|just\s+bought|recently\s+bought|finally\s+bought|splurged\s+on))\s+(?:{_NUM}\s+|the\s+|an?\s+)?{V}", r.possession)
+rule("possessions", rf"^I\s+{ADV}(?:shoot|film|record|type|game|write|cook|play|edit|work|draw|paint)\s+(?:on|with)\s+(?:a|an|my)\s+(?P<v>(?:[\w-]+\s+)?(?-i:[A-Z0-9]).+)", r.possession)
+rule("health", rf"^I\s+{ADV}(?:wear|use|have|need|rely\s+on)\s+(?P<v>(?:a\s+|an\s+|two\s+)?(?:hearing\s+aids?|glasses|contacts|contact\s+lenses|a\s+cpap|cpap|a\s+prosthetic|prosthetic|braces|a\s+wheelchair|wheelchair|a\s+cane|cane|crutches|an\s+insulin\s+pump|insulin\s+pump|a\s+pacemaker|a\s+cochlear\s+implant|a\s+walker|a\s+stoma|an\s+ostomy\s+bag)\b.*)", r.simple("health", "health:{}"))
+rule("possessions", rf"^(?:{_HAVE_VERB}|I\s+{ADV}(?:drive|ride|rent|lease|play\s+on|type\s+on|work\s+on|game\s+on|am\s+driving|am\s+renting|just\s+bought|recently\s+bought|finally\s+bought|splurged\s+on|wear))\s+(?:{_NUM}\s+|the\s+|an?\s+)?{V}", r.possession)
 rule("possessions", r"^(?:my|our)\s+(?:new\s+|old\s+|current\s+|first\s+|main\s+|work\s+|personal\s+|family\s+)?(?P<what>[\w-]+)\s+is\s+(?:a|an|the)\s+(?P<v>(?:\d{4}\s+)?(?:[a-z-]+\s+){0,2}(?-i:[A-Z0-9]).*)", r.possession)
 # -- identity, last: "I'm a/an X", "I'm Maria", durable traits -----------------------
 rule("identity", rf"^I\s+am\s+(?P<v>{_TRAIT_WORDS})\b", r.simple("identity", "trait:{}"))

@@ -34,7 +34,8 @@ ADV = (
     r"generally|recently|finally|only|even|absolutely|totally|definitely|primarily|"
     r"mainly|basically|officially|already|kind\s+of|sort\s+of|pretty\s+much|"
     r"personally|honestly|literally|truly|genuinely|seriously|secretly|happily|"
-    r"proudly|exclusively|newly|currently|mostly)\s+)*"
+    r"proudly|exclusively|newly|currently|mostly|fairly|quite|pretty|very|somewhat|"
+    r"reasonably|reasonably|natively|pure|strictly|nearly|almost|also\s+still|still)\s+)*"
 )
 NOT = r"(?:don't|do\s+not|dont|never|no\s+longer|can't|cannot|can\s+not|won't|didn't)"
 V = r"(?P<v>.+)"
@@ -46,6 +47,7 @@ _CUT = re.compile(
     r"|\s+(?:in|since|from)\s+(?:19|20)\d\d\b.*$|\s+(?:\w+\s+){1,2}ago\b.*$"
     r"|\s+for\s+(?:the\s+(?:past|last)\s+)?(?:\d+|a|an|two|three|four|five|six|seven|eight|nine|"
     r"ten|several|many|a\s+few|a\s+couple\s+of)\s+(?:years?|months?|weeks?|days?|decades?)\b.*$"
+    r"|\s+I\s+(?:only|also|just|really|am|have|do|get|find|need|want|think)\b.*$"
     r"|\s+(?:because|since|which|who|whom|that's|so\s+that|so|but|though|although|when|"
     r"whenever|while|where|if|until|unless|and\s+(?:I|I'm|I've|my|we)|as\s+well\s+as|"
     r"and\s+it|and\s+that|and\s+want|and\s+need|and\s+would|cause|cuz|coz|haha|lol|"
