@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from memoryd.core.extraction import lexicon as lx
 from memoryd.core.extraction import rules
 from memoryd.core.extraction.values import NAME, Draft, deictic, slug, trim
 
@@ -136,7 +137,7 @@ _INTRO_NAME = re.compile(rf"^{NAME}$")
 def intro(m: re.Match[str], clause: str) -> list[Draft] | None:
     """ "I am Thabo, 44, a maths teacher from Durban": a name, then comma-separated facts."""
     name = trim(m["v"])
-    if name.split()[0].lower() in rules.lx.NOT_NAMES:
+    if name.split()[0].lower() in lx.NOT_NAMES:
         return None
     drafts = [Draft("identity", "name", name, f"User's name is {name}", True)]
     for part in (p.strip() for p in m["rest"].split(",")):

@@ -128,8 +128,9 @@ def rewrite(clause: str, *, team: bool = False) -> str:
         owner = "User's"
         return f"{owner} {pronouns(text[my.end() :])}"
     lead = _LEAD.match(text)
-    if not lead:
-        return f"{SUBJECT} {pronouns(text)}".strip()
+    if not lead:  # "Cantonese is my mother tongue" names the user where it says "my"
+        owned = re.sub(r"\bmy\b", "User's", text, count=1, flags=re.IGNORECASE)
+        return pronouns(owned) if owned != text else f"{SUBJECT}: {pronouns(text)}"
     we = lead["subj"].lower() == "we"
     subject = "User's team" if we and team else SUBJECT
     rest = lead["rest"]

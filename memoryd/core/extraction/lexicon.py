@@ -154,6 +154,10 @@ for _kind, _words in {
     for _word in _words.split(","):
         PETS[_word.strip()] = _kind
 
+#: Who the user lives their life with: one slot, however they call them.
+PARTNERS = frozenset(
+    "wife,husband,partner,spouse,girlfriend,boyfriend,fiance,fiancee,fiancé,fiancée".split(",")
+)
 #: Relations that name one person at a time (a new one replaces the old).
 SINGLE_RELATIONS = frozenset(
     "wife,husband,partner,spouse,girlfriend,boyfriend,fiance,fiancee,fiancé,fiancée,"
@@ -169,7 +173,7 @@ RELATIONS = SINGLE_RELATIONS | frozenset(
     "grandparents,granddaughter,grandson,grandkids,grandchildren,aunt,uncle,cousin,"
     "niece,nephew,best friend,roommate,flatmate,in-laws,brother-in-law,sister-in-law,"
     "oldest,youngest,eldest,firstborn,cousins,nephews,nieces,sons,daughters,brothers,"
-    "sisters,family,partner's family,wife's family,husband's family,dog,ex,ex-wife,"
+    "sisters,family,partner's family,wife's family,husband's family,ex,ex-wife,"
     "ex-husband,ex-partner,godson,goddaughter,godmother,godfather,housemate".split(",")
 )
 
@@ -304,7 +308,9 @@ OCCUPATIONS = frozenset(
     "professional,specialist,auditor,underwriter,actuary,surveyor,hygienist,dev,"
     "eng,swe,sde,sre,ux,qa lead,qa engineer,devrel,data engineer,ml engineer,"
     "researcher,scholar,fellow,apprentice,trainee,associate,partner at,barber,"
-    "hairdresser,stylist,tailor,florist,jeweler,jeweller,potter,sculptor".split(",")
+    "hairdresser,stylist,tailor,florist,jeweler,jeweller,potter,sculptor,employee,"
+    "staffer,contractor,officer,bank officer,clerk,civil servant,conveyancer,solicitor,"
+    "barrister,notary,midwife,locksmith,guide,trekking guide,tour guide,teller".split(",")
 )
 #: "-er" words that are not jobs ("I'm a big eater", "I'm a beginner").
 NOT_OCCUPATIONS = frozenset(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from memoryd.core.extraction import lexicon as lx
-from memoryd.core.extraction.grammar import rewrite
+from memoryd.core.extraction.grammar import pronouns, rewrite
 from memoryd.core.extraction.values import (
     ADV,
     AM,
@@ -88,7 +88,8 @@ def im_a(m: re.Match[str], clause: str) -> list[Draft] | None:
     ):
         return one("family", "family:parent", value, content, single=True)
     if re.search(r"\bspeaker\b", low):
-        return one("languages", f"language:{slug(value)}", value, content)
+        lang = find(lx.LANGUAGES, low)
+        return one("languages", f"language:{slug(lang or value)}", value, content)
     at = re.match(r"(?P<role>.+?)\s+(?:at|for|with|in)\s+(?P<org>.+)$", value, re.I)
     role = (at["role"] if at else value).strip()
     head = role.lower().split()[-1] if role.split() else ""
@@ -206,17 +207,26 @@ def tech(mode: str, *, lenient: bool = False) -> Build:
 def likes(m: re.Match[str], clause: str) -> list[Draft] | None:
     """Likes and dislikes: one slot per thing, so a change of heart replaces it."""
     value = trim(m["v"].split(",")[0])
+    value = re.split(_LIKE_CUT, value, maxsplit=1, flags=re.IGNORECASE)[0].strip()
     if deictic(value) or len(value) < 3:
         return None
+    thing = re.sub(_GENERIC, "", value, flags=re.IGNORECASE) if len(value.split()) > 1 else value
     negative = bool(_NEGATIVE.match(clause))
     content = said(m)
-    if negative and not re.search(r"\b(?:not|no|hates?|dislikes?|can ?not|never)\b", content):
+    if negative and not re.search(
+        r"\b(?:not|no|hates?|dislikes?|can ?not|never|avoids?)\b", content
+    ):
         content = f"User dislikes {value} ({content})"
     return one(
-        "likes", f"opinion:{slug(value)}", "dislikes" if negative else "likes", content, single=True
+        "likes", f"opinion:{slug(thing)}", "dislikes" if negative else "likes", content, single=True
     )
 
 
+_LIKE_CUT = r"\s+(?:anymore|any\s+more|now|after|since|these\s+days|lately|nowadays|at\s+all)\b"
+_GENERIC = (
+    r"\s+(?:podcasts?|shows?|movies?|films?|music|books?|novels?|series|games?|dishes|"
+    r"food|cuisine|songs?|bands?|tv|documentaries)$"
+)
 _NEGATIVE = re.compile(
     rf"^(?:I|we)\s+(?:\w+\s+)?(?:{NOT}|do\s+not|does\s+not|did\s+not|hate|dislike|detest|loathe|"
     r"despise|cannot\s+stand|cannot\s+bear|avoid|have\s+gone\s+off|went\s+off|gone\s+off|"
@@ -286,15 +296,27 @@ def relation(m: re.Match[str], clause: str) -> list[Draft] | None:
     if not rest or deictic(rest):
         return None
     content = said(m)
-    name = re.match(r"(?-i:[A-Z][\w'-]+)(?=\s|,|$)", rest)
+    is_name = re.match(r"is\s+(?P<n>(?-i:[A-Z][\w'-]+))(?:\s+now)?$", rest)
+    name = is_name and is_name.group("n") or re.match(r"(?-i:[A-Z][\w'-]+)(?=\s|,|$)", rest)
+    name = name if isinstance(name, str) else (name[0] if name else "")
     tail = (m["tail"] or "").strip().lower() if "tail" in m.groupdict() else ""
-    naming = bool(re.match(r"(?:'s\s+name|name|is\s+(?:called|named))", tail))
+    naming = bool(re.match(r"(?:'s\s+name|name|is\s+(?:called|named))", tail)) or bool(is_name)
     if rel in lx.SINGLE_RELATIONS and (naming or name):
-        who = name[0] if name else rest
-        return one("family", f"family:{slug(rel)}", who, content, single=True)
-    who = name[0] if name else ""
+        who = name or rest
+        role = "partner" if rel in lx.PARTNERS else slug(rel)
+        return one("family", f"family:{role}", who, content, single=True)
+    who = name
     slot = f"family:{slug(rel)}" + (f":{slug(who)}" if who else f":{slug(rest)}")
     return one("family", slot, rest, content)
+
+
+def reacts(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """ "Soy gives me a rash": the user reacts to soy (the clause says how)."""
+    value = trim(m["v"])
+    if deictic(value) or too_short(value):
+        return None
+    content = f"User reacts badly to {value} ({pronouns(tidy(clause))})"
+    return one("allergies", f"allergy:{slug(value)}", value, content)
 
 
 def condition(m: re.Match[str], clause: str) -> list[Draft] | None:
@@ -320,11 +342,15 @@ def possession(m: re.Match[str], clause: str) -> list[Draft] | None:
         tech_word = find(lx.TECH, value)
         if tech_word and lx.TECH[tech_word] == "hardware":
             return one("stack", f"tool:hardware:{slug(tech_word)}", value, content)
+        if re.match(r"I\s+(?:\w+\s+)?(?:drive|am\s+driving)\b", clause, re.IGNORECASE):
+            return one("possessions", "vehicle", value, content, single=True)
         bought = re.search(r"\b(?:bought|purchased|own|drive|ride)\b", clause[: m.start("v")], re.I)
-        if what or bought:
+        if what or bought or value[:1].isupper():
             return one("possessions", f"owns:{slug(what or value)}", value, content)
         return None
     kind = lx.POSSESSIONS[found]
+    if re.match(r"I\s+(?:\w+\s+)?(?:drive|am\s+driving)\b", clause, re.IGNORECASE):
+        kind = "vehicle"
     single = kind in lx.SINGLE_POSSESSIONS
     slot = kind if single else f"owns:{slug(value)}"
     return one("possessions", slot, value, content, single=single)
@@ -355,7 +381,7 @@ _LENGTH = re.compile(
 def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
     """A standing instruction to the assistant. Language, units and answer length are
     one at a time ("switch to metric" replaces "use imperial")."""
-    value = trim(m["v"])
+    value = tidy(m["v"])
     value = re.sub(
         r"^(?:please|pls|kindly)\s+|\s+(?:please|pls|plz|thanks|thx)$", "", value, flags=re.I
     )
@@ -411,7 +437,8 @@ _NOT_A_PLAN = re.compile(
     r"(?:know|ask|understand|see|check|make\s+sure|find\s+out|figure|try|get\s+(?:a|an|some|"
     r"the|help|it|this|that)|be\s+able|say|thank|confirm|clarify|mention|order|book\s+a\s+table|"
     r"talk|discuss|go\s+over|share|show|start\s+with|begin|change|add|remove|cancel|create|"
-    r"write|draft|generate|build|fix|convert|compare|learn\s+how|improve\s+(?:this|it|my\s+code)|"
+    r"write\s+(?:a|an|me|this|some|up|it)\b|draft|generate|build|fix|convert|compare|learn\s+how|"
+    r"improve\s+(?:this|it|my\s+code)|"
     r"decide|figure|work\s+out|choose|pick|watch\s+something)\b",
     re.IGNORECASE,
 )
@@ -424,12 +451,20 @@ def plan(m: re.Match[str], clause: str) -> list[Draft] | None:
     if deictic(value) or len(value) < 3 or _NOT_A_PLAN.match(value):
         return None
     event = EVENTS.search(clause)
-    if event:
-        name = slug(event["event"])
+    flies = re.search(r"\b(?:fly|flying)\b", clause, re.IGNORECASE)
+    if event or flies:
+        name = slug(event["event"]) if event else "flight"
         name = "wedding" if name in ("married", "marry") else name
         return one("plans", f"plan:{name}", value, said(m), single=True, episodic=True)
     topic = trim(re.sub(r"^(?:I|we)\s+(?:am|are|will|would)?\s*", "", tidy(clause), flags=re.I))
     return one("plans", f"plan:{slug(topic)}", value, said(m), episodic=True)
+
+
+def status(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """Retired, freelancing, left a job: the employer and role memories become history."""
+    value = trim(m["v"])
+    replaces = ("employer", "occupation")
+    return one("work", "employment_status", value, said(m), single=True, replaces=replaces)
 
 
 def age(m: re.Match[str], clause: str) -> list[Draft] | None:

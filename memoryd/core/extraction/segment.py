@@ -27,7 +27,7 @@ _CODE_LINE = re.compile(
     r"function |const |let |var |return |print\(|console\.|echo |SELECT |INSERT |"
     r"\d{4}-\d\d-\d\d[ T]\d|Traceback|File \"|  File |\w+Error\b|\w+Exception\b|"
     r"at \S+\(|\s{4}|\t)"
-    r"|[;{}]\s*$|\w\(.*\)\s*;?\s*$|^\s*\w+\s*=\s*\S",
+    r"|[;{}]\s*$|\w\(.*\)\s*;?\s*$|^\s*\w+\s*=\s*\S|^\s{2,}[\w-]+:(?:\s|$)|^[\w-]+:\s*$",
     re.IGNORECASE,
 )
 _QUOTE = re.compile(
@@ -46,6 +46,7 @@ _ABBREV = re.compile(
 # a line break. A dot between word characters (Next.js, v2.1) does not end it.
 _SENTENCE_END = re.compile(
     r"[.!?;\u3002\uff01\uff1f\uff1b]+(?=\s|$)|\n+|\u3002"
+    r"|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B50\u2705]+[\ufe0f\u200d]*\s*"
     r"|:(?=\s*$|\s+(?:(?i:I|my|we|our|can|could|would|what|how|why|please|is|are|do|"
     r"does|any|which|where|who|when|should|help|me|us|respond|reply|answer|use|keep|"
     r"write|avoid|always|never|no|don't|do\s+not)\b|[\"'\u201c\u2026]))"
@@ -96,7 +97,7 @@ _SPEECH = (
     r"declared|declares|announced|announces|admitted|admits|explained|explains)\b"
 )
 _REPORTED_CONTENT = (
-    r"(?=\s*(?::|\u2026|that\b|(?i:I|she|he|they|we|my|her|his|their|it|you|me|to\s+me|us)\b))"
+    r"(?=\s*,?\s*(?::|\u2026|that\b|(?i:I|she|he|they|we|my|her|his|their|it|you|me|to\s+me|us)\b))"
 )
 _REPORTED = re.compile(
     r"(?i:\b(?:he|she|they|someone|somebody|everyone|everybody|people|nobody|"
@@ -111,7 +112,7 @@ _REPORTED = re.compile(
     + _REPORTED_CONTENT
 )
 _HYPOTHETICAL_SENTENCE = re.compile(
-    r"\b(?:imagine|imagining|suppose|supposing|pretend|pretending|hypothetically|"
+    r"^according\s+to\b|\b(?:imagine|imagining|suppose|supposing|pretend|pretending|hypothetically|"
     r"what if|let's say|lets say|say that|in a world|in an alternate|in another life|"
     r"if only|role-?play)\b",
     re.IGNORECASE,
@@ -145,8 +146,7 @@ _CLAUSE_START = (
 )
 _CLAUSE_SPLIT = re.compile(
     rf",\s+(?={_CLAUSE_START})|\s+(?:and|but|so|plus|or|whereas|while|because|since|"
-    r"though|although|as|then)\s+(?=(?i:I|I'm|I've|I'll|I'd|my|we|we're|our|please|no|"
-    r"always|never)\b)"
+    r"then)\s+(?=(?i:I|I'm|I've|I'll|I'd|my|we|we're|our|please|no|always|never)\b)"
     r"|\s+but\s+|\s+[\u2014\u2013-]+\s+(?=(?i:I|I'm|I am|my|we|our|and\s+I|so\s+I|please)\b)"
 )
 # "I live in Madrid and work at Bosch": a verb after "and" continues the subject.
@@ -179,7 +179,8 @@ _LEADER = re.compile(
     r"hmm|um|uh|wow|omg|ugh|yay|oh well|right|so yeah|also fyi|quick one|quick q|"
     r"real quick|quick question|question|hi there|hello there|hey there|"
     r"good morning|good evening|morning|evening|by profession|by trade|professionally|"
-    r"a bit about me|some background|bit of context|before my question|\w+-wise|"
+    r"a bit about me|some background|bit of context|before my question|"
+    r"(?:infra|tech|stack|work|money|health|diet|location)-wise|correction|update|"
     r"heads up|big news|update|fyi|context|for context|background|about me|"
     r"before you plan[^:,]*|before we start|a few rules)\b[\s,:;!.\-]*"
     r"|[-\u2022*>]+\s+|\d+[.)]\s+)+",
@@ -364,6 +365,9 @@ def clauses(text: str) -> list[Clause]:
             if not part:
                 continue
             if _QUESTION.match(part) or (question and _WH.match(part)):
+                after_question = True
+                continue
+            if question and re.match(r"no\s", part, re.IGNORECASE):  # "rice or no rice??"
                 after_question = True
                 continue
             if after_question and not part.lower().startswith(("i ", "i'", "my ", "we")):

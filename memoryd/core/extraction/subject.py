@@ -106,6 +106,8 @@ def restore(part: str) -> str:
             return f"I have a {_lower_first(who)}"
         words = who.split()
         named = len(words) == 1 or (all(w[:1].isupper() for w in words) and len(words) <= 3)
+        if named and who.islower():
+            who = who.capitalize()  # "freya here" is a name, written in a hurry
         return f"I am {who}" if named else f"I am a {_lower_first(who)}"
     if re.match(r"been\s", part, re.IGNORECASE):
         return "I have " + _lower_first(part)

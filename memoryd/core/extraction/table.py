@@ -18,9 +18,10 @@ _REL_WORDS = "|".join(sorted((re.escape(w) for w in lx.RELATIONS), key=len, reve
 _DIET_WORDS = "|".join(sorted((re.escape(w) for w in lx.DIETS), key=len, reverse=True))
 _STATE_WORDS = "|".join(sorted((re.escape(w) for w in lx.HEALTH_STATES), key=len, reverse=True))
 _TRAIT_WORDS = "|".join(sorted((re.escape(w) for w in lx.TRAITS), key=len, reverse=True))
-_ADJ = r"(?:(?:little|big|old|young|new|rescue|rescued|adopted|senior|baby|black|white|"
-_ADJ += r"grey|gray|ginger|orange|fluffy|tiny|small|large|giant|lazy|sweet|crazy|two|"
-_ADJ += r"three|\d+[- ]year[- ]old|\w+-year-old|one-eyed|three-legged|beloved|)\s+)*"
+_ADJ = r"(?:(?:[a-z][a-z-]*)\s+){0,3}?"
+_ADJ_OLD = r"(?:(?:little|big|old|young|new|rescue|rescued|adopted|senior|baby|black|white|"
+_ADJ_OLD += r"grey|gray|ginger|orange|fluffy|tiny|small|large|giant|lazy|sweet|crazy|two|"
+_ADJ_OLD += r"three|\d+[- ]year[- ]old|\w+-year-old|one-eyed|three-legged|beloved|)\s+)*"
 _HAVE_VERB = (
     rf"(?:(?:I|we)\s+{ADV}(?:have\s+got|have|own|got|adopted|rescued|bought|purchased|"
     r"share\s+my\s+home\s+with|share\s+our\s+home\s+with|live\s+with|keep|raise|foster|"
@@ -28,7 +29,7 @@ _HAVE_VERB = (
 )
 SUBJ = r"(?:I|we)"
 BE = r"(?:I\s+am|we\s+are|I\s+have\s+been|we\s+have\s+been)"
-_NUM = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+|my|our|some)"
+_NUM = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+|my|our|some|another|a\s+second|a\s+third|a\s+new)"
 
 Rule = tuple[str, re.Pattern[str], Build]
 _RULES: list[Rule] = []
@@ -67,6 +68,8 @@ rule("identity", rf"^I\s+{ADV}(?:have\s+started\s+|started\s+|am\s+)?(?:use|usin
 rule("identity", r"^I\s+am\s+(?:now\s+|just\s+|only\s+)?(?P<v>\d{1,3})(?!\s*(?:weeks?|months?|days?|hours?|minutes?|%|kg|lbs?|cm|ft|mg|k\b|miles|km|percent|times|points))(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*yo|\s*y/o)?(?:\s|$|,)", r.age)
 rule("identity", r"^I\s+am\s+(?:a|an)\s+(?P<v>\d{1,3})[- ]?(?:year|yr)[- ]old\b", r.age)
 rule("identity", rf"^I\s+{ADV}turned\s+(?P<v>\d{{1,3}})\b", r.age)
+rule("identity", rf"^my\s+(?:birthday|bday|b-day)\s+(?:falls\s+on|is\s+on|lands\s+on)\s+{V}", r.simple("identity", "birthday", single=True))
+rule("identity", rf"^.*\bpronouns\b.*?(?P<v>\b(?:she|he|they|xe|ze|it)/\w+(?:/\w+)?)", r.simple("identity", "pronouns", single=True))
 rule("identity", rf"^my\s+(?:birthday|bday|b-day)\s+is\s+(?:on\s+)?{V}", r.simple("identity", "birthday", single=True))
 rule("identity", rf"^my\s+(?:birthday|bday|b-day)'s\s+(?:on\s+)?{V}", r.simple("identity", "birthday", single=True))
 rule("identity", r"^I\s+was\s+born\s+(?:on|in)\s+(?P<v>(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|the\s+\d).*)",
@@ -85,7 +88,9 @@ rule("allergies", r"^my\s+(?P<v>[\w\s-]{2,30}?)\s+(?:allergy|intolerance)\b", r.
 rule("allergies", r"^(?P<v>[\w\s-]{2,30}?)\s+(?:allergy|allergies|intolerance|intolerant)\s+here\b", r.simple("allergies", "allergy:{}"))
 rule("allergies", rf"^I\s+{ADV}(?:cannot|can\s+not)\s+(?:eat|have|digest|tolerate|handle|drink)\s+{V}", r.simple("allergies", "allergy:{}"))
 rule("allergies", rf"^I\s+{ADV}(?:react\s+(?:badly|poorly|strongly)|have\s+(?:a\s+)?(?:bad\s+)?reactions?|get\s+(?:hives|a\s+rash|rashes|sick|migraines?|headaches?))\s+(?:to|from|when\s+I\s+(?:eat|take|have))\s+{V}", r.simple("allergies", "allergy:{}"))
-rule("allergies", r"^(?P<v>[\w\s-]{2,40}?)\s+(?:makes|make|gives|give)\s+(?:me|my\s+\w+)\s+(?:break\s+out|itch|swell|tingle|burn|sick|ill|hives|a\s+rash|rashes|headaches?|migraines?|nauseous|bloated|itchy|sneeze|swell|puffy|cramps|stomach)", r.simple("allergies", "allergy:{}"))
+rule("allergies", r"^(?P<v>[\w\s-]{2,40}?)\s+(?:makes|make|gives|give)\s+(?:me|my\s+\w+)\s+(?:break\s+out|itch|swell|tingle|burn|sick|ill|hives|a\s+rash|rashes|headaches?|migraines?|nauseous|bloated|itchy|sneeze|swell|puffy|cramps|stomach)", r.reacts)
+rule("health", rf"^(?:my\s+)?(?:bloodwork|blood\s+work|blood\s+tests?|tests?|results|a\s+scan|scans|an?\s+mri|an?\s+x-ray|biopsy|screening)\b.{{0,40}}?\b(?:showed|shows|found|confirmed|revealed)\s+(?:that\s+)?I\s+(?:am|have)\s+{V}", r.simple("health", "health:{}"))
+rule("health", rf"^my\s+(?:doctor|gp|psychiatrist|specialist|physician)\s+(?:\w+\s+)?(?:switched|moved|changed|put)\s+me\s+(?:from\s+[\w-]+\s+)?(?:to|on|onto)\s+(?P<v>(?P<drug>[\w-]+).*)", r.medication)
 rule("health", rf"^I\s+{ADV}carry\s+(?:an?\s+)?(?P<v>(?:epipen|epi-pen|inhaler|insulin|glucose).*)", r.simple("health", "health:{}"))
 _DIETV = rf"(?P<v>(?:{_DIET_WORDS})(?:\s+diet)?)"
 rule("diet", rf"^(?:I\s+have\s+|we\s+have\s+|I\s+|we\s+)?{ADV}(?:switched|moved|gone|went|changed|converted|transitioned)\s+(?:over\s+)?to\s+(?:a\s+|an\s+|the\s+|being\s+)?{_DIETV}", r.simple("diet", "diet", single=True))
@@ -120,10 +125,11 @@ _SWITCH = (
     r"are\s+moving|am\s+migrating|am\s+switching|are\s+switching)"
 )
 rule("stack", rf"^(?:{SUBJ}\s+(?:have\s+|had\s+)?)?{ADV}{_SWITCH}\s+(?:over\s+)?(?:(?:our|my|the|everything|it\s+all|all|it|them|stuff)(?:\s+[\w.-]+){{0,2}}\s+)?(?:over\s+)?(?:from\s+\S+(?:\s+\S+)?\s+)?to\s+(?:a\s+|an\s+|the\s+)?{V}", r.tech("switch"))
+rule("stack", rf"^(?:everything|it\s+all|all\s+of\s+it|our\s+stuff|the\s+app|our\s+app|the\s+site|prod|production)\s+(?:now\s+)?(?:lives|runs|is\s+hosted|sits|is)\s+(?:on|in)\s+{V}", r.tech("switch"))
 rule("stack", rf"^{SUBJ}\s+{ADV}(?:wiped\s+\w+\s+\w+\s+and\s+)?(?:installed|reinstalled|set\s+up|put)\s+(?:a\s+|an\s+)?{V}", r.tech("switch"))
 rule("possessions", rf"^I\s+{ADV}(?:replaced|swapped|traded\s+in|upgraded)\s+my\s+(?:old\s+)?(?P<what>\w+)\s+(?:with|for|to)\s+(?:a\s+|an\s+|the\s+)?{V}", r.possession)
 # -- location -----------------------------------------------------------------------
-_LIVE = r"(?:live|reside|stay|am\s+living|are\s+living|am\s+staying|have\s+been\s+living|have\s+lived|lived|have\s+been|am\s+settled|are\s+settled)"
+_LIVE = r"(?:live|reside|am\s+residing|are\s+residing|stay|am\s+living|are\s+living|am\s+staying|have\s+been\s+living|have\s+lived|lived|have\s+been|am\s+settled|are\s+settled)"
 rule("location", rf"^{SUBJ}\s+{ADV}{_LIVE}\s+(?:in|at|on)\s+{V}", r.lives)
 rule("location", rf"^{SUBJ}\s+{ADV}(?:live|are\s+living|am\s+living)\s+(?P<v>(?:with|alone|by\s+myself|on\s+my\s+own|near|outside|close\s+to|just\s+outside|next\s+to|right\s+outside).*)", r.lives)
 rule("location", rf"^{BE}\s+{ADV}(?:based|located|settled|stationed|living|staying)\s+(?:in|out\s+of|near|outside)\s+{V}", r.lives)
@@ -131,7 +137,7 @@ rule("location", rf"^{BE}\s+(?:currently\s+|now\s+)?in\s+(?P<v>(?-i:[A-Z]).+)", 
 rule("location", rf"^(?:my|our)\s+(?:apartment|flat|house|home|place|condo|office)\s+is\s+(?:in|on|near|just\s+outside|outside)\s+{V}", r.lives)
 rule("location", rf"^(?:my\s+)?home\s+(?:for\s+me\s+)?(?:is|base\s+is)\s+(?:in\s+)?{V}", r.lives)
 rule("location", r"^I\s+call\s+(?P<v>.+?)\s+home\b", r.lives)
-rule("location", rf"^{SUBJ}\s+(?:have\s+)?{ADV}(?:moved|relocated|moved\s+back|moved\s+over|emigrated|immigrated)\s+(?:back\s+)?(?:from\s+.+?\s+)?to\s+{V}", r.lives)
+rule("location", rf"^{SUBJ}\s+(?:have\s+)?{ADV}(?:moved|relocated|moved\s+back|moved\s+over|emigrated|immigrated|shifted|settled)\s+(?:back\s+)?(?:from\s+.+?\s+)?(?:to|in)\s+{V}", r.lives)
 rule("location", rf"^{BE}\s+{ADV}(?:originally\s+)?from\s+{V}", r.simple("location", "hometown", single=True))
 rule("location", rf"^I\s+{ADV}(?:come|hail)\s+from\s+{V}", r.simple("location", "hometown", single=True))
 rule("location", rf"^I\s+(?:grew\s+up|was\s+raised|was\s+brought\s+up)\s+(?:in|on|near)\s+{V}", r.simple("location", "hometown", single=True))
@@ -151,13 +157,19 @@ rule("work", rf"^my\s+(?:job|role|position|title|job\s+title|occupation|professi
 rule("work", rf"^my\s+(?:employer|company|workplace)\s+is\s+{V}", r.simple("work", "employer", single=True))
 rule("work", r"^I\s+am\s+(?:on|part\s+of|in)\s+the\s+(?P<v>.+?\s+team)\b", r.simple("work", "team", single=True))
 rule("work", r"^I\s+(?:lead|manage|run|head)\s+(?:the|a|our)\s+(?P<v>.+?\s+(?:team|department|group|squad|division))\b", r.simple("work", "team", single=True))
-rule("work", rf"^I\s+am\s+{ADV}(?P<v>retired|self-employed|unemployed|freelancing|between\s+jobs|job\s+hunting|on\s+(?:parental|maternity|paternity|medical|sick)\s+leave|a\s+stay-at-home\s+\w+|a\s+full-time\s+student|on\s+a\s+career\s+break)\b.*", r.simple("work", "employment_status", single=True))
+rule("work", rf"^I\s+am\s+{ADV}(?P<v>retired|self-employed|unemployed|freelancing|between\s+jobs|job\s+hunting|on\s+(?:parental|maternity|paternity|medical|sick)\s+leave|a\s+stay-at-home\s+\w+|a\s+full-time\s+student|on\s+a\s+career\s+break)\b.*", r.status)
 rule("work", rf"^I\s+{ADV}(?:run|own|founded|co-founded|started|manage)\s+(?:a|an|my\s+own|our|the)\s+(?P<v>.*\b(?:business|company|shop|store|bakery|restaurant|cafe|café|startup|agency|studio|firm|practice|clinic|salon|bar|farm|consultancy|brewery|nonprofit|non-profit|charity|school|gym|boutique|b&b|hotel|coffee\s+shop|food\s+truck|etsy\s+shop|newsletter|podcast|channel|blog)\b.*)", r.simple("work", "business:{}"))
 rule("work", r"^I\s+am\s+(?:the\s+|a\s+|an\s+)?(?P<v>(?:ceo|cto|cfo|coo|founder|co-founder|cofounder|head|director|vp|owner|manager|lead|president|chair)\s+(?:of|at)\s+.+)", r.simple("work", "occupation", single=True))
+rule("work", rf"^I\s+{ADV}(?:drive|deliver|ride|write|design|code|consult|freelance|tutor|cook|clean|model|translate|edit|illustrate|photograph|dance|play|volunteer)\s+(?:\w+\s+)?for\s+(?P<v>(?-i:[A-Z]).+)", r.works)
+rule("work", rf"^I\s+{ADV}(?:manage|lead|run|head)\s+(?:a|the|our)\s+(?:\w+\s+)?team\b.*?\bat\s+(?P<v>(?-i:[A-Z]).+)", r.works)
+rule("work", rf"^I\s+am\s+(?:employed|working|hired)\s+as\s+(?:an?\s+|the\s+)?{V}", r.simple("work", "occupation", single=True))
+rule("work", rf"^I\s+(?:trained|qualified|retrained|certified)\s+as\s+(?:an?\s+)?{V}", r.simple("work", "occupation", single=True))
+rule("work", rf"^I\s+{ADV}(?:left|quit|lost|resigned\s+from)\s+(?P<v>my\s+(?:job|position|role)\b.*)", r.status)
 rule("work", rf"^I\s+{ADV}teach\s+{V}", r.simple("work", "occupation", single=True))
 rule("work", rf"^I\s+{ADV}do\s+(?P<v>.+?\s+(?:for|at)\s+(?-i:[A-Z]).*)", r.simple("work", "occupation", single=True))
 # -- education ----------------------------------------------------------------------
-rule("education", rf"^I\s+{ADV}(?:study|studied|majored\s+in|major\s+in|am\s+studying|have\s+been\s+studying|am\s+majoring\s+in|minored\s+in|did\s+my\s+\w+(?:'s)?\s+(?:degree\s+)?in|read)\s+{V}", r.simple("education", "education:{}"))
+rule("education", rf"^I\s+{ADV}(?:study|am\s+studying|have\s+been\s+studying|am\s+majoring\s+in|major\s+in)\s+{V}", r.simple("education", "education:current", single=True))
+rule("education", rf"^I\s+{ADV}(?:studied|majored\s+in|minored\s+in|did\s+my\s+\w+(?:'s)?\s+(?:degree\s+)?in|read)\s+{V}", r.simple("education", "education:{}"))
 rule("education", r"^I\s+(?:have|hold|got|earned|completed|finished|am\s+doing|am\s+finishing|am\s+working\s+on|am\s+writing|am\s+pursuing|am\s+taking)\s+(?:a|an|my)\s+(?P<v>(?:\w+'?s?\s+){0,2}(?:degree|phd|ph\.d\.|doctorate|masters?|master's|bachelor's|bachelors|mba|bsc|msc|ba|ma|diploma|certificate|certification|thesis|dissertation|capstone|course|bootcamp)\b.*)", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+{ADV}(?:graduated|graduate|dropped\s+out)\s+(?:from\s+|of\s+)?{V}", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+{ADV}(?:go\s+to|attend|attended|went\s+to|am\s+at|am\s+enrolled\s+at|am\s+enrolled\s+in|study\s+at)\s+(?P<v>(?:the\s+)?(?-i:[A-Z]).*)", r.simple("education", "school", single=True))
@@ -169,10 +181,12 @@ rule("education", r"^I\s+am\s+(?P<v>homeschooled|home-schooled|self-taught|a\s+c
 rule("education", rf"^I\s+{ADV}(?:taught\s+myself|learned)\s+(?P<v>.+)", r.simple("education", "education:{}"))
 # -- pets ---------------------------------------------------------------------------
 _NAMESEP = (
-    r"(?:\s*,\s*(?:an?\s+[\w-]+(?:\s+[\w-]+)?\s+)?)?\s*(?:,\s*(?:(?:his|her|its|their)\s+name\s+is\s+)?|"
+    r"(?:\s*[,\u2014\u2013-]+\s*(?:an?\s+[\w-]+(?:\s+[\w-]+)?\s+)?)?\s*(?:[,\u2014\u2013]\s*(?:(?:his|her|its|their)\s+name\s+is\s+)?|"
     r"\s+(?:named|called|who\s+is\s+called|by\s+the\s+name\s+of|whose\s+name\s+is)\s+)"
 )
-rule("pets", rf"^(?:my|our)\s+(?:family\s+)?{_ADJ}(?P<kind>{_PET_WORDS})(?P<tail>'s\s+name\s+is|\s+is\s+(?:called|named)|\s+name\s+is|\s+goes\s+by|,)\s+{NAME}", r.pet)
+rule("pets", rf"^{NAME}\s+is\s+(?:my|our)\s+(?:family\s+)?{_ADJ}(?P<kind>{_PET_WORDS})\b", r.pet)
+rule("pets", rf"^{NAME},\s+(?:my|our)\s+(?:family\s+)?{_ADJ}(?P<kind>{_PET_WORDS})\b", r.pet)
+rule("pets", rf"^(?:my|our|the)\s+(?:family\s+)?{_ADJ}(?P<kind>{_PET_WORDS})(?P<tail>'s\s+name\s+is|\s+is\s+(?:called|named)|\s+name\s+is|\s+goes\s+by|,)\s+{NAME}", r.pet)
 rule("pets", rf"^(?:my|our)\s+(?:family\s+)?(?:\w+\s+)?(?:dog|cat|pet)\s+is\s+(?:a|an)\s+{_ADJ}(?P<kind>{_PET_WORDS})(?:\s+(?-i:[A-Z]\w+))?{_NAMESEP}{NAME}", r.pet)
 rule("pets", rf"^{_HAVE_VERB}\s+{_NUM}\s+{_ADJ}(?:(?-i:[A-Z]\w+)\s+)?(?P<kind>{_PET_WORDS})(?:\s+\w+)?{_NAMESEP}{NAME}", r.pet)
 rule("pets", rf"^(?:my|our)\s+(?:family\s+)?{_ADJ}(?P<kind>{_PET_WORDS})\s+{NAME}(?=\s|,|$)", r.pet)
@@ -183,6 +197,7 @@ rule("pets", r"^I\s+am\s+(?:a\s+)?(?P<kind>dog|cat)\s+(?:owner|mom|dad|parent|pe
 _RELMOD = r"(?:(?:new|current|ex-?|late|former|old|future|soon-to-be|little|big|older|younger|baby|eldest|oldest|youngest|twin|two|three|teenage|adult|step-?|grown-up|\d+-year-old)\s+)*"
 rule("family", rf"^(?:my|our)\s+(?P<rel>{_RELMOD}(?:{_REL_WORDS}|family))(?P<tail>'s\s+name\s+is|\s+is\s+(?:called|named)|\s+name\s+is|,)?\s+{V}", r.relation)
 rule("family", r"^(?:my\s+\w+\s+and\s+I|we)\s+(?:have|are\s+raising|are\s+expecting)\s+(?P<v>.+)", r.simple("family", "family:{}"))
+rule("family", rf"^{_HAVE_VERB}\s+(?P<v>(?:a|an)\s+\d{{1,2}}[- ](?:year|yr|month)[- ]old\b(?!\s+(?:{_PET_WORDS})).*)", r.simple("family", "family:{}"))
 rule("family", rf"^{_HAVE_VERB}\s+(?P<v>{_NUM}\s+(?:\w+\s+)?(?:kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings?|grandkids|grandchildren|twins|stepkids|stepsons?|stepdaughters?|boys|girls|baby|toddler|teenagers?|teens|grandsons?|granddaughters?|nieces?|nephews?)\b.*)", r.simple("family", "family:{}"))
 rule("family", r"^(?:I\s+am|we\s+are|I\s+have\s+been|we\s+have\s+been)\s+(?P<v>(?:happily\s+|newly\s+|recently\s+|just\s+)?(?:married|engaged|single|divorced|widowed|separated|in\s+a\s+relationship|dating\s+someone|in\s+a\s+long-distance\s+relationship)\b.*)", r.simple("family", "relationship_status", single=True))
 rule("family", rf"^(?:I|we)\s+{ADV}(?P<v>got\s+(?:married|engaged|divorced)\b.*)", r.simple("family", "relationship_status", single=True))
@@ -198,6 +213,7 @@ rule("languages", rf"^I\s+am\s+{ADV}(?:fluent|conversational|proficient|bilingua
 rule("languages", r"^I\s+am\s+(?:a\s+)?(?:native|fluent|heritage)\s+(?P<v>\w+(?:\s+\w+)?)\s+speaker\b", r.language)
 rule("languages", rf"^I\s+(?:am|have\s+been)\s+{ADV}(?:learning|studying|taking\s+(?:\w+\s+)?(?:classes|lessons|courses?)\s+in|practicing|practising|brushing\s+up\s+on|picking\s+up|trying\s+to\s+(?:learn|pick\s+up|improve)|doing\s+duolingo\s+(?:for|in))\s+{V}", r.language)
 rule("languages", rf"^I\s+{ADV}(?:learn|study|started\s+learning|began\s+learning|take\s+(?:\w+\s+)?(?:classes|lessons)\s+in)\s+{V}", r.language)
+rule("languages", rf"^(?P<v>[\w-]+)\s+is\s+what\s+(?:we|I)\s+speak\b", r.language)
 rule("languages", rf"^my\s+(?:native|first|mother|home)\s+(?:language|tongue)\s+is\s+{V}", r.simple("languages", "native_language", single=True))
 rule("languages", r"^(?P<v>\w+)\s+is\s+my\s+(?:native|first|mother|home)\s+(?:language|tongue)\b", r.simple("languages", "native_language", single=True))
 rule("languages", r"^my\s+(?P<v>\w+)\s+is\s+(?:\w+\s+)?(?:conversational|native|fluent|basic|rusty|decent|good|ok|okay|intermediate|beginner|advanced|[abc][12]|pretty\s+good|not\s+bad|solid|limited|passable|weak|strong)\b", r.language)
@@ -220,11 +236,13 @@ rule("stack", r"^(?:I\s+am|we\s+are)\s+(?:a|an)\s+(?P<v>\S+(?:\s+\S+)?)\s+(?:use
 # -- preferences, likes and dislikes -----------------------------------------------
 _FAV = r"(?:my\s+(?:all-time\s+|absolute\s+|current\s+|personal\s+|top\s+)?(?:favou?rite|fave|fav|go-to)|the\s+best)"
 rule("likes", rf"^I\s+{ADV}(?:much\s+|far\s+|way\s+|definitely\s+|strongly\s+)?(?:prefer|favou?r)\s+{V}", r.prefers)
-rule("likes", rf"^{_FAV}\s+(?P<what>[\w-]+(?:\s+[\w-]+)?)\s+(?:these\s+days\s+|right\s+now\s+|at\s+the\s+moment\s+|now\s+|currently\s+|lately\s+|of\s+all\s+time\s+|ever\s+)?(?:is|are|has\s+to\s+be|would\s+be|was)\s+(?:probably\s+|definitely\s+|still\s+|now\s+)?{V}", r.favorite)
+rule("likes", rf"^{_FAV}\s+(?P<what>[\w-]+(?:\s+[\w-]+)??)\s+(?:these\s+days\s+|right\s+now\s+|at\s+the\s+moment\s+|now\s+|currently\s+|lately\s+|of\s+all\s+time\s+|ever\s+)?(?:is|are|has\s+to\s+be|would\s+be|was)\s+(?:probably\s+|definitely\s+|still\s+|now\s+)?{V}", r.favorite)
 rule("likes", rf"^{_FAV}\s+(?:is|are)\s+{V}", r.favorite)
 rule("likes", r"^(?P<v>.{2,60}?)\s+(?P<be>is|are)\s+(?:still\s+)?my\s+(?:absolute\s+|all-time\s+|personal\s+|top\s+)?(?:favou?rite|fave|fav)(?:\s+(?P<kind2>[\w-]+(?:\s+[\w-]+)?))?\b", r.favorite)
 rule("likes", r"^(?P<v>.{2,60}?)\s+(?:is|are)\s+my\s+(?:weakness|guilty\s+pleasure|jam|thing|comfort\s+food|happy\s+place|obsession|passion|everything|love|addiction)\b", r.likes)
 rule("likes", r"^(?P<v>.{2,60}?)\s+(?:is|are)\s+(?:\w+\s+)?(?:disgusting|gross|awful|the\s+worst|terrible|horrible|revolting|vile|not\s+for\s+me|overrated)(?:\s+to\s+me)?\b", r.likes)
+rule("likes", rf"^(?P<v>[\w' -]{{2,40}}?)\s*(?:>|>>|beats|over)\s*(?P<w>[\w' -]{{2,40}}?)(?:\s*,?\s*(?:always|any\s+day|every\s+time|forever))?$", r.prefers)
+rule("likes", rf"^{SUBJ}\s+{ADV}(?:have\s+never|never|have\s+not\s+ever|have\s+always|always)\s+(?:really\s+)?(?:liked|loved|enjoyed|been\s+a\s+fan\s+of|been\s+into|cared\s+for|hated|disliked)\s+{V}", r.likes)
 rule("likes", rf"^{SUBJ}\s+{ADV}(?:do\s+not|did\s+not|never|no\s+longer|cannot|really\s+do\s+not|honestly\s+do\s+not)\s+(?:really\s+|much\s+|particularly\s+|even\s+)?(?:like|love|enjoy|care\s+for|eat|fancy|get\s+along\s+with|trust)\s+{V}", r.likes)
 rule("likes", rf"^{SUBJ}\s+{ADV}(?:hate|dislike|detest|loathe|despise|cannot\s+stand|can\s+not\s+stand|cannot\s+bear|avoid|have\s+gone\s+off|went\s+off|am\s+done\s+with|am\s+over)\s+{V}", r.likes)
 rule("likes", rf"^I\s+am\s+(?:not\s+(?:really\s+|much\s+of\s+|at\s+all\s+)?(?:a\s+(?:big\s+|huge\s+)?fan\s+of|into|keen\s+on|a\s+fan\s+of|fond\s+of|crazy\s+about)|no\s+fan\s+of|sick\s+of|tired\s+of)\s+{V}", r.likes)
@@ -235,11 +253,12 @@ rule("likes", r"^(?:(?:a\s+)?(?:big|huge|massive|die-hard|diehard|lifelong)\s+)?
 _GOING = (
     r"(?:going|heading|flying|travell?ing|driving|moving|relocating|off|taking\s+a\s+trip|"
     r"visiting|attending|starting|getting\s+married|running|competing|presenting|speaking|"
-    r"graduating|applying|quitting|leaving|retiring|resigning|having\s+(?:a|an|my|our)|"
-    r"hosting|throwing|doing\s+(?:a|an|my)|sitting|taking|interviewing|launching|opening|"
+    r"graduating|applying|quitting|leaving|retiring|resigning|having|emigrating|immigrating|"
+    r"hosting|throwing|doing\s+(?:a|an|my)|sitting\s+(?:an?|my|the)\s+(?:exam|test)|taking|"
+    r"interviewing|launching|opening|hiking|climbing|trekking|cycling|walking|backpacking|touring|"
     r"buying|selling|renovating|adopting|due|expecting)"
 )
-rule("plans", rf"^{BE}\s+{ADV}{_GOING}\s+(?:to\s+|in\s+|at\s+|for\s+)?(?P<v>(?!use\b|adopt\b|go\s+with\b|be\s+honest\b|ask\b|need\b|try\b|do\s+that\b|say\b|make\b|have\s+to\b|explain\b).+)", r.plan)
+rule("plans", rf"^{BE}\s+{ADV}{_GOING}\s+(?:to\s+|in\s+|at\s+|for\s+)?(?P<v>(?!use\b|adopt\b|go\s+with\b|be\s+honest\b|ask\b|need\b|try\b|do\s+that\b|say\b|make\b|have\s+to\b|explain\b|late\b|behind\b|out\s+of\b|low\s+on\b|a\s+bit\b|through\b|crazy\b|insane\b|nuts\b).+)", r.plan)
 rule("plans", rf"^{SUBJ}\s+{ADV}(?:want\s+to|would\s+like\s+to|would\s+love\s+to|need\s+to\s+(?=(?:finish|complete|pass|lose|get\s+(?:fit|in\s+shape)|save|run|learn|move|find\s+a\s+new)\b))\s*(?P<v>.+)", r.plan)
 rule("plans", rf"^{SUBJ}\s+{ADV}(?:plan|intend|hope|aim|expect|am\s+planning|are\s+planning|am\s+hoping|are\s+hoping|am\s+aiming|am\s+trying|are\s+trying|am\s+saving\s+up|are\s+saving\s+up|am\s+saving|are\s+saving|am\s+preparing|are\s+preparing|am\s+training|am\s+studying|am\s+working|am\s+determined|have\s+decided|decided|am\s+thinking\s+about|are\s+thinking\s+about|am\s+considering|are\s+considering)\s+(?:on\s+|to\s+|for\s+)?(?P<v>.+)", r.plan)
 rule("plans", rf"^(?:my|our)\s+(?:main\s+|big\s+|long-term\s+|short-term\s+|personal\s+)?(?:goal|plan|dream|aim|resolution|new\s+year'?s\s+resolution|objective|target|ambition)\s+(?:for\s+\S+(?:\s+\S+)?\s+)?is\s+(?:to\s+)?{V}", r.plan)
@@ -248,6 +267,10 @@ rule("plans", rf"^{SUBJ}\s+(?:have|got)\s+(?:a|an|my|our)\s+(?P<v>(?:[\w-]+\s+){
 rule("plans", rf"^(?:my|our|the)\s+(?P<v>(?:[\w-]+\s+){{0,2}}(?:{r._EVENTS})\s+(?:is|was|got|has\s+been)\s+.*\b(?:\d+(?:st|nd|rd|th)?|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*|monday|tuesday|wednesday|thursday|friday|saturday|sunday|next|tomorrow|week|month|year|spring|summer|fall|autumn|winter)\b.*)", r.plan)
 rule("plans", rf"^{SUBJ}\s+{ADV}(?:had\s+to\s+|have\s+to\s+|need\s+to\s+)?(?:push|pushed|move|moved|reschedule|rescheduled|postpone|postponed|delay|delayed|bring|brought|change|changed)\s+(?:the|our|my)\s+(?P<v>(?:[\w-]+\s+){{0,2}}(?:{r._EVENTS})\b.+)", r.plan)
 rule("plans", r"^(?P<v>(?:next|this|in)\s+(?:week|month|year|summer|winter|spring|fall|autumn|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|\d{4})\s*,?\s+(?:I|we)\s+(?:am|are|will|plan|want|hope)\s+.+)", r.plan)
+_DATE = r"(?:jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next\s+\w+|this\s+(?:week|weekend|month|year|summer|winter|spring|fall|autumn)|\d{1,2}(?:st|nd|rd|th)?(?:\s+of)?\s+\w+|christmas|easter|new\s+year|spring|summer|fall|autumn|winter|\d{4})"
+rule("plans", rf"^I\s+{ADV}(?:start|begin|finish|graduate|move|fly|leave|arrive|return|travel|retire|go\s+back|head\s+off|defend|sit|take)\b(?P<v>.*\b(?:on|in|next|this|at\s+the\s+end\s+of)\s+{_DATE}.*)", r.plan)
+rule("plans", rf"^(?:the\s+|our\s+|my\s+)?baby(?:'s|\s+is)\s+(?P<v>due\s+.+)", r.plan)
+rule("plans", rf"^I\s+am\s+(?!\w+ing\s+(?:late|behind|out|low))(?P<v>\w+ing\b.+\b(?:on|in|next|this)\s+{_DATE}.*)", r.plan)
 rule("plans", rf"^{SUBJ}\s+will\s+(?:be\s+)?(?P<v>(?:in|at|visiting|moving|travell?ing|flying|starting|graduating|running|away|off|back|getting|taking|leaving|out\s+of|on\s+(?:vacation|holiday|leave)).+)", r.plan)
 # -- instructions to the assistant ------------------------------------------------------
 _QUAL = (
@@ -266,7 +289,7 @@ _IMPERATIVE = (
     r"only|no)"
 )
 rule("instructions", rf"^(?:I\s+(?:want|need|would\s+like|would\s+prefer|prefer|expect)\s+you\s+to\s+|please\s+|pls\s+)?{_QUAL}(?P<v>{_IMPERATIVE}\b.+)", r.instruction)
-rule("instructions", rf"^(?:please\s+)?(?P<v>{_IMPERATIVE}\b.+?(?:from\s+now\s+on|going\s+forward|by\s+default|in\s+(?:the\s+)?future|every\s+time|for\s+all\s+future\s+\w+|for\s+the\s+rest\s+of\s+(?:this\s+|our\s+)?(?:chat|conversation)|in\s+(?:all\s+|every\s+)?(?:your\s+)?(?:answers?|replies|reply|responses?)))$", r.instruction)
+rule("instructions", rf"^(?:please\s+)?(?P<v>{_IMPERATIVE}\b.+?(?:from\s+now\s+on|going\s+forward|by\s+default|in\s+(?:the\s+)?future|every\s+time|for\s+all\s+future\s+\w+|for\s+the\s+rest\s+of\s+(?:this\s+|our\s+)?(?:chat|conversation)|in\s+(?:all\s+|every\s+)?(?:your\s+)?(?:answers?|replies|reply|responses?))(?:\s+(?:to|for)\s+me)?(?:\s+please)?)$", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:always|never|do\s+not\s+ever|do\s+not\s+use|never\s+use|stop\s+using|no\s+more)\s+.+)", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:answer|reply|respond|write|talk|speak|communicate|explain\s+things|give\s+(?:me\s+)?(?:answers|responses|replies|explanations|examples|code))\s+(?:to\s+me\s+)?(?:only\s+|always\s+)?(?:in|using|with)\s+.+)", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:keep\s+(?!it\s+(?:quick|up)\b|going\b|in\s+touch\b|me\s+posted\b)|make\s+(?:all\s+|your\s+|the\s+|any\s+)?(?:answers|responses|replies|explanations|code|examples|summaries|recipes|emails|meal\s+plans|charts|plots)\b).+)", r.instruction)
@@ -294,6 +317,11 @@ rule("hobbies", r"^I\s+am\s+(?:part\s+of|a\s+member\s+of|in|on)\s+(?:a|an|the|ou
 rule("hobbies", r"^I\s+am\s+(?:writing|building|restoring|knitting|making|learning\s+to|working\s+on)\s+(?P<v>(?:a|an|my)\s+(?:\w+\s+){0,3}(?:novel|book|memoir|game|app|boat|car|quilt|sweater|cabin|guitar|album|podcast|website|blog|robot|keyboard|garden)\b.*)", r.hobby())
 rule("hobbies", rf"^I\s+{ADV}(?P<v>(?:usually|always|never|typically|often|frequently|regularly|rarely|sometimes|normally|tend\s+to)\s+.+)", r.hobby("pattern"))
 rule("hobbies", rf"^I\s+used\s+to\s+{V}", r.simple("hobbies", "past:{}"))
+rule("hobbies", rf"^weekends\s+are\s+(?:for|all\s+about)\s+{V}", r.hobby())
+rule("hobbies", rf"^I\s+{ADV}(?:do|practi[cs]e|play|take|go\s+to)\s+(?P<v>.+?\s+(?:\d+|once|twice|three|four|five|several|a\s+few)\s+times?\s+(?:a|per|every)\s+(?:week|month|day|year)\b.*|.+?\s+(?:every|each)\s+(?:week|weekend|morning|evening|day|night|sunday|saturday|monday|tuesday|wednesday|thursday|friday)\b.*)", r.hobby())
+rule("hobbies", rf"^I\s+{ADV}take\s+(?P<v>(?:[\w-]+\s+){{1,3}}(?:classes|lessons|courses))\b", r.hobby())
+rule("hobbies", rf"^I\s+have\s+been\s+(?P<v>\w+ing\b.+?)\s+(?:for|since)\s+(?:\d+|a|an|two|three|four|five|six|several|many|a\s+few|a\s+couple|years|ages|over|almost|nearly|about|more\s+than)\b.*", r.hobby())
+rule("hobbies", rf"^I\s+{ADV}(?:build|make|restore|collect|brew|grow|race|breed|fly|carve|knit|sew|forage|repair|fix\s+up|refurbish|bake|paint|draw|sculpt|write|compose|record|produce)\s+(?P<v>(?!it\b|this\b|that\b|a\s+(?:list|plan|summary)\b).+)", r.hobby())
 rule("languages", rf"^(?:on\s+top\s+of\s+\w+\s*,?\s*)?I\s+(?:have\s+)?{ADV}(?:started|took\s+up|picked\s+up|got\s+into|began|am\s+getting\s+into)\s+(?:learning\s+|studying\s+)?{V}", r.language)
 rule("hobbies", rf"^I\s+(?:have\s+)?{ADV}(?:started|took\s+up|picked\s+up|got\s+into|began|am\s+getting\s+into|taken\s+up)\s+(?P<v>(?!a\s+new\s+job|working|at\b|with\b).+)", r.hobby())
 # -- possessions ----------------------------------------------------------------------
@@ -305,7 +333,7 @@ rule("possessions", r"^(?:my|our)\s+(?:new\s+|old\s+|current\s+|first\s+|main\s+
 rule("identity", rf"^I\s+am\s+(?P<v>{_TRAIT_WORDS})\b", r.simple("identity", "trait:{}"))
 rule("identity", rf"^I\s+(?:am|have\s+been|was|used\s+to\s+be)\s+{ADV}(?:a|an|the(?:\s+only|\s+sole|\s+lead|\s+main|\s+head)?)\s+{V}", r.im_a)
 rule("identity", r"^I\s+am\s+(?P<v>(?-i:[A-Z][a-z]+)\s+(?-i:[A-Z][a-z]+))(?=\s*$|\s*,)", r.name_of("name", "User's name is {}"))
-rule("identity", rf"^I\s+am\s+{NAME}(?=\s*(?:,|$|!|\s+(?:and|from|here|by)\b))", r.name_of("name", "User's name is {}"))
+rule("identity", rf"^I\s+am\s+{NAME}(?=\s*(?:,|$|!|[\u2014\u2013]|\s+-\s|\s+(?:and|from|here|by)\b))", r.name_of("name", "User's name is {}"))
 rule("identity", rf"^I\s+am\s+(?P<v>(?:{'|'.join(sorted(lx.NATIONALITIES, key=len, reverse=True))}))(?:\s+\w+)?\s*$", r.simple("identity", "identity:{}"))
 rule("identity", r"^I\s+am\s+(?:half|part|a\s+proud|proudly)\s+(?P<v>\w+)\s*$", r.simple("identity", "identity:{}"))
 
