@@ -137,6 +137,9 @@ rule("location", rf"^{BE}\s+(?:currently\s+|now\s+)?in\s+(?P<v>(?-i:[A-Z]).+)", 
 rule("location", rf"^(?:my|our)\s+(?:apartment|flat|house|home|place|condo|office)\s+is\s+(?:in|on|near|just\s+outside|outside)\s+{V}", r.lives)
 rule("location", rf"^(?:my\s+)?home\s+(?:for\s+me\s+)?(?:is|base\s+is)\s+(?:in\s+)?{V}", r.lives)
 rule("location", r"^I\s+call\s+(?P<v>.+?)\s+home\b", r.lives)
+rule("location", r"^(?P<v>(?-i:[A-Z]).{1,50}?)\s+(?:has\s+been|is|became)\s+(?:my\s+)?home\b", r.lives)
+rule("location", rf"^(?:my|our)\s+(?:apartment|flat|house|home|place|condo|office|studio)(?:'s|\s+is)\s+(?:in|on|near|just\s+outside|outside)\s+{V}", r.lives)
+rule("location", r"^(?:I\s+am|we\s+are)\b.{0,60}?\bliving\s+in\s+(?P<v>(?-i:[A-Z]).+)", r.lives)
 rule("location", rf"^{SUBJ}\s+(?:have\s+)?{ADV}(?:moved|relocated|moved\s+back|moved\s+over|emigrated|immigrated|shifted|settled)\s+(?:back\s+)?(?:from\s+.+?\s+)?(?:to|in)\s+{V}", r.lives)
 rule("location", rf"^{BE}\s+{ADV}(?:originally\s+)?from\s+{V}", r.simple("location", "hometown", single=True))
 rule("location", rf"^I\s+{ADV}(?:come|hail)\s+from\s+{V}", r.simple("location", "hometown", single=True))
@@ -170,7 +173,9 @@ rule("work", rf"^I\s+{ADV}do\s+(?P<v>.+?\s+(?:for|at)\s+(?-i:[A-Z]).*)", r.simpl
 # -- education ----------------------------------------------------------------------
 rule("education", rf"^I\s+{ADV}(?:study|am\s+studying|have\s+been\s+studying|am\s+majoring\s+in|major\s+in)\s+{V}", r.simple("education", "education:current", single=True))
 rule("education", rf"^I\s+{ADV}(?:studied|majored\s+in|minored\s+in|did\s+my\s+\w+(?:'s)?\s+(?:degree\s+)?in|read)\s+{V}", r.simple("education", "education:{}"))
-rule("education", r"^I\s+(?:have|hold|got|earned|completed|finished|am\s+doing|am\s+finishing|am\s+working\s+on|am\s+writing|am\s+pursuing|am\s+taking)\s+(?:a|an|my)\s+(?P<v>(?:\w+'?s?\s+){0,2}(?:degree|phd|ph\.d\.|doctorate|masters?|master's|bachelor's|bachelors|mba|bsc|msc|ba|ma|diploma|certificate|certification|thesis|dissertation|capstone|course|bootcamp)\b.*)", r.simple("education", "education:{}"))
+rule("education", r"^I\s+(?:have|hold|got|earned|completed|finished|am\s+doing|am\s+finishing|am\s+working\s+on|am\s+writing|am\s+pursuing|am\s+taking)\s+(?:a|an|my)\s+(?P<v>(?:[\w'-]+\s+){0,2}(?:degree|phd|ph\.d\.|doctorate|masters?|master's|bachelor's|bachelors|mba|bsc|msc|ba|ma|diploma|certificate|certification|thesis|dissertation|capstone|course|bootcamp|a-levels?|gcses?|abitur|baccalaureate|bac|matric|leaving\s+cert|ib|high\s+school|undergrad|apprenticeship|residency|fellowship)\b.*)", r.simple("education", "education:{}"))
+rule("education", rf"^I\s+{ADV}(?:did|finished|completed|got)\s+my\s+(?P<v>(?:undergrad|degree|masters?|master's|phd|bachelor's|bachelors|mba|training|residency|a-levels|studies)\s+(?:at|in|from)\s+.+)", r.simple("education", "education:{}"))
+rule("education", rf"^I\s+{ADV}(?:changed|switched)\s+(?:my\s+)?(?:major|course|degree|programme|program|studies)\s+to\s+{V}", r.simple("education", "education:current", single=True))
 rule("education", rf"^I\s+{ADV}(?:graduated|graduate|dropped\s+out)\s+(?:from\s+|of\s+)?{V}", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+{ADV}(?:go\s+to|attend|attended|went\s+to|am\s+at|am\s+enrolled\s+at|am\s+enrolled\s+in|study\s+at)\s+(?P<v>(?:the\s+)?(?-i:[A-Z]).*)", r.simple("education", "school", single=True))
 rule("education", r"^I\s+am\s+(?:a|an)\s+(?P<v>(?:[\w-]+\s+){0,2}(?:student|freshman|sophomore|junior|senior|undergrad|undergraduate|postgrad|grad\s+student|phd\s+candidate|doctoral\s+candidate|postdoc)(?=\s+(?:at|in|of|year|student|now)\b|\s*$|\s*,).*)", r.simple("education", "student", single=True))
@@ -199,7 +204,7 @@ rule("family", rf"^(?:my|our)\s+(?P<rel>{_RELMOD}(?:{_REL_WORDS}|family))(?P<tai
 rule("family", r"^(?:my\s+\w+\s+and\s+I|we)\s+(?:have|are\s+raising|are\s+expecting)\s+(?P<v>.+)", r.simple("family", "family:{}"))
 rule("family", rf"^{_HAVE_VERB}\s+(?P<v>(?:a|an)\s+\d{{1,2}}[- ](?:year|yr|month)[- ]old\b(?!\s+(?:{_PET_WORDS})).*)", r.simple("family", "family:{}"))
 rule("family", rf"^{_HAVE_VERB}\s+(?P<v>{_NUM}\s+(?:\w+\s+)?(?:kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings?|grandkids|grandchildren|twins|stepkids|stepsons?|stepdaughters?|boys|girls|baby|toddler|teenagers?|teens|grandsons?|granddaughters?|nieces?|nephews?)\b.*)", r.simple("family", "family:{}"))
-rule("family", r"^(?:I\s+am|we\s+are|I\s+have\s+been|we\s+have\s+been)\s+(?P<v>(?:happily\s+|newly\s+|recently\s+|just\s+)?(?:married|engaged|single|divorced|widowed|separated|in\s+a\s+relationship|dating\s+someone|in\s+a\s+long-distance\s+relationship)\b.*)", r.simple("family", "relationship_status", single=True))
+rule("family", r"^(?:I\s+am|we\s+are|I\s+have\s+been|we\s+have\s+been)\s+(?P<v>(?:happily\s+|newly\s+|recently\s+|just\s+)?(?:married|engaged|single|divorced|widowed|separated|in\s+a\s+relationship|dating\s+someone|in\s+a\s+long-distance\s+relationship|in\s+a\s+(?:civil|domestic)\s+partnership|partnered|seeing\s+someone)\b.*)", r.simple("family", "relationship_status", single=True))
 rule("family", rf"^(?:I|we)\s+{ADV}(?P<v>got\s+(?:married|engaged|divorced)\b.*)", r.simple("family", "relationship_status", single=True))
 rule("family", r"^I\s+(?:am\s+)?(?P<v>(?:a|an)\s+(?:\w+\s+)?(?:mom|mum|mother|dad|father|parent|grandma|grandmother|grandpa|grandfather|stepmom|stepdad|single\s+mom|single\s+dad|single\s+parent|foster\s+parent|caregiver\s+for|carer\s+for)\b.*)", r.simple("family", "family:parent", single=True))
 rule("family", r"^(?:we\s+are|I\s+am)\s+(?P<v>expecting\b.*)", r.simple("family", "family:expecting", single=True))
@@ -290,6 +295,16 @@ _IMPERATIVE = (
 )
 rule("instructions", rf"^(?:I\s+(?:want|need|would\s+like|would\s+prefer|prefer|expect)\s+you\s+to\s+|please\s+|pls\s+)?{_QUAL}(?P<v>{_IMPERATIVE}\b.+)", r.instruction)
 rule("instructions", rf"^(?:please\s+)?(?P<v>{_IMPERATIVE}\b.+?(?:from\s+now\s+on|going\s+forward|by\s+default|in\s+(?:the\s+)?future|every\s+time|for\s+all\s+future\s+\w+|for\s+the\s+rest\s+of\s+(?:this\s+|our\s+)?(?:chat|conversation)|in\s+(?:all\s+|every\s+)?(?:your\s+)?(?:answers?|replies|reply|responses?))(?:\s+(?:to|for)\s+me)?(?:\s+please)?)$", r.instruction)
+_STYLE = (
+    r"steps|paragraphs?|tone|formal|informal|casual|format|formatting|dates?|bullet|bullets|markdown|"
+    r"emojis?|jargon|units|currency|prices|rupees|euros|dollars|pounds|yen|spelling|sentences|"
+    r"answers?|replies|responses?|feedback|examples|comments|blunt|honest|concise|brief|short|"
+    r"simple|plain|apologi[sz]ing|apologies|sugarcoat\w*|yyyy\S*|iso|headings?|tables?|lists?|"
+    r"citations?|sources|links|disclaimers|caveats|summary|summaries|tl;?dr|language|words|"
+    r"vocabulary|slang|swearing|metric|imperial|celsius|fahrenheit|24-hour|12-hour|timezone|"
+    r"time\s+zone|code\s+blocks?|type\s+hints|semicolons|tabs|spaces"
+)
+rule("instructions", rf"^(?:please\s+|kindly\s+|pls\s+)?(?P<v>(?:use|be|stop|maintain|give|write|show|format|keep|avoid|answer|reply|respond|explain|include|cite|list|sign|spell|address|round|express|put|add|start|end|skip|drop|limit|prefer|default\s+to|stick\s+to|switch\s+to|go\s+back\s+to|do\s+not|never|always)\b.{{0,160}}?\b(?:{_STYLE})\b.*)", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:always|never|do\s+not\s+ever|do\s+not\s+use|never\s+use|stop\s+using|no\s+more)\s+.+)", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:answer|reply|respond|write|talk|speak|communicate|explain\s+things|give\s+(?:me\s+)?(?:answers|responses|replies|explanations|examples|code))\s+(?:to\s+me\s+)?(?:only\s+|always\s+)?(?:in|using|with)\s+.+)", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:keep\s+(?!it\s+(?:quick|up)\b|going\b|in\s+touch\b|me\s+posted\b)|make\s+(?:all\s+|your\s+|the\s+|any\s+)?(?:answers|responses|replies|explanations|code|examples|summaries|recipes|emails|meal\s+plans|charts|plots)\b).+)", r.instruction)
