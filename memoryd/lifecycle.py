@@ -254,7 +254,7 @@ def import_jsonl(
         if not batch:
             return
         stored = engine.create_many(batch)
-        for memory, created in stored:
+        for _, created in stored:
             if created:
                 result.imported += 1
             else:

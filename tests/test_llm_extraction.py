@@ -28,7 +28,6 @@ from memoryd.llm_extraction import (
     LlmExtractionError,
     LlmOp,
     LlmStats,
-    extract_with_mode,
     ops_to_reconcile,
     parse_operations,
 )
@@ -76,21 +75,6 @@ def shown(body: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def wire_llm(engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Route extraction jobs through ``extract_with_mode``, as the one call the lead adds
-    to ``ExtractionJobs.extract_and_store`` will; a no-op once that hook exists."""
-    if hasattr(engine.extraction, "llm"):
-        return
-    rules = engine.extraction.extract_and_store
-
-    def with_mode(owner: str, session_id: str, texts: list[tuple[str, str]]) -> Any:
-        return extract_with_mode(
-            engine, owner, session_id, texts, lambda: rules(owner, session_id, texts)
-        )
-
-    monkeypatch.setattr(engine.extraction, "extract_and_store", with_mode)
-
-
 @dataclass
 class Model:
     """The fake extraction model: ``handle(body)`` answers, ``requests`` records."""
@@ -112,7 +96,7 @@ class Model:
 
 
 @pytest.fixture
-def model(engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> Iterator[Model]:
+def model(engine: MemoryEngine) -> Iterator[Model]:
     holder: list[Model] = []
     with http_server(lambda path, body: holder[0].handle(body)) as (url, received):
         holder.append(Model(engine, received))
@@ -124,7 +108,6 @@ def model(engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> Iterator[Mod
                 "extractionTimeoutMs": 3000,
             }
         )
-        wire_llm(engine, monkeypatch)
         yield holder[0]
 
 
@@ -549,14 +532,13 @@ class Gateway:
 
 
 @pytest.fixture
-def gateway(engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> Iterator[Gateway]:
+def gateway(engine: MemoryEngine) -> Iterator[Gateway]:
     upstream = FakeUpstream()
     with serve_asgi(upstream.app) as upstream_url:
         save_providers(engine.db, [Provider("default", f"{upstream_url}/v1", "upstream-secret")])
         engine.settings.update(
             {"extractionMode": "llm", "extractionProviderModel": "default/extract-1"}
         )
-        wire_llm(engine, monkeypatch)
         record, secret = engine.keys.create("tester")
         with serve_asgi(create_app(engine, admin_token=ADMIN)) as url:
             yield Gateway(engine, upstream, url, secret, record.id)

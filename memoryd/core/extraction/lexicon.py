@@ -46,7 +46,8 @@ _add(
 )
 _add(
     "editor",
-    "jetbrains,kakoune,micro,textmate,bbedit,nova,lapce,vim,neovim,nvim,emacs,vs code,vscode,visual studio code,visual studio,intellij,"
+    "jetbrains,kakoune,micro,textmate,bbedit,nova,lapce,vim,neovim,nvim,emacs,vs code,"
+    "vscode,visual studio code,visual studio,intellij,"
     "intellij idea,pycharm,webstorm,goland,rider,clion,phpstorm,android studio,xcode,"
     "sublime,sublime text,atom,nano,helix,zed,cursor,eclipse,netbeans,notepad++,"
     "jupyter,rstudio,spacemacs,doom emacs,kate,brackets,fleet,windsurf",

@@ -297,8 +297,8 @@ def relation(m: re.Match[str], clause: str) -> list[Draft] | None:
         return None
     content = said(m)
     is_name = re.match(r"is\s+(?P<n>(?-i:[A-Z][\w'-]+))(?:\s+now)?$", rest)
-    name = is_name and is_name.group("n") or re.match(r"(?-i:[A-Z][\w'-]+)(?=\s|,|$)", rest)
-    name = name if isinstance(name, str) else (name[0] if name else "")
+    leading = re.match(r"(?-i:[A-Z][\w'-]+)(?=\s|,|$)", rest)
+    name = is_name["n"] if is_name else (leading[0] if leading else "")
     tail = (m["tail"] or "").strip().lower() if "tail" in m.groupdict() else ""
     naming = bool(re.match(r"(?:'s\s+name|name|is\s+(?:called|named))", tail)) or bool(is_name)
     if rel in lx.SINGLE_RELATIONS and (naming or name):
