@@ -93,6 +93,7 @@ def _date(value: str | None, name: str) -> Any:
 
 def _row(memory: Memory) -> str:
     session = f" session={memory.session_id}" if memory.session_id else ""
+    session += "  (superseded)" if memory.superseded_at else ""
     return (
         f"{memory.id}  [{memory.type.value}] {memory.key}  owner={memory.api_key_id}{session}\n"
         f"    {memory.content}"
@@ -165,6 +166,28 @@ def memory_add(
     )
 
 
+@memory.command("remember")
+@click.argument("text")
+@click.option("--owner", "-k", required=True, help="Owner (client API key id).")
+@click.option("--session", default="", help="Session id.")
+@_json_option
+@click.pass_context
+@handles_errors
+def memory_remember(ctx: click.Context, text: str, owner: str, session: str) -> None:
+    """Extract the facts TEXT states (as from a chat message) and store them."""
+    with _engine(ctx) as engine:
+        results = engine.extract_now(owner, text, session_id=session)
+    stored = [r.memory.to_dict() | {"superseded": r.superseded} for r in results if r.memory]
+
+    def show() -> None:
+        for item in stored:
+            replaced = f" (replaces {len(item['superseded'])})" if item["superseded"] else ""
+            click.echo(f"{item['content']}  [{item['metadata'].get('slot')}]{replaced}")
+        click.echo(f"-- {len(stored)} facts")
+
+    _emit(ctx, {"data": stored}, show)
+
+
 @memory.command("list")
 @click.option("--owner", "-k", default=None, help="Only this owner (default: every owner).")
 @click.option("--type", "type_", type=TYPES, default=None)
@@ -172,6 +195,7 @@ def memory_add(
 @click.option("--q", "query", default=None, help="Substring of content or key.")
 @click.option("--limit", type=int, default=50, show_default=True)
 @click.option("--page", type=int, default=1, show_default=True)
+@click.option("--history", is_flag=True, help="Also list superseded memories.")
 @_json_option
 @click.pass_context
 @handles_errors
@@ -183,6 +207,7 @@ def memory_list(
     query: str | None,
     limit: int,
     page: int,
+    history: bool,
 ) -> None:
     """List memories, newest first."""
     with _engine(ctx) as engine:
@@ -193,6 +218,7 @@ def memory_list(
             q=query,
             limit=limit,
             page=page,
+            history=history,
         )
     payload = {
         "data": [m.to_dict() for m in result.data],

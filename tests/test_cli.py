@@ -51,6 +51,30 @@ def test_add_list_get_search_delete_roundtrip(run) -> None:  # type: ignore[no-u
     assert "no memory" in missing.output
 
 
+def test_remember_extracts_reconciles_and_list_shows_history(run) -> None:  # type: ignore[no-untyped-def]
+    first = run("memory", "remember", "I prefer Vim. My dog is called Rex.", "-k", "ann", "--json")
+    assert first.exit_code == 0, first.output
+    stored = json.loads(first.output)["data"]
+    assert [(m["content"], m["superseded"]) for m in stored] == [
+        ("User prefers Vim", []),
+        ("User's dog is called Rex", []),
+    ]
+    second = run("memory", "remember", "Actually, I've switched to Emacs.", "-k", "ann")
+    assert second.exit_code == 0, second.output
+    assert "User has switched to Emacs  [tool:editor] (replaces 1)" in second.output
+    current = json.loads(run("memory", "list", "-k", "ann", "--json").output)
+    assert sorted(m["content"] for m in current["data"]) == [
+        "User has switched to Emacs",
+        "User's dog is called Rex",
+    ]
+    history = run("memory", "list", "-k", "ann", "--history")
+    assert "(superseded)" in history.output
+    assert "User prefers Vim" in history.output
+    assert run("memory", "remember", "What's the weather?", "-k", "ann").output.endswith(
+        "-- 0 facts\n"
+    )
+
+
 def test_bad_input_is_one_clean_error(run) -> None:  # type: ignore[no-untyped-def]
     result = run("memory", "add", "x y z", "--owner", "", "--json")
     assert result.exit_code == 1
