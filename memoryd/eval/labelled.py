@@ -1,6 +1,6 @@
 """The labelled extraction set: one folder per split of JSON-lines files.
 
-``root/<split>/`` (``dev``, ``test``) holds up to three files (field notes in
+``root/<split>/`` (``dev``, ``dev2``, ``test``) holds up to three files (field notes in
 ``bench/data/extraction/README.md``); a folder that holds the files itself is read as
 one split named after it. A missing file is an empty list; a malformed line is an
 ``ExtractionDataError`` naming the file and line.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SPLITS = ("dev", "test")
+SPLITS = ("dev", "dev2", "test")
 MODES = ("replace", "add", "repeat")
 FILES = ("positives.jsonl", "negatives.jsonl", "supersede.jsonl")
 
