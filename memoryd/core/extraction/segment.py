@@ -46,7 +46,7 @@ _ABBREV = re.compile(
 # a line break. A dot between word characters (Next.js, v2.1) does not end it.
 _SENTENCE_END = re.compile(
     r"[.!?;\u3002\uff01\uff1f\uff1b]+(?=\s|$)|\n+|\u3002"
-    r"|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B50\u2705]+[\ufe0f\u200d]*\s*"
+    r"|[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B50\u2705]+[\ufe0f\u200d]*"
     r"|:(?=\s*$|\s+(?:(?i:I|my|we|our|can|could|would|what|how|why|please|is|are|do|"
     r"does|any|which|where|who|when|should|help|me|us|respond|reply|answer|use|keep|"
     r"write|avoid|always|never|no|don't|do\s+not)\b|[\"'\u201c\u2026]))"
@@ -205,8 +205,12 @@ class Clause:
 #: A longer message is a document the user pasted: statements about themselves sit at
 #: its start or end, so only these windows are read (bounds the work per message).
 WINDOW_CHARS = 4 * 1024
-#: Clauses read per window, for the same reason.
-MAX_CLAUSES = 80
+#: Clauses read per window, for the same reason: a message with more than this in its
+#: first (or last) 4 KiB is a document, not someone talking about themselves.
+MAX_CLAUSES = 40
+
+
+_BLANKS = re.compile(r"(?<=\S)[^\S\n]{2,}")  # inside a line; indentation marks code
 
 
 def windows(text: str) -> list[str]:
@@ -222,7 +226,9 @@ def windows(text: str) -> list[str]:
             text = "" if newline < 0 else text[newline:]
     # a lone surrogate ("\ud800" is valid JSON) cannot be stored as UTF-8
     text = text.encode("utf-8", "replace").decode("utf-8")
-    text = _GUARD_BLOCK.sub("\n", text.replace("\r", ""))
+    # runs of blanks become one (every "\s+X" pattern would otherwise rescan a long run)
+    text = _BLANKS.sub(" ", text.replace("\r", ""))
+    text = _GUARD_BLOCK.sub("\n", text)
     text = _GUARD_LINE.sub("", text)
     text = _FENCE.sub("\n", text)
     if len(text) <= 2 * WINDOW_CHARS:
