@@ -28,6 +28,8 @@ MEMORY_FIELDS = {
     "expiresAt",
     "accessCount",
     "lastAccessedAt",
+    "supersededAt",
+    "supersededBy",
 }
 
 

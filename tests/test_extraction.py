@@ -60,7 +60,7 @@ def stored(text: str, *values: str) -> None:
         ("I'm a structural engineer.", ["structural engineer"], "occupation"),
         ("I work in logistics.", ["logistics"], "industry"),
         ("I studied marine biology at the University of Bergen.", ["marine biology"], None),
-        ("My wife's name is Leila.", ["Leila"], "family:wife"),
+        ("My wife's name is Leila.", ["Leila"], "family:partner"),
         ("My brother Piotr lives in Gdansk.", ["Piotr", "Gdansk"], None),
         ("I have two daughters.", ["two daughters"], None),
         ("My dog is called Biscuit.", ["Biscuit"], "pet:dog:name"),

@@ -267,3 +267,41 @@ def test_concurrent_creates_all_land_without_lock_errors(engine: MemoryEngine) -
     assert errors == []
     assert engine.list_memories(owner="key-a").total == 1600
     assert _rows(engine.db.read(), "SELECT COUNT(DISTINCT key) FROM memories") == [(1600,)]
+
+
+def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path: Path) -> None:
+    """Migrations 1-4 (the release before supersession) with memories in them: opening
+    with this release adds the slot and history columns, fills the slot from metadata,
+    and every old memory stays current and retrievable."""
+    from memoryd.storage import migrations
+
+    path = tmp_path / "old.db"
+    conn = apsw.Connection(str(path))
+    conn.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)"
+    )
+    for migration in migrations.discover():
+        if migration.version <= 4:
+            conn.execute(migration.sql)
+            conn.execute(
+                "INSERT INTO schema_migrations VALUES (?, ?, '2026-11-01T00:00:00+00:00')",
+                (migration.version, migration.name),
+            )
+    now = to_iso(utcnow())
+    for i, meta in enumerate(['{"slot": "home_location"}', "{}", "not json"]):
+        conn.execute(
+            "INSERT INTO memories (id, api_key_id, type, key, content, metadata, created_at, "
+            "updated_at) VALUES (?, 'k', 'factual', ?, ?, ?, ?, ?)",
+            (f"m{i}", f"key{i}", f"User lives in place {i}", meta, now, now),
+        )
+    conn.close()
+
+    with Database(path, load_vec=False) as db:
+        versions = [v for (v,) in _rows(db.read(), "SELECT version FROM schema_migrations")]
+        assert versions == [1, 2, 3, 4, 5]
+        slots = dict(_rows(db.read(), "SELECT id, slot FROM memories ORDER BY id"))
+        assert slots == {"m0": "home_location", "m1": None, "m2": None}
+        old = sql.get(db.read(), "m0")
+        assert old is not None and old.superseded_at is None and old.slot == "home_location"
+        flt = sql.Filter(owners=("k",), now=utcnow())
+        assert len(sql.recent(db.read(), flt, 10)) == 3
