@@ -302,6 +302,8 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
         slots = dict(_rows(db.read(), "SELECT id, slot FROM memories ORDER BY id"))
         assert slots == {"m0": "home_location", "m1": None, "m2": None}
         old = sql.get(db.read(), "m0")
-        assert old is not None and old.superseded_at is None and old.slot == "home_location"
+        assert old is not None
+        assert old.superseded_at is None
+        assert old.slot == "home_location"
         flt = sql.Filter(owners=("k",), now=utcnow())
         assert len(sql.recent(db.read(), flt, 10)) == 3
