@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from memoryd.core.extraction import strip_injected
 from memoryd.core.llm_ops import (
     MAX_CONTENT_CHARS,
     REASONS,
@@ -74,7 +74,6 @@ MAX_ASSISTANT_CHARS = 4_000
 MAX_ANSWER_BYTES = 1_048_576
 USAGE_KEY = "extraction.llmUsage"
 MAX_RELATED = 8
-_GUARD = re.compile(r"^[ \t]*Memory context:.*$", re.MULTILINE)  # memoryd's own block
 
 
 def _utc_day() -> str:
@@ -163,7 +162,7 @@ class LlmStats:
 
 
 def _tail(text: str | None, limit: int) -> str:
-    return _GUARD.sub("", text or "")[-limit:].strip()
+    return strip_injected(text or "")[-limit:].strip()
 
 
 class LlmExtractor:

@@ -17,6 +17,7 @@ from conftest import ADMIN, add
 from fakes import FakeUpstream, serve_asgi
 
 from memoryd.api import create_app
+from memoryd.core.injection import format_memory_context
 from memoryd.engine import MemoryEngine
 from memoryd.providers import Provider, save_providers
 
@@ -81,7 +82,7 @@ def test_stored_memory_is_injected_as_a_leading_system_message(gateway: Gateway)
     body = gateway.upstream.last
     assert body["messages"][0] == {
         "role": "system",
-        "content": "Memory context: User prefers concise answers about databases",
+        "content": format_memory_context(["User prefers concise answers about databases"]),
     }
     assert body["messages"][1]["content"] == "You are helpful."
     assert raw.headers["x-memoryd-memory-count"] == "1"
@@ -232,7 +233,7 @@ def test_mimo_merges_into_the_first_system_message(gateway: Gateway) -> None:
         messages=[{"role": "system", "content": "SYS"}, {"role": "user", "content": "units?"}],
     )
     body = gateway.upstream.last
-    assert system_texts(body) == ["Memory context: User prefers metric units\nSYS"]
+    assert system_texts(body) == [format_memory_context(["User prefers metric units"]) + "\nSYS"]
     assert body["messages"][0]["role"] == "system"
 
 
@@ -275,7 +276,7 @@ def test_top_level_system_field_is_merged(gateway: Gateway) -> None:
     )
     assert http.status_code == 200
     body = gateway.upstream.last
-    assert body["system"].startswith("Memory context: User prefers metric units")
+    assert body["system"].startswith(format_memory_context(["User prefers metric units"]))
     assert body["system"].endswith("Be brief")
     assert [m["role"] for m in body["messages"]] == ["user"]
 

@@ -23,6 +23,7 @@ from memoryd.core.extraction.segment import (
     Clause,
     clauses,
     prepare,
+    strip_injected,
     windows,
 )
 from memoryd.core.extraction.table import RULES
@@ -36,6 +37,7 @@ __all__ = [
     "extract_facts",
     "fact_metadata",
     "slugify",
+    "strip_injected",
 ]
 
 MIN_FACT_LENGTH = 3

@@ -223,9 +223,7 @@ def likes(m: re.Match[str], clause: str) -> list[Draft] | None:
 
 
 _LIKE_CUT = r"\s+(?:anymore|any\s+more|now|after|since|these\s+days|lately|nowadays|at\s+all)\b"
-_GENERIC = (
-    r"\s+(?:podcasts?|shows?|movies?|films?|music|series|songs?|tv|documentaries)$"
-)
+_GENERIC = r"\s+(?:podcasts?|shows?|movies?|films?|music|series|songs?|tv|documentaries)$"
 _NEGATIVE = re.compile(
     rf"^(?:I|we)\s+(?:\w+\s+)?(?:{NOT}|do\s+not|does\s+not|did\s+not|hate|dislike|detest|loathe|"
     r"despise|cannot\s+stand|cannot\s+bear|avoid|have\s+gone\s+off|went\s+off|gone\s+off|"

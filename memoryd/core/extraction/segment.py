@@ -213,6 +213,11 @@ MAX_CLAUSES = 40
 _BLANKS = re.compile(r"(?<=\S)[^\S\n]{2,}")  # inside a line; indentation marks code
 
 
+def strip_injected(text: str) -> str:
+    """``text`` without memoryd's own memory block (framed or the old one-line form)."""
+    return _GUARD_LINE.sub("", _GUARD_BLOCK.sub("\n", text))
+
+
 def windows(text: str) -> list[str]:
     """The last MAX_INPUT_CHARS characters without memoryd's own block, and of those
     the first and last WINDOW_CHARS when the message is longer than both."""
