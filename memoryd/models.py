@@ -25,7 +25,7 @@ class MemoryType(enum.StrEnum):
 
 Strategy = Literal["exact", "semantic", "hybrid"]
 Scope = Literal["session", "apiKey", "global"]
-Tier = Literal["fts5", "vector", "hybrid-rrf", "qdrant", "recent"]
+Tier = Literal["fts5", "vector", "hybrid", "qdrant", "recent"]
 
 
 def utcnow() -> datetime:
@@ -200,6 +200,7 @@ class Resolution:
     strategy_used: str = "exact"
     rerank_applied: bool = False
     fallback_reason: str | None = None
+    fusion: str | None = None  # "score" or "rrf" when hybrid fused two legs
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -209,6 +210,7 @@ class Resolution:
             "strategyUsed": self.strategy_used,
             "rerankApplied": self.rerank_applied,
             "fallbackReason": self.fallback_reason,
+            "fusion": self.fusion,
         }
 
 

@@ -111,7 +111,8 @@ class Retriever:
             max_tokens=_clamp(budget, 1, 16000),
             scope=scope_value,  # type: ignore[arg-type]
             session_id=session_id or None,
-            limit=_clamp(limit if limit is not None else self.config.vec_top_k, 1, MAX_LIMIT),
+            # the token budget, not a fixed count, limits what is injected (issue 16)
+            limit=_clamp(limit if limit is not None else MAX_LIMIT, 1, MAX_LIMIT),
         )
 
     def _filter(self, req: Request, settings: MemorySettings) -> sql.Filter:
@@ -126,7 +127,8 @@ class Retriever:
         return sql.Filter(
             owners=owners,
             now=now,
-            session_id=req.session_id if req.scope == "session" else None,
+            # session scope without a session id sees the session-less memories only
+            session_id=(req.session_id or "") if req.scope == "session" else None,
             created_after=now - timedelta(days=settings.retention_days),
         )
 
@@ -281,11 +283,12 @@ class Retriever:
         )
         fused = self._in_context(conn, [(mid, s) for mid, s in fused if mid in found], found, req)
         resolution.strategy_used = "hybrid"
+        resolution.fusion = self.config.fusion
         return [
             self._hit(
                 found[mid],
                 score,
-                "hybrid-rrf" if tier == "vector" else tier,
+                "hybrid" if tier == "vector" else tier,
                 vec_score=similarity.get(mid),
                 fts_score=bm25.get(mid),
             )
@@ -339,7 +342,7 @@ class Retriever:
     def _recent(self, conn: object, flt: sql.Filter, req: Request) -> list[Hit]:
         """Newest first; with a query, ranked by keyword relevance (zero scores dropped)."""
         if not req.query:
-            rows = sql.recent(conn, flt, req.limit * 2)  # slack for the budget walk's skips
+            rows = sql.recent(conn, flt, req.limit)  # the newest, up to MAX_LIMIT candidates
             return [self._hit(m, 0.0, "recent") for m in rows]
         return self._keyword_scored(conn, flt, req, tier="recent")
 

@@ -223,6 +223,7 @@ def test_retrieve_preview(client: Any, engine: MemoryEngine) -> None:
         "strategyUsed",
         "rerankApplied",
         "fallbackReason",
+        "fusion",
     }
     assert body["resolution"]["vectorStore"] in {"sqlite-vec", "qdrant", "none"}
     empty = client.post(

@@ -66,10 +66,10 @@ def test_playground_ranks_with_tiers(page: Page, base_url: str, engine: MemoryEn
     hits = page.get_by_test_id("playground-hit")
     expect(hits).to_have_count(3)
     expect(hits.first).to_contain_text("dark mode")
-    expect(hits.first).to_have_attribute("data-tier", "hybrid-rrf")
+    expect(hits.first).to_have_attribute("data-tier", "hybrid")
     assert hits.first.get_attribute("data-rank") == "1"
     for tier in [h.get_attribute("data-tier") for h in hits.all()]:
-        assert tier in {"fts5", "vector", "hybrid-rrf", "qdrant", "recent"}
+        assert tier in {"fts5", "vector", "hybrid", "qdrant", "recent"}
     expect(hits.first).to_contain_text("score")
     expect(hits.first).to_contain_text("vec")
     expect(page.get_by_test_id("playground-total-tokens")).to_have_text(

@@ -125,7 +125,7 @@ def test_search_uses_the_strategy_from_settings(semantic_engine: MemoryEngine) -
     add(engine, "alice", "Paris is the capital of France")
     add(engine, "alice", "The user waters the tomatoes every morning")
     engine.drain()
-    tiers = {"recent": "recent", "semantic": "vector", "hybrid": "hybrid-rrf"}
+    tiers = {"recent": "recent", "semantic": "vector", "hybrid": "hybrid"}
     with served(engine) as srv:
 
         async def body(s: Session) -> None:

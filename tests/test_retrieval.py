@@ -361,7 +361,7 @@ def test_preview_shape(engine: MemoryEngine) -> None:
         }
         assert isinstance(item["score"], float)
         assert isinstance(item["tokens"], int)
-        assert item["tier"] in {"fts5", "vector", "hybrid-rrf", "qdrant", "recent"}
+        assert item["tier"] in {"fts5", "vector", "hybrid", "qdrant", "recent"}
     assert data["totalTokensUsed"] == sum(i["tokens"] for i in data["memories"])
     resolution = data["resolution"]
     assert set(resolution) == {
@@ -371,6 +371,7 @@ def test_preview_shape(engine: MemoryEngine) -> None:
         "strategyUsed",
         "rerankApplied",
         "fallbackReason",
+        "fusion",
     }
     assert resolution["rerankApplied"] is False
     assert resolution["fallbackReason"]

@@ -67,7 +67,7 @@ def test_semantic_and_hybrid_use_the_vector_tier(semantic_engine: MemoryEngine) 
 
     hybrid = semantic_engine.preview("alice", "cat mat", strategy="hybrid")
     assert hybrid.resolution.strategy_used == "hybrid"
-    assert {h.tier for h in hybrid.hits} == {"hybrid-rrf"}
+    assert {h.tier for h in hybrid.hits} == {"hybrid"}
     top = hybrid.hits[0]
     assert top.memory.content == "the cat sat on the warm mat"
     assert top.fts_score is not None

@@ -146,7 +146,7 @@ class PreviewHit(BaseModel):
     content: str
     score: float
     tokens: int
-    tier: Literal["fts5", "vector", "hybrid-rrf", "qdrant", "recent"]
+    tier: Literal["fts5", "vector", "hybrid", "qdrant", "recent"]
     vecScore: float | None
     ftsScore: float | None
 
@@ -158,6 +158,7 @@ class ResolutionPublic(BaseModel):
     strategyUsed: str
     rerankApplied: bool
     fallbackReason: str | None
+    fusion: str | None = None  # "score" or "rrf" when the hybrid legs were fused
 
 
 class PreviewResult(BaseModel):

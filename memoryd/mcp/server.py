@@ -102,7 +102,7 @@ class McpMemory(BaseModel):
 class SearchHit(McpMemory):
     score: float = Field(description="Retrieval score (higher ranks first).")
     tokens: int = Field(description="Estimated tokens of the content.")
-    tier: str = Field(description="Which tier found it: fts5, vector, hybrid-rrf, recent, ...")
+    tier: str = Field(description="Which tier found it: fts5, vector, hybrid, qdrant, recent")
 
 
 class SearchResult(BaseModel):
