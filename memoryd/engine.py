@@ -39,6 +39,7 @@ from memoryd.models import (
 from memoryd.providers import Provider, load_providers
 from memoryd.retrieval import Retriever
 from memoryd.settings import MemorySettings, SettingsService
+from memoryd.storage import history
 from memoryd.storage import memories as sql
 from memoryd.storage.database import Database
 from memoryd.validation import (
@@ -139,7 +140,7 @@ class MemoryEngine:
         if not checked:
             return []
         results = self.db.write(
-            lambda conn: [sql.reconcile(conn, i, new, key, now) for i, new, key in checked]
+            lambda conn: [history.reconcile(conn, i, new, key, now) for i, new, key in checked]
         )
         for result in results:
             for memory_id in result.superseded:
@@ -342,6 +343,7 @@ class MemoryEngine:
             limit=limit,
         )
         hits, resolution = self.retriever.run(req, settings)
+        resolution.hidden = self.retriever.hidden(req, settings)
         return Preview(hits, resolution, budget_max_tokens=req.max_tokens)
 
     def _bump(self, ids: list[str]) -> None:

@@ -17,6 +17,7 @@ from memoryd.core.decay import SWEEP_SCAN_CAP, is_decayed
 from memoryd.core.summary import summarize_text, summary_line
 from memoryd.errors import MemorydError, ValidationError, field_error
 from memoryd.models import Memory, MemoryType, NewMemory, parse_iso, to_iso, utcnow
+from memoryd.storage import history
 from memoryd.storage import memories as sql
 
 if TYPE_CHECKING:
@@ -248,7 +249,7 @@ def import_jsonl(
     the valid lines around it are still imported."""
     result = ImportResult()
     batch: list[NewMemory] = []
-    history: dict[str, tuple[datetime, str | None]] = {}  # key -> supersededAt/By
+    retire: dict[str, tuple[datetime, str | None]] = {}  # key -> supersededAt/By
 
     def flush() -> None:
         if not batch:
@@ -259,13 +260,13 @@ def import_jsonl(
                 result.imported += 1
             else:
                 result.updated += 1
-        retired = [(m.id, *history[m.key]) for m, _ in stored if m.key in history]
+        retired = [(m.id, *retire[m.key]) for m, _ in stored if m.key in retire]
         if retired:  # history round-trips: a superseded memory is imported as history
-            engine.db.write(lambda conn: sql.restore_history(conn, retired))
+            engine.db.write(lambda conn: history.restore_history(conn, retired))
             for memory_id, _, _ in retired:
                 engine.cache.invalidate(memory_id)
         batch.clear()
-        history.clear()
+        retire.clear()
 
     for number, raw in enumerate(lines, start=1):
         try:
@@ -287,7 +288,7 @@ def import_jsonl(
                 result.skipped += 1
                 continue
             if at is not None:
-                history[key] = (at, by if isinstance(by, str) and by else None)
+                retire[key] = (at, by if isinstance(by, str) and by else None)
         except (MemorydError, UnicodeDecodeError) as exc:
             message = exc.message if isinstance(exc, MemorydError) else f"invalid UTF-8: {exc}"
             result.errors.append({"line": number, "message": message})

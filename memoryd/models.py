@@ -201,6 +201,8 @@ class Resolution:
     rerank_applied: bool = False
     fallback_reason: str | None = None
     fusion: str | None = None  # "score" or "rrf" when hybrid fused two legs
+    #: Previews: the owner's memories kept out by expiry and by retention.
+    hidden: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -211,6 +213,7 @@ class Resolution:
             "rerankApplied": self.rerank_applied,
             "fallbackReason": self.fallback_reason,
             "fusion": self.fusion,
+            "hidden": self.hidden,
         }
 
 

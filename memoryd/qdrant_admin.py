@@ -27,10 +27,11 @@ def test_search(tier: QdrantTier, query: str, top_k: int, owner: str) -> dict[st
         return {"ok": False, "results": [], "error": "no embedding source ready"}
     _, embedder = active
     now = utcnow()
+    days = tier.settings.get().retention_days
     flt = sql.Filter(
         owners=(owner,),
         now=now,
-        created_after=now - timedelta(days=tier.settings.get().retention_days),
+        created_after=now - timedelta(days=days) if days else None,
     )
     try:
         vector = tier.indexer.embeddings.embed(embedder, [query])[0]
@@ -57,7 +58,8 @@ def test_search(tier: QdrantTier, query: str, top_k: int, owner: str) -> dict[st
 
 
 def cleanup(tier: QdrantTier, retention_days: int | None = None) -> dict[str, Any]:
-    days = retention_days or tier.settings.get().retention_days
+    # without a retention setting only expired points go (3650 days is the cutoff's cap)
+    days = retention_days or tier.settings.get().retention_days or 3650
     store, reason = tier.prepare()
     if store is None:
         return {"ok": False, "deletedCount": 0, "retentionDays": days, "error": reason}

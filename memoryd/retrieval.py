@@ -124,13 +124,20 @@ class Retriever:
             owners = (req.owner, GLOBAL_OWNER)
         else:
             owners = (req.owner,)
+        days = settings.retention_days
         return sql.Filter(
             owners=owners,
             now=now,
             # session scope without a session id sees the session-less memories only
             session_id=(req.session_id or "") if req.scope == "session" else None,
-            created_after=now - timedelta(days=settings.retention_days),
+            created_after=now - timedelta(days=days) if days else None,
         )
+
+    def hidden(self, req: Request, settings: MemorySettings) -> dict[str, int]:
+        """How many of the owner's memories expiry and retention keep out of this
+        retrieval (previews say so, instead of leaving an old memory silently missing)."""
+        flt = self._filter(req, settings)
+        return sql.hidden_counts(self.db.read(), flt)
 
     def run(self, req: Request, settings: MemorySettings) -> tuple[list[Hit], Resolution]:
         """Ranked, filtered, budgeted hits plus how they were found."""

@@ -38,7 +38,7 @@ PREFIX = "memory."
 class MemorySettings:
     enabled: bool = True
     max_tokens: int = 2000
-    retention_days: int = 30
+    retention_days: int | None = None  # None: keep until expiry or deletion (issue 16)
     strategy: str = "hybrid"
     scope: str = "apiKey"
     extract_from: tuple[str, ...] = ("user",)
@@ -108,6 +108,8 @@ def _normalize_field(name: str, value: object, default: Any) -> Any:
         clamped = _clamp_int(value, 0, 16000)
         return default if clamped is None else clamped
     if name == "retention_days":
+        if value is None or value == 0:
+            return None
         clamped = _clamp_int(value, 1, 365)
         return default if clamped is None else clamped
     if name == "extraction_timeout_ms":
@@ -170,8 +172,10 @@ def validate_update(partial: Mapping[str, Any]) -> dict[str, Any]:
         snake = _SNAKE[camel]
         if snake == "max_tokens" and not (_is_number(value) and 0 <= value <= 16000):
             raise _bad(camel, "must be a number from 0 to 16000")
-        if snake == "retention_days" and not (_is_number(value) and 1 <= value <= 365):
-            raise _bad(camel, "must be a number from 1 to 365")
+        if snake == "retention_days" and not (
+            value is None or (_is_number(value) and 0 <= value <= 365)
+        ):
+            raise _bad(camel, "must be null or 0 (keep memories) or a number of days, 1 to 365")
         if (
             snake == "min_score"
             and value is not None

@@ -224,6 +224,7 @@ def test_retrieve_preview(client: Any, engine: MemoryEngine) -> None:
         "rerankApplied",
         "fallbackReason",
         "fusion",
+        "hidden",
     }
     assert body["resolution"]["vectorStore"] in {"sqlite-vec", "qdrant", "none"}
     empty = client.post(

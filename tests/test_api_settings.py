@@ -72,7 +72,7 @@ def test_put_is_partial_and_returns_normalized_settings(client: Any) -> None:
     [
         {"maxTokens": 16001},
         {"maxTokens": -1},
-        {"retentionDays": 0},
+        {"retentionDays": -1},
         {"retentionDays": 366},
         {"strategy": "magic"},
         {"embeddingSource": "magic"},

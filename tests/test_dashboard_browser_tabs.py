@@ -213,7 +213,7 @@ def test_settings_persist_and_show_the_token_cost(page: Page, base_url: str) -> 
     defaults = {
         "strategy": "hybrid",
         "maxTokens": 2000,
-        "retentionDays": 30,
+        "retentionDays": None,
         "extractFrom": ["user"],
     }
     api(base_url, "PUT", "/api/settings/memory", json=defaults)

@@ -80,7 +80,7 @@ SEED: tuple[tuple[str, str, str, str, MemoryType, int], ...] = (
 DEFAULT_SETTINGS: dict[str, Any] = {
     "enabled": True,
     "maxTokens": 2000,
-    "retentionDays": 30,
+    "retentionDays": 30,  # the old rows below are past it
     "strategy": "hybrid",
     "scope": "apiKey",
     "extractFrom": ["user"],

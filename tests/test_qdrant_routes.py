@@ -215,6 +215,7 @@ def test_cleanup_counts_and_uses_retention(
 
     from memoryd.models import utcnow
 
+    semantic_engine.settings.update({"retentionDays": 30})
     disabled = semantic_client.post(f"{BASE}/cleanup").json()
     assert disabled["ok"] is False
     assert disabled["deletedCount"] == 0

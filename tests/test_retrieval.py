@@ -215,12 +215,24 @@ def test_expired_never_returned(engine: MemoryEngine, strategy: str, query: str 
 
 @pytest.mark.parametrize(("strategy", "query"), PATHS)
 def test_retention_window(engine: MemoryEngine, strategy: str, query: str | None) -> None:
+    """Memories are long-term by default (issue 16); retention is opt-in, and a preview
+    says how many memories it (or expiry) keeps out."""
     now = utcnow()
     fresh = add(engine, "f", "orbit fresh")
     old = add(engine, "f", "orbit old", created_at=now - timedelta(days=40))
+    ancient = add(engine, "f", "orbit ancient", created_at=now - timedelta(days=200))
+    assert visible(engine, "f", strategy, query) == {fresh.id, old.id, ancient.id}
+    engine.settings.update({"retentionDays": 30})
     assert visible(engine, "f", strategy, query) == {fresh.id}
+    assert engine.preview("f", query, strategy=strategy).resolution.hidden == {
+        "expired": 0,
+        "retention": 2,
+    }
     engine.settings.update({"retentionDays": 60})
     assert visible(engine, "f", strategy, query) == {fresh.id, old.id}
+    engine.settings.update({"retentionDays": 0})
+    assert engine.settings.get().retention_days is None
+    assert visible(engine, "f", strategy, query) == {fresh.id, old.id, ancient.id}
 
 
 @pytest.mark.parametrize(("strategy", "query"), PATHS)
@@ -232,6 +244,8 @@ def test_scopes(engine: MemoryEngine, strategy: str, query: str | None) -> None:
     add(engine, "other", "orbit other owner", session_id="s1")
 
     assert visible(engine, "f", strategy, query, scope="session", session_id="s1") == s1
+    # session scope without a session id: the session-less memories only, never all
+    assert visible(engine, "f", strategy, query, scope="session") == none
     assert visible(engine, "f", strategy, query, scope="apiKey") == s1 | s2 | none
     assert visible(engine, "f", strategy, query, scope="global") == s1 | s2 | none | shared
 
@@ -372,6 +386,7 @@ def test_preview_shape(engine: MemoryEngine) -> None:
         "rerankApplied",
         "fallbackReason",
         "fusion",
+        "hidden",
     }
     assert resolution["rerankApplied"] is False
     assert resolution["fallbackReason"]

@@ -76,7 +76,7 @@ def test_defaults_of_an_empty_store() -> None:
     assert settings == MemorySettings()
     assert settings.enabled is True  # memoryd: on by default (SPEC §18)
     assert settings.max_tokens == 2000
-    assert settings.retention_days == 30
+    assert settings.retention_days is None  # long-term by default (issue 16)
     assert settings.strategy == "hybrid"
     assert settings.scope == "apiKey"
     assert settings.extract_from == ("user",)
@@ -114,7 +114,7 @@ def test_fresh_engine_reads_defaults(engine: MemoryEngine) -> None:
 
 def test_normalize_wrong_types_and_out_of_range_fall_back_or_clamp() -> None:
     settings = normalize(
-        {"enabled": "yes", "maxTokens": 20001, "retentionDays": 0, "strategy": "unsupported"}
+        {"enabled": "yes", "maxTokens": 20001, "retentionDays": -3, "strategy": "unsupported"}
     )
     assert settings == MemorySettings(max_tokens=16000, retention_days=1)
     assert settings.enabled is True
@@ -126,13 +126,14 @@ def test_normalize_rounds_numbers() -> None:
     assert normalize({"maxTokens": -5}).max_tokens == 0
     assert normalize({"retentionDays": 999}).retention_days == 365
     assert normalize({"retentionDays": 14.4}).retention_days == 14
+    assert normalize({"retentionDays": 0}).retention_days is None  # 0 = keep
 
 
 @pytest.mark.parametrize("value", ["4000", True, False, None, [4000], float("nan"), float("inf")])
 def test_normalize_non_numbers_give_the_default(value: object) -> None:
     # String numbers are not coerced and booleans are not numbers.
     assert normalize({"maxTokens": value}).max_tokens == 2000
-    assert normalize({"retentionDays": value}).retention_days == 30
+    assert normalize({"retentionDays": value}).retention_days is None
 
 
 def test_normalize_enabled_false_is_kept() -> None:
@@ -243,7 +244,7 @@ def test_garbage_in_the_settings_table_reads_as_defaults(engine: MemoryEngine) -
     settings = engine.settings.get()
     assert settings.max_tokens == 2000
     assert settings.strategy == "hybrid"
-    assert settings.retention_days == 30
+    assert settings.retention_days is None  # long-term by default (issue 16)
     assert settings.scope == "apiKey"
     assert settings.extract_from == ("user",)
     assert settings.min_score is None
@@ -276,8 +277,9 @@ def test_raw_stored_value_under_prefixed_key_is_read(engine: MemoryEngine) -> No
         ("maxTokens", -1),
         ("maxTokens", "4000"),
         ("maxTokens", True),
-        ("retentionDays", 0),
+        ("retentionDays", -1),
         ("retentionDays", 366),
+        ("retentionDays", "30"),
         ("strategy", "magic"),
         ("scope", "everyone"),
         ("embeddingSource", "magic"),
@@ -322,7 +324,7 @@ def test_rejected_update_writes_nothing(engine: MemoryEngine) -> None:
     engine.settings.update({"maxTokens": 1234})
     before = stored_rows(engine)
     with pytest.raises(ValidationError):
-        engine.settings.update({"maxTokens": 999, "retentionDays": 0})
+        engine.settings.update({"maxTokens": 999, "retentionDays": 400})
     assert stored_rows(engine) == before
     assert engine.settings.get().max_tokens == 1234
 
@@ -437,9 +439,9 @@ def test_other_process_writes_are_seen_after_the_ttl(tmp_path: Path) -> None:
 def test_invalidate_forces_a_reread(engine: MemoryEngine) -> None:
     clock = FakeClock()
     service = SettingsService(engine.db, ttl_s=60.0, clock=clock)
-    assert service.get().retention_days == 30
+    assert service.get().retention_days is None
     put_raw(engine, "memory.retentionDays", "90")
-    assert service.get().retention_days == 30
+    assert service.get().retention_days is None
     service.invalidate()
     assert service.get().retention_days == 90
 

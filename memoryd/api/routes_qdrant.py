@@ -157,7 +157,7 @@ def qdrant_cleanup(engine: EngineDep, body: QdrantCleanupRequest | None = None) 
     days = body.retentionDays if body and body.retentionDays else None
     tier = _tier(engine)
     if tier is None:
-        retention = days or engine.settings.get().retention_days
+        retention = days or engine.settings.get().retention_days or 3650
         return {"ok": False, "deletedCount": 0, "retentionDays": retention, "error": _NO_TIER}
     return tier.cleanup(days)
 

@@ -159,6 +159,7 @@ class ResolutionPublic(BaseModel):
     rerankApplied: bool
     fallbackReason: str | None
     fusion: str | None = None  # "score" or "rrf" when the hybrid legs were fused
+    hidden: dict[str, int] | None = None  # memories kept out by expiry and retention
 
 
 class PreviewResult(BaseModel):
@@ -199,7 +200,7 @@ class ReindexStarted(BaseModel):
 class MemorySettingsPublic(BaseModel):
     enabled: bool
     maxTokens: int
-    retentionDays: int
+    retentionDays: int | None
     strategy: Literal["recent", "semantic", "hybrid"]
     scope: Literal["session", "apiKey", "global"]
     extractFrom: list[Literal["user", "assistant"]]
@@ -220,7 +221,9 @@ class MemorySettingsPublic(BaseModel):
 class MemorySettingsUpdate(Strict):
     enabled: bool | None = None
     maxTokens: int | None = Field(default=None, ge=0, le=16000)
-    retentionDays: int | None = Field(default=None, ge=1, le=365)
+    retentionDays: int | None = Field(
+        default=None, ge=0, le=365, description="days; null or 0 keeps memories until they expire"
+    )
     strategy: Literal["recent", "semantic", "hybrid"] | None = None
     scope: Literal["session", "apiKey", "global"] | None = None
     extractFrom: list[Literal["user", "assistant"]] | None = None

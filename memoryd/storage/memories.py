@@ -16,16 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from memoryd.core.scoring import parse_metadata
-from memoryd.models import (
-    Memory,
-    MemoryPatch,
-    MemoryType,
-    NewMemory,
-    Reconcile,
-    Reconciled,
-    parse_iso,
-    to_iso,
-)
+from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, parse_iso, to_iso
 
 COLUMNS = (
     "m.id, m.api_key_id, m.session_id, m.type, m.key, m.content, m.metadata, "
@@ -203,6 +194,28 @@ def list_page(
     return [row_to_memory(r) for r in rows], int(total), by_type
 
 
+def hidden_counts(conn: Any, flt: Filter) -> dict[str, int]:
+    """Current memories of ``flt``'s owners (and session) that its expiry and retention
+    cut exclude: ``{"expired": n, "retention": n}``."""
+    clauses = ["m.superseded_at IS NULL"]
+    params: list[Any] = []
+    if flt.owners is not None:
+        clauses.append(f"m.api_key_id IN ({', '.join('?' for _ in flt.owners) or 'NULL'})")
+        params += flt.owners
+    if flt.session_id is not None:
+        clauses.append("m.session_id = ?")
+        params.append(flt.session_id)
+    after = to_iso(flt.created_after) if flt.created_after else ""
+    rows = conn.execute(
+        "SELECT COALESCE(SUM(m.expires_at IS NOT NULL AND m.expires_at <= ?), 0), "
+        "COALESCE(SUM(m.created_at < ? AND (m.expires_at IS NULL OR m.expires_at > ?)), 0) "
+        f"FROM memories m WHERE {' AND '.join(clauses)}",
+        [to_iso(flt.now), after, to_iso(flt.now), *params],
+    )
+    expired, old = next(iter(rows))
+    return {"expired": int(expired), "retention": int(old)}
+
+
 def tokens_used(conn: Any, owner: str | None = None) -> int:
     sql = "SELECT COALESCE(SUM((length(content) + 3) / 4), 0) FROM memories"
     rows = conn.execute(sql + " WHERE api_key_id = ?", (owner,)) if owner else conn.execute(sql)
@@ -347,64 +360,6 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
 def slot_of(metadata: dict[str, Any]) -> str | None:
     slot = metadata.get("slot")
     return slot if isinstance(slot, str) and slot else None
-
-
-def supersede(
-    conn: Any,
-    owner: str,
-    *,
-    now: datetime,
-    by: str | None,
-    slots: Sequence[str] = (),
-    ids: Sequence[str] = (),
-) -> list[str]:
-    """Mark the owner's current memories of ``slots`` (or with ``ids``) as superseded
-    by memory ``by`` (None: retracted); ``by`` itself is never marked. A slot ending in
-    ``:*`` names every slot under that prefix. Returns the ids."""
-    targets: list[str] = []
-    params: list[Any] = []
-    exact = [s for s in slots if not s.endswith(":*")]
-    if exact:
-        targets.append(f"slot IN ({', '.join('?' for _ in exact)})")
-        params += exact
-    for prefix in (s[:-1] for s in slots if s.endswith(":*")):
-        targets.append("slot LIKE ? ESCAPE '\\'")
-        params.append(escape_like(prefix) + "%")
-    if ids:
-        targets.append(f"id IN ({', '.join('?' for _ in ids)})")
-        params += list(ids)
-    if not targets:
-        return []
-    rows = conn.execute(
-        "UPDATE memories SET superseded_at = ?, superseded_by = ? "
-        f"WHERE api_key_id = ? AND ({' OR '.join(targets)}) AND superseded_at IS NULL "
-        "AND id IS NOT ? RETURNING id",
-        [to_iso(now), by, owner, *params, by],
-    )
-    return [r[0] for r in rows]
-
-
-def reconcile(
-    conn: Any, item: Reconcile, new: NewMemory | None, key: str, now: datetime
-) -> Reconciled:
-    """One ``MemoryEngine.reconcile`` item: upsert, then retire what it replaces."""
-    if new is None:
-        gone = supersede(conn, item.owner, now=now, by=None, ids=item.retract_ids)
-        return Reconciled(None, False, gone)
-    memory, created = upsert(conn, new, key, now)
-    gone = supersede(
-        conn, new.api_key_id, now=now, by=memory.id, slots=item.supersedes, ids=item.retract_ids
-    )
-    return Reconciled(memory, created, gone)
-
-
-def restore_history(conn: Any, rows: Sequence[tuple[str, datetime, str | None]]) -> None:
-    """Set memories' supersession ``(id, at, by)`` as an import found it."""
-    for memory_id, superseded_at, superseded_by in rows:
-        conn.execute(
-            "UPDATE memories SET superseded_at = ?, superseded_by = ? WHERE id = ?",
-            (to_iso(superseded_at), superseded_by, memory_id),
-        )
 
 
 def update(conn: Any, memory_id: str, patch: MemoryPatch, now: datetime) -> Memory | None:

@@ -23,7 +23,8 @@
     const problems = [];
     const changes = {
       maxTokens: wholeNumber("settings-max-tokens", "Max tokens", 0, 16000, problems),
-      retentionDays: wholeNumber("settings-retention-days", "Retention", 1, 365, problems),
+      // 0 (or empty) keeps memories until they expire; 1-365 days otherwise
+      retentionDays: wholeNumber("settings-retention-days", "Retention", 0, 365, problems),
       strategy: $("settings-strategy").value,
       scope: $("settings-scope").value,
       vectorStore: $("settings-vector-store").value,
@@ -46,7 +47,7 @@
 
   function fill(s) {
     $("settings-max-tokens").value = String(s.maxTokens);
-    $("settings-retention-days").value = String(s.retentionDays);
+    $("settings-retention-days").value = String(s.retentionDays ?? 0);
     $("settings-strategy").value = s.strategy;
     $("settings-scope").value = s.scope;
     $("settings-vector-store").value = s.vectorStore;

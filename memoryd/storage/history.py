@@ -1,0 +1,71 @@
+"""SQL for keeping memories current: superseding the older statements of a slot, and
+the history an import brings back. Superseded rows stay in ``memories``; every
+retrieval ``Filter`` skips them (``superseded_at IS NULL``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from memoryd.models import NewMemory, Reconcile, Reconciled, to_iso
+from memoryd.storage.memories import escape_like, upsert
+
+
+def supersede(
+    conn: Any,
+    owner: str,
+    *,
+    now: datetime,
+    by: str | None,
+    slots: Sequence[str] = (),
+    ids: Sequence[str] = (),
+) -> list[str]:
+    """Mark the owner's current memories of ``slots`` (or with ``ids``) as superseded
+    by memory ``by`` (None: retracted); ``by`` itself is never marked. A slot ending in
+    ``:*`` names every slot under that prefix. Returns the ids."""
+    targets: list[str] = []
+    params: list[Any] = []
+    exact = [s for s in slots if not s.endswith(":*")]
+    if exact:
+        targets.append(f"slot IN ({', '.join('?' for _ in exact)})")
+        params += exact
+    for prefix in (s[:-1] for s in slots if s.endswith(":*")):
+        targets.append("slot LIKE ? ESCAPE '\\'")
+        params.append(escape_like(prefix) + "%")
+    if ids:
+        targets.append(f"id IN ({', '.join('?' for _ in ids)})")
+        params += list(ids)
+    if not targets:
+        return []
+    rows = conn.execute(
+        "UPDATE memories SET superseded_at = ?, superseded_by = ? "
+        f"WHERE api_key_id = ? AND ({' OR '.join(targets)}) AND superseded_at IS NULL "
+        "AND id IS NOT ? RETURNING id",
+        [to_iso(now), by, owner, *params, by],
+    )
+    return [r[0] for r in rows]
+
+
+def reconcile(
+    conn: Any, item: Reconcile, new: NewMemory | None, key: str, now: datetime
+) -> Reconciled:
+    """One ``MemoryEngine.reconcile`` item: upsert, then retire what it replaces."""
+    if new is None:
+        gone = supersede(conn, item.owner, now=now, by=None, ids=item.retract_ids)
+        return Reconciled(None, False, gone)
+    memory, created = upsert(conn, new, key, now)
+    gone = supersede(
+        conn, new.api_key_id, now=now, by=memory.id, slots=item.supersedes, ids=item.retract_ids
+    )
+    return Reconciled(memory, created, gone)
+
+
+def restore_history(conn: Any, rows: Sequence[tuple[str, datetime, str | None]]) -> None:
+    """Set memories' supersession ``(id, at, by)`` as an import found it."""
+    for memory_id, superseded_at, superseded_by in rows:
+        conn.execute(
+            "UPDATE memories SET superseded_at = ?, superseded_by = ? WHERE id = ?",
+            (to_iso(superseded_at), superseded_by, memory_id),
+        )
