@@ -191,3 +191,41 @@ def test_from_env_invalid_values_use_defaults(bad: str) -> None:
 def test_from_env_does_not_mutate_defaults() -> None:
     decay_config_from_env({"MEMORY_TYPED_DECAY_EPISODIC_DAYS": "0"})
     assert DEFAULT_TTL_DAYS_BY_TYPE["episodic"] == 30
+
+
+def test_the_server_sweeps_decayed_memories_on_its_interval(tmp_path: object) -> None:
+    """MEMORY_TYPED_DECAY_SWEEP_INTERVAL drives a real background sweep while the app
+    runs (issue 16: the setting was parsed and never used)."""
+    import time
+    from pathlib import Path
+
+    from conftest import ADMIN, add
+    from embedders import no_source
+    from fakes import serve_asgi
+
+    from memoryd.api import create_app
+    from memoryd.bootstrap import build_engine
+    from memoryd.config import EngineConfig
+
+    data = Path(str(tmp_path)) / "data"
+    env = {
+        "MEMORYD_DATA_DIR": str(data),
+        "MEMORY_TYPED_DECAY_ENABLED": "true",
+        "MEMORY_TYPED_DECAY_SWEEP_INTERVAL": "1",
+    }
+    engine = build_engine(
+        EngineConfig.from_env(env, data_dir=data), env, embedding_resolver=no_source
+    )
+    try:
+        old = datetime.now(UTC) - timedelta(days=400)
+        add(engine, "k", "went to a concert", type=MemoryType.EPISODIC, created_at=old)
+        kept = add(engine, "k", "User lives in Oslo", type=MemoryType.FACTUAL, created_at=old)
+        with serve_asgi(create_app(engine, admin_token=ADMIN)):
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if [m.id for m in engine.list_memories(owner="k").data] == [kept.id]:
+                    break
+                time.sleep(0.2)
+        assert [m.id for m in engine.list_memories(owner="k").data] == [kept.id]
+    finally:
+        engine.close()

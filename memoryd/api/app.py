@@ -7,6 +7,8 @@ SIGTERM loses nothing that was acknowledged.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -28,6 +30,25 @@ from memoryd.dashboard.routes import install_dashboard
 from memoryd.engine import MemoryEngine
 from memoryd.gateway import routes as gateway
 from memoryd.mcp import MCP_PATH, McpHttpEndpoint
+
+log = logging.getLogger(__name__)
+
+
+async def _sweep_decay(engine: MemoryEngine) -> None:
+    """Typed decay every ``MEMORY_TYPED_DECAY_SWEEP_INTERVAL`` seconds while the server
+    runs (opt-in: decay enabled and an interval over 0); a failed sweep is logged and
+    the next one runs on time."""
+    config = engine.config.decay
+    if not config.enabled or config.sweep_interval_s <= 0:
+        return
+    while True:
+        await asyncio.sleep(config.sweep_interval_s)
+        try:
+            result = await run_in_threadpool(engine.sweep_decay)
+            if result.get("decayed"):
+                log.info("decay sweep removed %d memories", result["decayed"])
+        except Exception:
+            log.exception("decay sweep failed")
 
 
 def create_app(
@@ -57,7 +78,11 @@ def create_app(
             mcp.lifespan(),  # the MCP session manager runs only inside it
         ):
             app.state.http = http
-            yield
+            sweeper = asyncio.create_task(_sweep_decay(engine))
+            try:
+                yield
+            finally:
+                sweeper.cancel()
         await run_in_threadpool(engine.drain, 60.0)
         if close_engine:
             await run_in_threadpool(engine.close)
