@@ -74,7 +74,7 @@ def test_create_returns_201_with_string_id_then_200_on_upsert(client: Any) -> No
         ({"content": "x", "key": "k"}, "apiKeyId"),
         ({"apiKeyId": "", "content": "x", "key": "k"}, "apiKeyId"),
         ({"apiKeyId": "a", "content": "", "key": "k"}, "content"),
-        ({"apiKeyId": "a", "content": "x"}, "key"),
+        ({"apiKeyId": "a", "content": "x", "key": ""}, "key"),
         ({"apiKeyId": "a", "content": "x", "key": "k", "type": "bogus"}, "type"),
         ({"apiKeyId": "a", "content": "x", "key": "k", "metadata": [1]}, "metadata"),
         ({"apiKeyId": "a", "content": "x", "key": "k", "expiresAt": "yesterday"}, "expiresAt"),
@@ -397,3 +397,16 @@ def test_export_rejects_owner_ids_with_control_characters(client: Any, owner: st
     error = assert_error(response, 400)
     assert "apiKeyId" in json.dumps(error)
     assert "content-disposition" not in response.headers
+
+
+def test_create_without_a_key_or_type_derives_the_key_and_returns_it(client: Any) -> None:
+    """Issue 16.7: content is enough; the derived key comes back, and the same content
+    again upserts the same memory instead of adding a copy."""
+    first = client.post("/api/memory", json={"apiKeyId": "a", "content": "User likes tea"})
+    assert first.status_code == 201, first.text
+    memory = first.json()["memory"]
+    assert memory["type"] == "factual"
+    assert memory["key"].startswith("factual:user_likes_tea:")
+    again = client.post("/api/memory", json={"apiKeyId": "a", "content": "User likes tea"})
+    assert again.status_code == 200
+    assert again.json()["id"] == first.json()["id"]

@@ -75,7 +75,7 @@ def test_http_lists_six_tools_with_the_spec_schemas(srv: Served) -> None:
             "content",
             "metadata",
         }
-        assert sorted(added["required"]) == ["content", "key", "type"]
+        assert sorted(added["required"]) == ["content"]  # type and key have defaults
         assert added["properties"]["content"]["minLength"] == 1
         assert added["properties"]["metadata"]["type"] == "object"
         cleared = tools["omniroute_memory_clear"].input_schema
@@ -247,6 +247,20 @@ def test_admin_token_requires_apikeyid(srv: Served) -> None:
     assert contents(srv.engine, "bob") == ["Shared rule"]
 
 
+def test_add_needs_only_content(srv: Served) -> None:
+    """Issue 16.7: without key and type the memory is factual under a derived key."""
+
+    async def body(s: Session) -> None:
+        out = await s.ok("memory_add", {"apiKeyId": "bob", "content": "User plays chess"})
+        assert out["memory"]["type"] == "factual"
+        assert out["memory"]["key"].startswith("factual:user_plays_chess:")
+        again = await s.ok("memory_add", {"apiKeyId": "bob", "content": "User plays chess"})
+        assert again["memory"]["id"] == out["memory"]["id"]
+
+    over_http(srv.url, ADMIN, body)
+    assert contents(srv.engine, "bob") == ["User plays chess"]
+
+
 def test_bad_input_is_a_clear_tool_error(srv: Served) -> None:
     async def body(s: Session) -> None:
         new = {"type": "factual", "key": "k", "content": "c"}
@@ -257,7 +271,6 @@ def test_bad_input_is_a_clear_tool_error(srv: Served) -> None:
             ("memory_add", {**new, "content": "   "}, "content: must be a non-empty string"),
             ("memory_add", {**new, "key": ""}, "key"),
             ("memory_add", {**new, "type": "gossip"}, "type"),
-            ("memory_add", {"key": "k", "content": "c"}, "type"),
             ("memory_add", {**new, "metadata": [1]}, "metadata"),
             ("memory_search", {"type": "gossip"}, "type"),
             ("memory_search", {"apiKeyId": ""}, "apiKeyId"),

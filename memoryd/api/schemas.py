@@ -71,7 +71,12 @@ class MemoryPublic(BaseModel):
 class MemoryCreate(Strict):
     apiKeyId: str = Field(min_length=1, max_length=200)
     content: str = Field(min_length=1)
-    key: str = Field(min_length=1, max_length=500)
+    key: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=500,
+        description="upsert key; derived from the content when omitted (returned in memory.key)",
+    )
     type: TypeName = "factual"
     sessionId: str | None = Field(default=None, max_length=200)
     metadata: dict[str, Any] | None = None

@@ -236,12 +236,16 @@ class MemoryTools:
         sessionId: Annotated[
             str | None, Field(description="Conversation id under the owner.")
         ] = None,
-        type: Annotated[TypeName, Field(description="Memory type.")],
-        key: Annotated[
-            str,
-            Field(min_length=1, description="Upsert key, unique per owner, e.g. pref:language."),
-        ],
         content: Annotated[str, Field(min_length=1, description="The fact to remember.")],
+        type: Annotated[TypeName, Field(description="Memory type.")] = "factual",
+        key: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                description="Upsert key, unique per owner, e.g. pref:language; derived from "
+                "the content when omitted (the result's memory.key).",
+            ),
+        ] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="Any JSON object.")] = None,
     ) -> AddResult:
         owner = _owner(_caller(ctx, self.principal), apiKeyId, write=True)

@@ -124,7 +124,7 @@
     const key = field("key").value.trim();
     const content = field("content").value.trim();
     if (!editing && !owner) problems.push("Owner is required.");
-    if (!key) problems.push("Key is required.");
+    if (!key && editing) problems.push("Key is required.");  // new memories may derive one
     if (!content) problems.push("Content is required.");
     let metadata = {};
     const raw = field("metadata").value.trim();
@@ -154,8 +154,9 @@
           { type: f.type, key: f.key, content: f.content, metadata: f.metadata });
         toast("Memory updated.");
       } else {
-        const payload = { apiKeyId: f.owner, type: f.type, key: f.key, content: f.content,
+        const payload = { apiKeyId: f.owner, type: f.type, content: f.content,
           metadata: f.metadata };
+        if (f.key) payload.key = f.key;  // omitted: the server derives it from the content
         if (f.session) payload.sessionId = f.session;
         await api("POST", "/api/memory", payload);
         toast("Memory saved.");
