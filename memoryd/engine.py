@@ -342,9 +342,11 @@ class MemoryEngine:
             session_id=session_id,
             limit=limit,
         )
-        hits, resolution = self.retriever.run(req, settings)
+        hits, resolution, dropped = self.retriever.explain(req, settings)
         resolution.hidden = self.retriever.hidden(req, settings)
-        return Preview(hits, resolution, budget_max_tokens=req.max_tokens)
+        preview = Preview(hits, resolution, budget_max_tokens=req.max_tokens)
+        preview.dropped = [d.to_dict() for d in dropped]
+        return preview
 
     def _bump(self, ids: list[str]) -> None:
         """Access bookkeeping goes to the writer without blocking the request."""

@@ -223,6 +223,8 @@ class Preview:
     resolution: Resolution
     budget_max_tokens: int
     total_tokens: int = field(init=False)
+    #: Candidates not injected, each with its ``reason`` (relevance floor, budget).
+    dropped: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.total_tokens = sum(h.tokens for h in self.hits)
@@ -233,4 +235,5 @@ class Preview:
             "resolution": self.resolution.to_dict(),
             "totalTokensUsed": self.total_tokens,
             "budgetMaxTokens": self.budget_max_tokens,
+            "dropped": self.dropped,
         }

@@ -68,6 +68,39 @@ class Request:
     limit: int
 
 
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """A candidate that was not injected, and why (shown by previews)."""
+
+    hit: Hit
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.hit.to_dict(), "reason": self.reason}
+
+
+def relevant(hits: list[Hit], floor: float | None) -> tuple[list[Hit], list[Dropped]]:
+    """Per hit, not only the top one: a candidate no keyword matched is kept only when
+    its similarity reaches ``floor``. Nearest neighbours always exist, so without this a
+    question about Mount Everest brings up every memory of the owner."""
+    if not floor:
+        return hits, []
+    kept: list[Hit] = []
+    dropped: list[Dropped] = []
+    for hit in hits:
+        if hit.fts_score or (hit.vec_score is None and hit.tier not in ("vector", "qdrant")):
+            kept.append(hit)  # a keyword match (or a keyword-only tier) is its own evidence
+        elif hit.vec_score is not None and hit.vec_score >= floor:
+            kept.append(hit)
+        else:
+            similarity = "no similarity" if hit.vec_score is None else f"{hit.vec_score:.2f}"
+            reason = (
+                f"below the relevance floor {floor} (similarity {similarity}, no keyword match)"
+            )
+            dropped.append(Dropped(hit, reason))
+    return kept, dropped
+
+
 def _clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, int(value)))
 
@@ -141,6 +174,13 @@ class Retriever:
 
     def run(self, req: Request, settings: MemorySettings) -> tuple[list[Hit], Resolution]:
         """Ranked, filtered, budgeted hits plus how they were found."""
+        hits, resolution, _ = self.explain(req, settings)
+        return hits, resolution
+
+    def explain(
+        self, req: Request, settings: MemorySettings
+    ) -> tuple[list[Hit], Resolution, list[Dropped]]:
+        """``run``, plus every candidate that was not injected and why (previews)."""
         resolution = Resolution(strategy_used=req.strategy)
         flt = self._filter(req, settings)
         query_vector = None
@@ -158,13 +198,17 @@ class Retriever:
                 ranked = self._keyword(conn, flt, req, resolution)
         if settings.rerank_enabled and settings.rerank_provider_model and req.query and ranked:
             ranked = self._rerank(ranked, req.query, settings.rerank_provider_model, resolution)
+        ranked, dropped = relevant(ranked, settings.relevance_floor)
         if not passes_min_score(ranked, settings.min_score):
             resolution.fallback_reason = (
                 f"best hit below minScore {settings.min_score}: nothing injected"
             )
-            return [], resolution
+            reason = f"best hit below minScore {settings.min_score}"
+            return [], resolution, dropped + [Dropped(h, reason) for h in ranked]
         chosen = budget_walk(ranked, req.max_tokens, lambda h: h.tokens, limit=req.limit)
-        return chosen, resolution
+        taken = {h.memory.id for h in chosen}
+        over = [Dropped(h, "over the token budget or the limit") for h in ranked]
+        return chosen, resolution, dropped + [d for d in over if d.hit.memory.id not in taken]
 
     def _rerank(
         self, ranked: list[Hit], query: str, provider_model: str, resolution: Resolution

@@ -32,6 +32,8 @@ EXTRACTION_MODES = ("rules", "llm", "hybrid")
 EXTRACTION_TIMEOUT_MS = (100, 120_000)
 MAX_DAILY_TOKEN_CAP = 1_000_000_000
 PREFIX = "memory."
+#: Calibrated on bench/data/relevance and LoCoMo (docs/benchmarks.md, "Relevance floor").
+RELEVANCE_FLOOR = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,9 @@ class MemorySettings:
     rerank_provider_model: str | None = None
     vector_store: str = "auto"
     min_score: float | None = None
+    #: Per hit: a candidate found only by meaning (no keyword match) must reach this
+    #: cosine similarity to be injected; null/0 turns the floor off (issue 16).
+    relevance_floor: float | None = RELEVANCE_FLOOR
     #: ``llm`` / ``hybrid`` add the opt-in LLM extractor (``memoryd.llm_extraction``).
     extraction_mode: str = "rules"
     #: None: the ``default`` provider with ``llm_extraction.DEFAULT_MODEL``.
@@ -135,6 +140,13 @@ def _normalize_field(name: str, value: object, default: Any) -> Any:
         return default
     if name in _PROVIDER_MODELS:
         return _provider_model(value)
+    if name == "relevance_floor":
+        if value is None or value == 0:
+            return None
+        if not _is_number(value):
+            return default
+        assert isinstance(value, int | float)
+        return max(0.0, min(1.0, float(value)))
     if name == "min_score":
         if value is None or not _is_number(value):
             return None
@@ -177,7 +189,7 @@ def validate_update(partial: Mapping[str, Any]) -> dict[str, Any]:
         ):
             raise _bad(camel, "must be null or 0 (keep memories) or a number of days, 1 to 365")
         if (
-            snake == "min_score"
+            snake in ("min_score", "relevance_floor")
             and value is not None
             and not (_is_number(value) and 0 <= value <= 1)
         ):

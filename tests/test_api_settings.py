@@ -28,6 +28,7 @@ def test_get_memory_settings_has_every_field(client: Any) -> None:
         "rerankProviderModel",
         "vectorStore",
         "minScore",
+        "relevanceFloor",
         "extractionMode",
         "extractionProviderModel",
         "extractionTimeoutMs",

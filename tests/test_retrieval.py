@@ -358,7 +358,7 @@ def test_retrieve_bumps_access_and_preview_does_not(engine: MemoryEngine) -> Non
 def test_preview_shape(engine: MemoryEngine) -> None:
     add_typescript_rows(engine)
     data = engine.preview("k", "TypeScript", strategy="hybrid").to_dict()
-    assert set(data) == {"memories", "resolution", "totalTokensUsed", "budgetMaxTokens"}
+    assert set(data) == {"memories", "resolution", "totalTokensUsed", "budgetMaxTokens", "dropped"}
     assert data["budgetMaxTokens"] == 2000
     assert len(data["memories"]) == 2
     for item in data["memories"]:

@@ -36,6 +36,7 @@ ALL_FIELDS = {
     "rerankProviderModel",
     "vectorStore",
     "minScore",
+    "relevanceFloor",
     "extractionMode",
     "extractionProviderModel",
     "extractionTimeoutMs",

@@ -141,7 +141,9 @@ class PreviewRequest(Strict):
     maxTokens: int = Field(default=2000, ge=1, le=16000)
     apiKeyId: str | None = Field(default=None, min_length=1, max_length=200)
     sessionId: str | None = Field(default=None, max_length=200)
-    limit: int = Field(default=20, ge=1, le=100)
+    limit: int | None = Field(
+        default=None, ge=1, le=100, description="at most this many; default: the budget decides"
+    )
 
 
 class PreviewHit(BaseModel):
@@ -167,11 +169,16 @@ class ResolutionPublic(BaseModel):
     hidden: dict[str, int] | None = None  # memories kept out by expiry and retention
 
 
+class PreviewDropped(PreviewHit):
+    reason: str  # why it was not injected: the relevance floor, the budget, minScore
+
+
 class PreviewResult(BaseModel):
     memories: list[PreviewHit]
     resolution: ResolutionPublic
     totalTokensUsed: int
     budgetMaxTokens: int
+    dropped: list[PreviewDropped] = []
 
 
 class SummarizeRequest(Strict):
@@ -217,6 +224,7 @@ class MemorySettingsPublic(BaseModel):
     rerankProviderModel: str | None
     vectorStore: Literal["sqlite-vec", "qdrant", "qdrant-edge", "auto"]
     minScore: float | None
+    relevanceFloor: float | None
     extractionMode: Literal["rules", "llm", "hybrid"]
     extractionProviderModel: str | None
     extractionTimeoutMs: int
@@ -240,6 +248,12 @@ class MemorySettingsUpdate(Strict):
     rerankProviderModel: str | None = None
     vectorStore: Literal["sqlite-vec", "qdrant", "qdrant-edge", "auto"] | None = None
     minScore: float | None = Field(default=None, ge=0, le=1)
+    relevanceFloor: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="similarity a hit found only by meaning needs to be injected; null/0: off",
+    )
     extractionMode: Literal["rules", "llm", "hybrid"] | None = None
     extractionProviderModel: str | None = None
     extractionTimeoutMs: int | None = Field(default=None, ge=100, le=120_000)
