@@ -34,6 +34,7 @@ STAGES = (
     "ablation",
     "peers",
     "extraction",
+    "relevance",
     "plots",
     "tables",
 )
@@ -154,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         write("extraction", extraction.rows(result), {"extraction": result})
         print(extraction.summary(result) + "\n", flush=True)
+    if "relevance" in only:
+        from bench import relevance
+
+        write("relevance", relevance.run(progress=progress))
     plots = None
     if "plots" in only:
         from bench.plots import make_plots

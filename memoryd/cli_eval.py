@@ -151,6 +151,12 @@ def eval_group() -> None:
     help="What each stored turn carries besides its own text.",
 )
 @click.option("--limit-conversations", type=click.IntRange(min=1), default=None)
+@click.option(
+    "--relevance-floor",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Per-hit relevance floor (setting relevanceFloor; 0 = off; default: the engine's).",
+)
 @_json_option
 @click.pass_context
 @handles_errors
@@ -164,6 +170,7 @@ def eval_locomo(
     vec_top_k: int,
     turn_context: str,
     limit_conversations: int | None,
+    relevance_floor: float | None,
 ) -> None:
     """Turn-level evidence recall@k and tokens@k on LoCoMo, per strategy and category."""
     try:
@@ -192,6 +199,7 @@ def eval_locomo(
             content=locomo.CONTENT_FNS[turn_context],
             progress=advance,
             log=_say,
+            settings=None if relevance_floor is None else {"relevanceFloor": relevance_floor},
         )
     _emit(ctx, result, lambda: _table(result))
 

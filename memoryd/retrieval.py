@@ -80,23 +80,25 @@ class Dropped:
 
 
 def relevant(hits: list[Hit], floor: float | None) -> tuple[list[Hit], list[Dropped]]:
-    """Per hit, not only the top one: a candidate no keyword matched is kept only when
-    its similarity reaches ``floor``. Nearest neighbours always exist, so without this a
-    question about Mount Everest brings up every memory of the owner."""
+    """Per hit, not only the top one: a candidate must reach ``floor`` in similarity,
+    or half of it with a keyword match too. Nearest neighbours always exist, so without
+    this a question about Mount Everest brings up every memory of the owner; and a lone
+    shared word ("works") is weak evidence. Without a similarity (keyword-only search)
+    a keyword match is the evidence."""
     if not floor:
         return hits, []
     kept: list[Hit] = []
     dropped: list[Dropped] = []
     for hit in hits:
-        if hit.fts_score or (hit.vec_score is None and hit.tier not in ("vector", "qdrant")):
-            kept.append(hit)  # a keyword match (or a keyword-only tier) is its own evidence
-        elif hit.vec_score is not None and hit.vec_score >= floor:
+        similarity = hit.vec_score
+        if similarity is None and hit.tier not in ("vector", "qdrant"):
+            kept.append(hit)
+        elif similarity is not None and similarity >= (floor / 2 if hit.fts_score else floor):
             kept.append(hit)
         else:
-            similarity = "no similarity" if hit.vec_score is None else f"{hit.vec_score:.2f}"
-            reason = (
-                f"below the relevance floor {floor} (similarity {similarity}, no keyword match)"
-            )
+            shown = "none" if similarity is None else f"{similarity:.2f}"
+            match = "a keyword match halves it" if hit.fts_score else "no keyword match"
+            reason = f"below the relevance floor {floor} (similarity {shown}, {match})"
             dropped.append(Dropped(hit, reason))
     return kept, dropped
 

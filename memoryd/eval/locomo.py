@@ -393,6 +393,7 @@ def run_eval(
     content: ContentFn = turn_with_context,
     progress: Callable[[int], None] | None = None,
     log: Callable[[str], None] | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Ingest ``conversations`` into a throwaway engine and ask every question of
     categories 1-4 under each strategy. ``progress(n)`` is called after every ``n``
@@ -411,6 +412,8 @@ def run_eval(
         data_dir = Path(tmp) / "data"
         config = eval_config(data_dir, **(config_overrides or {}))
         engine = open_eval_engine(data_dir, embedder, config)
+        if settings:
+            engine.settings.update(dict(settings))  # e.g. {"relevanceFloor": 0} to compare
         try:
             total = sum(len(c.turns) for c in conversations)
             say(f"ingesting {total} turns (embedder: {embedder.name})")
