@@ -244,6 +244,7 @@ class MemoryEngine:
         page: int = 1,
         offset: int | None = None,
         history: bool = False,
+        user_id: str | None = None,
     ) -> MemoryPage:
         """Newest first with ``total`` and ``byType``. ``owner=None`` lists every owner
         (admin only); an empty owner string is rejected, never read as "all". Superseded
@@ -265,6 +266,7 @@ class MemoryEngine:
                 limit=limit,
                 offset=start,
                 include_superseded=history,
+                user_id=user_id,
             )
         return MemoryPage(data, total, by_type, page=start // limit + 1, limit=limit)
 
@@ -290,8 +292,11 @@ class MemoryEngine:
         session_id: str | None = None,
         limit: int | None = None,
         settings: MemorySettings | None = None,
+        user_id: str | None = None,
     ) -> list[Hit]:
-        """The memories to inject for one request; bumps their access counters."""
+        """The memories to inject for one request; bumps their access counters. With
+        ``user_id`` (the gateway always gives one; "" = none named) only that end user's
+        memories and the key's shared ones are seen."""
         require_owner(owner)
         settings = settings or self.settings.get()
         if max_tokens is None and settings.max_tokens == 0:
@@ -305,6 +310,7 @@ class MemoryEngine:
             scope=scope,
             session_id=session_id,
             limit=limit,
+            user_id=user_id,
         )
         hits, _ = self.retriever.run(req, settings)
         if hits:
@@ -326,6 +332,7 @@ class MemoryEngine:
         scope: str | None = None,
         session_id: str | None = None,
         limit: int | None = None,
+        user_id: str | None = None,
     ) -> Preview:
         """A dry run of retrieval (no access bump) with its resolution. ``owner=None``
         previews across every owner (the admin dashboard)."""
@@ -341,6 +348,7 @@ class MemoryEngine:
             scope=scope,
             session_id=session_id,
             limit=limit,
+            user_id=user_id,
         )
         hits, resolution, dropped = self.retriever.explain(req, settings)
         resolution.hidden = self.retriever.hidden(req, settings)
@@ -361,26 +369,9 @@ class MemoryEngine:
 
     # -- extraction --------------------------------------------------------------------
 
-    def schedule_extraction(
-        self,
-        owner: str,
-        *,
-        user_text: str | None = None,
-        assistant_text: str | None = None,
-        session_id: str = "",
-        settings: MemorySettings | None = None,
-    ) -> bool:
-        """Queue fact extraction from one exchange; never raises, never blocks."""
-        return (
-            self.submit_extraction(
-                owner,
-                user_text=user_text,
-                assistant_text=assistant_text,
-                session_id=session_id,
-                settings=settings,
-            )
-            is not None
-        )
+    def schedule_extraction(self, owner: str, **exchange: Any) -> bool:
+        """``submit_extraction`` (same keywords) as a yes/no; never raises, never blocks."""
+        return self.submit_extraction(owner, **exchange) is not None
 
     def submit_extraction(
         self,
@@ -390,8 +381,10 @@ class MemoryEngine:
         assistant_text: str | None = None,
         session_id: str = "",
         settings: MemorySettings | None = None,
+        user_id: str = "",
     ) -> Future[None] | None:
-        """Durable extraction of one exchange (``extraction_jobs.ExtractionJobs``)."""
+        """Durable extraction of one exchange (``extraction_jobs.ExtractionJobs``); the
+        facts belong to ``user_id``, the request's end user of the key ("" = none)."""
         try:
             require_owner(owner)
             sources = (settings or self.settings.get()).extract_from
@@ -399,15 +392,23 @@ class MemoryEngine:
             log.exception("could not schedule extraction")
             self.extraction_stats["failed"] += 1
             return None
-        return self.extraction.submit(owner, session_id, user_text, assistant_text, sources)
+        return self.extraction.submit(
+            owner, session_id, user_text, assistant_text, sources, user_id
+        )
 
     def extract_now(
-        self, owner: str, text: str, *, source: str = "user", session_id: str = ""
+        self,
+        owner: str,
+        text: str,
+        *,
+        source: str = "user",
+        session_id: str = "",
+        user_id: str = "",
     ) -> list[Reconciled]:
         """Extract from one text and reconcile the facts now, on the caller's thread
         (imports, the extraction benchmark, tests); the gateway uses the durable queue."""
         require_owner(owner)
-        return self.extraction.extract_and_store(owner, session_id, [(text, source)])
+        return self.extraction.extract_and_store(owner, session_id, [(text, source)], user_id)
 
     def recover_extractions(self) -> int:
         return self.extraction.recover()

@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 Texts = list[tuple[str, str]]  # (text, source) with source "user" or "assistant"
 #: One job by ``extractionMode``, given the rules step: ``llm_extraction.extract_with_mode``
 #: bound to the engine. None: rules only.
-ModeHook = Callable[[str, str, Texts, Callable[[], list[Reconciled]]], list[Reconciled]]
+ModeHook = Callable[[str, str, Texts, Callable[[], list[Reconciled]], str], list[Reconciled]]
 
 
 class ExtractionJobs:
@@ -49,6 +49,7 @@ class ExtractionJobs:
         user_text: str | None,
         assistant_text: str | None,
         sources: Collection[str],
+        user_id: str = "",
     ) -> Future[None] | None:
         """Queue one exchange; the future resolves once the job is committed. None when
         there is nothing to extract. Never raises."""
@@ -64,7 +65,9 @@ class ExtractionJobs:
         try:
             self.stats["scheduled"] += 1
             queued = self.db.submit(
-                lambda conn: queue.queue_extraction(conn, owner, session_id, texts, utcnow())
+                lambda conn: queue.queue_extraction(
+                    conn, owner, session_id, texts, utcnow(), user_id
+                )
             )
         except Exception:
             log.exception("could not schedule extraction")
@@ -73,7 +76,7 @@ class ExtractionJobs:
 
         def committed(done: Future[int]) -> None:
             job_id = None if done.exception() else done.result()
-            self.background.submit(self.run, job_id, owner, session_id, texts)
+            self.background.submit(self.run, job_id, owner, session_id, texts, user_id)
             durable.set_result(None)
 
         queued.add_done_callback(committed)
@@ -83,27 +86,35 @@ class ExtractionJobs:
         """Queue again the jobs a previous process committed but never finished (it was
         killed); returns how many."""
         jobs = queue.queued_extractions(self.db.read())
-        for job_id, owner, session_id, texts in jobs:
-            self.background.submit(self.run, job_id, owner, session_id, texts)
+        for job_id, owner, session_id, texts, user_id in jobs:
+            self.background.submit(self.run, job_id, owner, session_id, texts, user_id)
         if jobs:
             log.warning("recovered %d extraction jobs left by the previous run", len(jobs))
         return len(jobs)
 
-    def run(self, job_id: int | None, owner: str, session_id: str, texts: Texts) -> None:
+    def run(
+        self, job_id: int | None, owner: str, session_id: str, texts: Texts, user_id: str = ""
+    ) -> None:
         try:
             if texts:
-                self.extract_and_store(owner, session_id, texts)
+                self.extract_and_store(owner, session_id, texts, user_id)
         finally:  # a failure is logged and counted; extraction is pure, a retry cannot help
             if job_id is not None:
                 self.db.write(lambda conn: queue.unqueue_extraction(conn, job_id))
 
-    def extract_and_store(self, owner: str, session_id: str, texts: Texts) -> list[Reconciled]:
-        """By ``extractionMode``: the rules below, the LLM, or both."""
+    def extract_and_store(
+        self, owner: str, session_id: str, texts: Texts, user_id: str = ""
+    ) -> list[Reconciled]:
+        """By ``extractionMode``: the rules below, the LLM, or both. Facts belong to the
+        request's end user of the key (``user_id``; "" = the key's shared memory)."""
         if self.llm is not None:
-            return self.llm(owner, session_id, texts, lambda: self.rules(owner, session_id, texts))
-        return self.rules(owner, session_id, texts)
+            rules = lambda: self.rules(owner, session_id, texts, user_id)  # noqa: E731
+            return self.llm(owner, session_id, texts, rules, user_id)
+        return self.rules(owner, session_id, texts, user_id)
 
-    def rules(self, owner: str, session_id: str, texts: Texts) -> list[Reconciled]:
+    def rules(
+        self, owner: str, session_id: str, texts: Texts, user_id: str = ""
+    ) -> list[Reconciled]:
         """Rules extraction, then reconciliation: a fact of a single-valued slot
         supersedes the owner's other memories of that slot."""
         extracted_at = to_iso(utcnow())
@@ -121,8 +132,10 @@ class ExtractionJobs:
                     type=MemoryType(f.type),
                     session_id=session_id,
                     metadata=fact_metadata(f, extracted_at),
+                    user_id=user_id,
                 ),
                 supersedes=f.supersedes,
+                user_id=user_id,
             )
             for f in unique.values()
         ]

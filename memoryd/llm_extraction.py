@@ -273,7 +273,9 @@ def _usage(envelope: object, name: str, estimate: Callable[[], int]) -> int:
     return estimate()
 
 
-def related_memories(engine: MemoryEngine, owner: str, text: str) -> list[Memory]:
+def related_memories(
+    engine: MemoryEngine, owner: str, text: str, user_id: str = ""
+) -> list[Memory]:
     """At most ``MAX_RELATED`` of the owner's current memories for the model to update.
 
     Retrieval's own ranking first (``engine.preview``: keyword, or hybrid when an
@@ -282,14 +284,18 @@ def related_memories(engine: MemoryEngine, owner: str, text: str) -> list[Memory
     Berlin"). Only the owner's rows: the ``global`` pool is never shown."""
     found: dict[str, Memory] = {}
     try:
-        preview = engine.preview(owner, text[:2000], scope="apiKey", limit=MAX_RELATED)
+        preview = engine.preview(
+            owner, text[:2000], scope="apiKey", limit=MAX_RELATED, user_id=user_id
+        )
         hits = [h.memory for h in preview.hits]
     except Exception as exc:  # retrieval trouble: the newest memories still help
         log.warning("related memories for LLM extraction: %s", exc)
         hits = []
-    newest = sql.recent(engine.db.read(), sql.Filter(owners=(owner,), now=utcnow()), MAX_RELATED)
+    mine = sql.Filter(owners=(owner,), now=utcnow(), user_id=user_id)
+    newest = sql.recent(engine.db.read(), mine, MAX_RELATED)
     for memory in [*hits, *newest]:
-        if memory.api_key_id == owner and memory.superseded_at is None:
+        # only this end user's own memories may be updated (never the shared ones)
+        if memory.api_key_id == owner and memory.user_id == user_id and not memory.superseded_at:
             found.setdefault(memory.id, memory)
     return list(found.values())[:MAX_RELATED]
 
@@ -315,6 +321,7 @@ def run_llm_extraction(
     session_id: str,
     texts: Texts,
     settings: MemorySettings,
+    user_id: str = "",
 ) -> list[Reconciled] | None:
     """Ask the model and apply its operations. None when it fell back (counted in
     ``engine.llm_stats``; the caller keeps the rules result); never raises."""
@@ -333,9 +340,9 @@ def run_llm_extraction(
             stats=stats,
             token_counter=engine.tokens,
         )
-        related = related_memories(engine, owner, user or assistant)
+        related = related_memories(engine, owner, user or assistant, user_id)
         ops = extractor.extract(user, assistant or None, related)
-        items = ops_to_reconcile(owner, session_id, ops, to_iso(utcnow()))
+        items = ops_to_reconcile(owner, session_id, ops, to_iso(utcnow()), user_id)
         results = engine.reconcile(items) if items else []
     except LlmExtractionError as exc:
         log.warning("LLM extraction fell back to rules (%s): %s", exc.reason, exc)
@@ -355,6 +362,7 @@ def extract_with_mode(
     session_id: str,
     texts: Texts,
     rules: Callable[[], list[Reconciled]],
+    user_id: str = "",
 ) -> list[Reconciled]:
     """One extraction job by ``extractionMode``: ``rules`` runs ``rules()`` only;
     ``llm`` asks the model and runs ``rules()`` only when that fell back; ``hybrid``
@@ -362,11 +370,12 @@ def extract_with_mode(
     settings = engine.settings.get()
     mode = settings.extraction_mode
     if mode == "llm":
-        done = run_llm_extraction(engine, owner, session_id, texts, settings)
+        done = run_llm_extraction(engine, owner, session_id, texts, settings, user_id)
         return rules() if done is None else done
     stored = rules()
     if mode == "hybrid":
-        stored = [*stored, *(run_llm_extraction(engine, owner, session_id, texts, settings) or [])]
+        more = run_llm_extraction(engine, owner, session_id, texts, settings, user_id)
+        stored = [*stored, *(more or [])]
     return stored
 
 

@@ -73,6 +73,8 @@ class Memory:
     #: Set when a newer statement of the same slot replaced this one (kept as history).
     superseded_at: datetime | None = None
     superseded_by: str | None = None
+    #: The end user of the key it belongs to; "" = shared by all of the key's end users.
+    user_id: str = ""
 
     @property
     def slot(self) -> str | None:
@@ -84,6 +86,7 @@ class Memory:
         return {
             "id": self.id,
             "apiKeyId": self.api_key_id,
+            "userId": self.user_id or None,
             "sessionId": self.session_id,
             "type": self.type.value,
             "key": self.key,
@@ -117,6 +120,7 @@ class NewMemory:
     expires_at: datetime | None = None
     created_at: datetime | None = None
     id: str | None = None
+    user_id: str = ""  # the key's end user ("" = the key's shared memory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +133,7 @@ class Reconcile:
     memory: NewMemory | None
     supersedes: tuple[str, ...] = ()
     retract_ids: tuple[str, ...] = ()
+    user_id: str = ""  # the end user whose memories it may retire
 
 
 @dataclass(frozen=True, slots=True)

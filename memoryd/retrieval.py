@@ -66,6 +66,7 @@ class Request:
     scope: Scope
     session_id: str | None
     limit: int
+    user_id: str | None = None  # an end user of the key: theirs + the key's shared ones
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +92,9 @@ def relevant(hits: list[Hit], floor: float | None) -> tuple[list[Hit], list[Drop
     dropped: list[Dropped] = []
     for hit in hits:
         similarity = hit.vec_score
-        if similarity is None and hit.tier not in ("vector", "qdrant"):
-            kept.append(hit)
-        elif similarity is not None and similarity >= (floor / 2 if hit.fts_score else floor):
+        if (similarity is None and hit.tier not in ("vector", "qdrant")) or (
+            similarity is not None and similarity >= (floor / 2 if hit.fts_score else floor)
+        ):
             kept.append(hit)
         else:
             shown = "none" if similarity is None else f"{similarity:.2f}"
@@ -133,6 +134,7 @@ class Retriever:
         scope: str | None,
         session_id: str | None,
         limit: int | None,
+        user_id: str | None = None,
     ) -> Request:
         chosen = parse_strategy(strategy or settings.retrieval_strategy)
         scope_value = scope or settings.scope
@@ -148,6 +150,7 @@ class Retriever:
             session_id=session_id or None,
             # the token budget, not a fixed count, limits what is injected (issue 16)
             limit=_clamp(limit if limit is not None else MAX_LIMIT, 1, MAX_LIMIT),
+            user_id=user_id,
         )
 
     def _filter(self, req: Request, settings: MemorySettings) -> sql.Filter:
@@ -166,6 +169,7 @@ class Retriever:
             # session scope without a session id sees the session-less memories only
             session_id=(req.session_id or "") if req.scope == "session" else None,
             created_after=now - timedelta(days=days) if days else None,
+            user_id=req.user_id,
         )
 
     def hidden(self, req: Request, settings: MemorySettings) -> dict[str, int]:

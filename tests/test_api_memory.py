@@ -29,6 +29,7 @@ MEMORY_FIELDS = {
     "accessCount",
     "lastAccessedAt",
     "supersededAt",
+    "userId",
     "supersededBy",
 }
 

@@ -26,6 +26,7 @@ from memoryd.models import MemoryType, NewMemory, to_iso, utcnow
 
 MEMORY_FIELDS = {
     "supersededAt",
+    "userId",
     "supersededBy",
     "id",
     "apiKeyId",

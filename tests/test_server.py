@@ -288,7 +288,13 @@ def test_start_on_an_older_data_dir_runs_pending_migrations(spawn: Any, tmp_path
         conn.execute("DELETE FROM schema_migrations WHERE version = 3")
         conn.execute("DROP TRIGGER IF EXISTS vec_memories_ad")
         conn.execute("DROP TABLE vec_memories")
-        assert [v for (v,) in conn.execute("SELECT version FROM schema_migrations")] == [1, 2, 4, 5]
+        assert [v for (v,) in conn.execute("SELECT version FROM schema_migrations")] == [
+            1,
+            2,
+            4,
+            5,
+            6,
+        ]
     finally:
         conn.close()
 

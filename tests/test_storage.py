@@ -64,6 +64,7 @@ def test_fresh_db_records_every_migration_with_its_name(db: Database) -> None:
         (3, "vec_memories"),
         (4, "extraction_queue"),
         (5, "supersede"),
+        (6, "end_users"),
     ]
     assert db.capabilities.deferred_migrations == ()
 
@@ -74,7 +75,7 @@ def test_reopening_applies_nothing_new(tmp_path: Path) -> None:
         before = _rows(first.read(), "SELECT * FROM schema_migrations ORDER BY version")
     with Database(path, load_vec=False) as second:
         after = _rows(second.read(), "SELECT * FROM schema_migrations ORDER BY version")
-    assert len(before) == 5
+    assert len(before) == 6
     assert after == before  # same rows, same applied_at: nothing re-applied
 
 
@@ -93,7 +94,8 @@ def test_spec_indexes_exist(db: Database) -> None:
         name: tuple(r[2] for r in conn.execute(f"PRAGMA index_info({name})")) for name in indexes
     }
     by_columns = {columns[name]: indexes[name] for name in indexes}
-    assert by_columns[("api_key_id", "key")] == (True, False)  # UNIQUE
+    # UNIQUE per end user of a key (issue 16): two end users may both store "home_location:x"
+    assert by_columns[("api_key_id", "user_id", "key")] == (True, False)
     assert ("api_key_id", "session_id") in by_columns
     assert ("api_key_id", "created_at") in by_columns
     assert ("expires_at",) in by_columns
@@ -123,7 +125,13 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         assert "memories" in tables
         assert "memory_fts" not in tables
-        assert _rows(conn, "SELECT version FROM schema_migrations") == [(1,), (3,), (4,), (5,)]
+        assert _rows(conn, "SELECT version FROM schema_migrations") == [
+            (1,),
+            (3,),
+            (4,),
+            (5,),
+            (6,),
+        ]
 
         _insert_raw(conn, "pre-fts", "key-a", "legacy row about kubernetes", "legacy:k8s")
 
@@ -134,6 +142,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (3,),
             (4,),
             (5,),
+            (6,),
         ]
         found = _rows(
             conn,
@@ -298,7 +307,7 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
 
     with Database(path, load_vec=False) as db:
         versions = [v for (v,) in _rows(db.read(), "SELECT version FROM schema_migrations")]
-        assert versions == [1, 2, 3, 4, 5]
+        assert versions == [1, 2, 3, 4, 5, 6]
         slots = dict(_rows(db.read(), "SELECT id, slot FROM memories ORDER BY id"))
         assert slots == {"m0": "home_location", "m1": None, "m2": None}
         old = sql.get(db.read(), "m0")

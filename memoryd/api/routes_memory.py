@@ -38,6 +38,10 @@ def list_memories(
     includeSuperseded: Annotated[
         bool, Query(description="also list memories a newer statement replaced (history)")
     ] = False,
+    userId: Annotated[
+        str | None,
+        Query(min_length=1, max_length=200, description="one end user's own memories"),
+    ] = None,
 ) -> dict[str, Any]:
     result = engine.list_memories(
         owner=apiKeyId,
@@ -48,6 +52,7 @@ def list_memories(
         page=page,
         offset=offset,
         history=includeSuperseded,
+        user_id=userId,
     )
     return {
         "data": [m.to_dict() for m in result.data],
@@ -69,6 +74,7 @@ def create_memory(body: s.MemoryCreate, engine: EngineDep, response: Response) -
     memory, created = engine.create(
         NewMemory(
             api_key_id=body.apiKeyId,
+            user_id=body.userId or "",
             content=body.content,
             key=body.key,
             type=MemoryType(body.type),
@@ -178,6 +184,7 @@ def retrieve_preview(body: s.PreviewRequest, engine: EngineDep) -> dict[str, Any
         session_id=body.sessionId,
         scope="session" if body.sessionId else None,
         limit=body.limit,
+        user_id=body.userId,
     )
     return preview.to_dict()
 

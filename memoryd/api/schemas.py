@@ -65,11 +65,15 @@ class MemoryPublic(BaseModel):
     accessCount: int
     lastAccessedAt: str | None
     supersededAt: str | None = None  # set when a newer statement replaced it (history)
+    userId: str | None = None  # the end user of the key it belongs to; null: shared
     supersededBy: str | None = None
 
 
 class MemoryCreate(Strict):
     apiKeyId: str = Field(min_length=1, max_length=200)
+    userId: str | None = Field(
+        default=None, min_length=1, max_length=200, description="end user of the key"
+    )
     content: str = Field(min_length=1)
     key: str | None = Field(
         default=None,
@@ -140,6 +144,12 @@ class PreviewRequest(Strict):
     strategy: StrategyName = "hybrid"
     maxTokens: int = Field(default=2000, ge=1, le=16000)
     apiKeyId: str | None = Field(default=None, min_length=1, max_length=200)
+    userId: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="an end user of the key: their memories and the key's shared ones",
+    )
     sessionId: str | None = Field(default=None, max_length=200)
     limit: int | None = Field(
         default=None, ge=1, le=100, description="at most this many; default: the budget decides"

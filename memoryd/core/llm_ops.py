@@ -200,7 +200,7 @@ def _key(slot: str | None, content: str) -> str:
 
 
 def ops_to_reconcile(
-    owner: str, session_id: str, ops: Sequence[LlmOp], extracted_at: str
+    owner: str, session_id: str, ops: Sequence[LlmOp], extracted_at: str, user_id: str = ""
 ) -> list[Reconcile]:
     """The engine's writes: ADD stores (and retires its slot's other values), UPDATE
     stores the new content and retires the old memory (kept as history, superseded by
@@ -208,7 +208,7 @@ def ops_to_reconcile(
     items: list[Reconcile] = []
     for op in ops:
         if op.op == "DELETE" and op.id is not None:
-            items.append(Reconcile(owner, None, retract_ids=(op.id,)))
+            items.append(Reconcile(owner, None, retract_ids=(op.id,), user_id=user_id))
         if op.op not in ("ADD", "UPDATE") or op.content is None:
             continue
         metadata: dict[str, Any] = {"category": "llm", "source": "user"}
@@ -222,8 +222,11 @@ def ops_to_reconcile(
             type=MemoryType(op.type),
             session_id=session_id,
             metadata=metadata,
+            user_id=user_id,
         )
         retract = (op.id,) if op.op == "UPDATE" and op.id is not None else ()
         supersedes = (op.slot,) if op.slot else ()
-        items.append(Reconcile(owner, memory, supersedes=supersedes, retract_ids=retract))
+        items.append(
+            Reconcile(owner, memory, supersedes=supersedes, retract_ids=retract, user_id=user_id)
+        )
     return items

@@ -19,6 +19,8 @@ from memoryd.settings import MemorySettings
 NO_MEMORY_HEADERS = ("x-memoryd-no-memory", "x-omniroute-no-memory")
 MODE_HEADER = "x-memoryd-memory"
 SESSION_HEADERS = ("x-memoryd-session-id", "x-omniroute-session-id")
+USER_HEADER = "x-memoryd-user"
+MAX_USER_CHARS = 200
 TRUE_VALUES = {"true", "1", "yes"}
 
 
@@ -27,6 +29,18 @@ class MemoryPlan:
     inject: bool
     extract: bool
     reason: str
+
+
+def end_user(headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
+    """The request's end user of the key: the ``x-memoryd-user`` header, else OpenAI's
+    ``safety_identifier``, else its older ``user`` field; "" when none is named (the
+    key's shared memories only). Longer values are cut, never rejected."""
+    named = header(headers, USER_HEADER)
+    for field_name in ("safety_identifier", "user"):
+        value = body.get(field_name)
+        if not named and isinstance(value, str) and value.strip():
+            named = value.strip()
+    return (named or "")[:MAX_USER_CHARS]
 
 
 def header(headers: Mapping[str, str], *names: str) -> str | None:

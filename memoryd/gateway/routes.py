@@ -27,6 +27,7 @@ from memoryd.engine import MemoryEngine
 from memoryd.gateway.pipeline import (
     SESSION_HEADERS,
     content_problem,
+    end_user,
     header,
     last_user_text,
     plan_memory,
@@ -94,6 +95,7 @@ class Prepared:
     session_id: str
     user_text: str
     extract: bool
+    user_id: str = ""  # the key's end user this request names ("" = none)
     hits: list[Hit] = field(default_factory=list)
     memory_error: str | None = None
 
@@ -197,13 +199,25 @@ def prepare(engine: MemoryEngine, key: Any, body: dict[str, Any], headers: Any) 
     plan = plan_memory(settings, key.memory_enabled, headers)
     session_id = header(headers, *SESSION_HEADERS) or ""
     prepared = Prepared(
-        forwarded, provider, key.id, session_id, last_user_text(body), extract=plan.extract
+        forwarded,
+        provider,
+        key.id,
+        session_id,
+        last_user_text(body),
+        extract=plan.extract,
+        user_id=end_user(headers, body),
     )
     if not plan.inject:
         return prepared
     try:
         query = prepared.user_text if settings.strategy != "recent" else None
-        hits = engine.retrieve(key.id, query, session_id=session_id or None, settings=settings)
+        hits = engine.retrieve(
+            key.id,
+            query,
+            session_id=session_id or None,
+            settings=settings,
+            user_id=prepared.user_id,
+        )
         hits = filter_new(hits, body, lambda h: h.memory.content)
         injection = inject_memory(
             forwarded,
@@ -236,6 +250,7 @@ async def _extract(engine: MemoryEngine, prepared: Prepared, assistant_text: str
         user_text=prepared.user_text,
         assistant_text=assistant_text or None,
         session_id=prepared.session_id,
+        user_id=prepared.user_id,
     )
     if durable is not None:
         try:

@@ -92,6 +92,7 @@ class McpMemory(BaseModel):
     accessCount: int
     lastAccessedAt: str | None
     supersededAt: str | None = None  # set when a newer statement replaced it (history)
+    userId: str | None = None  # the end user of the key it belongs to; null: shared
     supersededBy: str | None = None
 
     @classmethod

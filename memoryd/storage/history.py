@@ -21,6 +21,7 @@ def supersede(
     by: str | None,
     slots: Sequence[str] = (),
     ids: Sequence[str] = (),
+    user_id: str = "",
 ) -> list[str]:
     """Mark the owner's current memories of ``slots`` (or with ``ids``) as superseded
     by memory ``by`` (None: retracted); ``by`` itself is never marked. A slot ending in
@@ -41,9 +42,9 @@ def supersede(
         return []
     rows = conn.execute(
         "UPDATE memories SET superseded_at = ?, superseded_by = ? "
-        f"WHERE api_key_id = ? AND ({' OR '.join(targets)}) AND superseded_at IS NULL "
-        "AND id IS NOT ? RETURNING id",
-        [to_iso(now), by, owner, *params, by],
+        f"WHERE api_key_id = ? AND user_id = ? AND ({' OR '.join(targets)}) "
+        "AND superseded_at IS NULL AND id IS NOT ? RETURNING id",
+        [to_iso(now), by, owner, user_id, *params, by],
     )
     return [r[0] for r in rows]
 
@@ -53,11 +54,19 @@ def reconcile(
 ) -> Reconciled:
     """One ``MemoryEngine.reconcile`` item: upsert, then retire what it replaces."""
     if new is None:
-        gone = supersede(conn, item.owner, now=now, by=None, ids=item.retract_ids)
+        gone = supersede(
+            conn, item.owner, now=now, by=None, ids=item.retract_ids, user_id=item.user_id
+        )
         return Reconciled(None, False, gone)
     memory, created = upsert(conn, new, key, now)
     gone = supersede(
-        conn, new.api_key_id, now=now, by=memory.id, slots=item.supersedes, ids=item.retract_ids
+        conn,
+        new.api_key_id,
+        now=now,
+        by=memory.id,
+        slots=item.supersedes,
+        ids=item.retract_ids,
+        user_id=new.user_id,
     )
     return Reconciled(memory, created, gone)
 

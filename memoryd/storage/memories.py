@@ -21,10 +21,10 @@ from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, parse_iso
 COLUMNS = (
     "m.id, m.api_key_id, m.session_id, m.type, m.key, m.content, m.metadata, "
     "m.created_at, m.updated_at, m.expires_at, m.access_count, m.last_accessed_at, "
-    "m.superseded_at, m.superseded_by"
+    "m.superseded_at, m.superseded_by, m.user_id"
 )
 #: How many values ``COLUMNS`` selects (extra selected values follow at this index).
-NCOLS = 14
+NCOLS = 15
 
 
 def _opt_time(value: object) -> datetime | None:
@@ -54,6 +54,7 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
         last_accessed_at=_opt_time(row[11]),
         superseded_at=_opt_time(row[12]),
         superseded_by=row[13] or None,
+        user_id=row[14] or "",
     )
 
 
@@ -73,12 +74,18 @@ class Filter:
     type: MemoryType | None = None
     #: Superseded memories are history: retrieval never sees them.
     current_only: bool = True
+    #: An end user of the key sees their own memories and the key's shared ones (""):
+    #: never another end user's. None: every end user (admin views).
+    user_id: str | None = None
 
     def sql(self) -> tuple[str, list[Any]]:
         clauses = ["(m.expires_at IS NULL OR m.expires_at > ?)"]
         params: list[Any] = [to_iso(self.now)]
         if self.current_only:
             clauses.append("m.superseded_at IS NULL")
+        if self.user_id is not None:
+            clauses.append("m.user_id IN ('', ?)")
+            params.append(self.user_id)
         if self.owners is not None:
             marks = ", ".join("?" for _ in self.owners) or "NULL"
             clauses.insert(0, f"m.api_key_id IN ({marks})")
@@ -136,9 +143,10 @@ def neighbours(conn: Any, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
     return found
 
 
-def get_by_key(conn: Any, owner: str, key: str) -> Memory | None:
+def get_by_key(conn: Any, owner: str, key: str, user_id: str = "") -> Memory | None:
     rows = conn.execute(
-        f"SELECT {COLUMNS} FROM memories m WHERE m.api_key_id = ? AND m.key = ?", (owner, key)
+        f"SELECT {COLUMNS} FROM memories m WHERE m.api_key_id = ? AND m.user_id = ? AND m.key = ?",
+        (owner, user_id, key),
     )
     row = next(iter(rows), None)
     return row_to_memory(row) if row else None
@@ -158,9 +166,13 @@ def list_page(
     limit: int,
     offset: int,
     include_superseded: bool = False,
+    user_id: str | None = None,
 ) -> tuple[list[Memory], int, dict[str, int]]:
     clauses: list[str] = [] if include_superseded else ["m.superseded_at IS NULL"]
     params: list[Any] = []
+    if user_id is not None:  # one end user's own memories ("" = the key's shared ones)
+        clauses.append("m.user_id = ?")
+        params.append(user_id)
     if owner is not None:
         clauses.append("m.api_key_id = ?")
         params.append(owner)
@@ -307,7 +319,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
 
     Stating a superseded memory again makes it current again (it is a refresh).
     """
-    existing = get_by_key(conn, new.api_key_id, key)
+    existing = get_by_key(conn, new.api_key_id, key, new.user_id)
     expires = to_iso(new.expires_at) if new.expires_at else None
     if existing is not None:
         merged = {**existing.metadata, **(new.metadata or {})}
@@ -335,12 +347,13 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
     memory_id = new.id if new.id and get(conn, new.id) is None else str(uuid.uuid4())
     created = new.created_at or now
     conn.execute(
-        "INSERT INTO memories (id, api_key_id, session_id, type, key, content, metadata, "
-        "slot, created_at, updated_at, expires_at, needs_reindex) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,1)",
+        "INSERT INTO memories (id, api_key_id, user_id, session_id, type, key, content, "
+        "metadata, slot, created_at, updated_at, expires_at, needs_reindex) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,1)",
         (
             memory_id,
             new.api_key_id,
+            new.user_id,
             new.session_id,
             new.type.value,
             key,

@@ -12,12 +12,17 @@ from memoryd.models import to_iso
 
 
 def queue_extraction(
-    conn: Any, owner: str, session_id: str, texts: Sequence[tuple[str, str]], now: datetime
+    conn: Any,
+    owner: str,
+    session_id: str,
+    texts: Sequence[tuple[str, str]],
+    now: datetime,
+    user_id: str = "",
 ) -> int:
     rows = conn.execute(
-        "INSERT INTO extraction_queue (api_key_id, session_id, texts, created_at) "
-        "VALUES (?, ?, ?, ?) RETURNING id",
-        (owner, session_id, json.dumps([list(t) for t in texts]), to_iso(now)),
+        "INSERT INTO extraction_queue (api_key_id, session_id, texts, created_at, user_id) "
+        "VALUES (?, ?, ?, ?, ?) RETURNING id",
+        (owner, session_id, json.dumps([list(t) for t in texts]), to_iso(now), user_id),
     )
     return int(next(iter(rows))[0])
 
@@ -26,15 +31,16 @@ def unqueue_extraction(conn: Any, job_id: int) -> None:
     conn.execute("DELETE FROM extraction_queue WHERE id = ?", (job_id,))
 
 
-def queued_extractions(conn: Any) -> list[tuple[int, str, str, list[tuple[str, str]]]]:
-    """Jobs a previous run queued and never finished, oldest first."""
+def queued_extractions(conn: Any) -> list[tuple[int, str, str, list[tuple[str, str]], str]]:
+    """Jobs a previous run queued and never finished, oldest first: ``(id, owner,
+    session, texts, end user)``."""
     jobs = []
-    for job_id, owner, session_id, raw in conn.execute(
-        "SELECT id, api_key_id, session_id, texts FROM extraction_queue ORDER BY id"
+    for job_id, owner, session_id, raw, user_id in conn.execute(
+        "SELECT id, api_key_id, session_id, texts, user_id FROM extraction_queue ORDER BY id"
     ):
         try:
             texts = [(str(t), str(s)) for t, s in json.loads(raw)]
         except (ValueError, TypeError):
             texts = []  # unreadable: dropped by the caller
-        jobs.append((int(job_id), str(owner), str(session_id), texts))
+        jobs.append((int(job_id), str(owner), str(session_id), texts, str(user_id or "")))
     return jobs
