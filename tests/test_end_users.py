@@ -1,0 +1,126 @@
+"""End users inside one API key (issue 16.2): an app names the person it serves with
+OpenAI's `user` / `safety_identifier` fields or the `x-memoryd-user` header. Through
+the real gateway (official `openai` client) and REST: what one end user says is theirs,
+another end user of the same key never sees it, and the key's shared memories (stored
+without an end user, as every memory before this release) are seen by all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from conftest import ADMIN, add
+
+from memoryd.api import create_app
+from memoryd.engine import MemoryEngine
+from memoryd.providers import Provider, save_providers
+from memoryd.testing import FakeUpstream, serve_asgi
+
+
+@dataclass
+class Gateway:
+    engine: MemoryEngine
+    upstream: FakeUpstream
+    url: str
+    key: str
+    owner: str
+
+    def chat(self, text: str, *, headers: dict[str, str] | None = None, **fields: Any) -> list[str]:
+        """Send ``text`` (with ``user=`` / ``extra_body=`` fields); the injected memories."""
+        client = openai.OpenAI(
+            base_url=f"{self.url}/v1", api_key=self.key, max_retries=0, default_headers=headers
+        )
+        client.chat.completions.create(
+            model="chat-model", messages=[{"role": "user", "content": text}], **fields
+        )
+        assert self.engine.drain(timeout=30)
+        body = self.upstream.requests[-1]["body"]
+        block = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
+        return [line[2:] for line in block.split("\n") if line.startswith("- ")]
+
+    def api(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        headers = {"authorization": f"Bearer {ADMIN}"}
+        return httpx.request(method, f"{self.url}{path}", headers=headers, timeout=30, **kw)
+
+
+@pytest.fixture
+def gateway(engine: MemoryEngine) -> Iterator[Gateway]:
+    upstream = FakeUpstream()
+    with serve_asgi(upstream.app) as upstream_url:
+        save_providers(engine.db, [Provider("default", f"{upstream_url}/v1", "secret")])
+        engine.settings.update({"strategy": "recent"})  # everything in scope is injected
+        record, secret = engine.keys.create("app")
+        with serve_asgi(create_app(engine, admin_token=ADMIN)) as url:
+            yield Gateway(engine, upstream, url, secret, record.id)
+
+
+def test_end_users_of_one_key_never_see_each_other(gateway: Gateway) -> None:
+    add(gateway.engine, gateway.owner, "Shared: the app is a recipe assistant")
+    gateway.chat("I'm allergic to penicillin.", user="alice")
+    gateway.chat("I live in Oslo.", extra_body={"safety_identifier": "bob"})
+
+    alice = gateway.chat("hi", user="alice")
+    bob = gateway.chat("hi", extra_body={"safety_identifier": "bob"})
+    nobody = gateway.chat("hi")
+    assert sorted(alice) == [
+        "Shared: the app is a recipe assistant",
+        "User is allergic to penicillin",
+    ]
+    assert sorted(bob) == ["Shared: the app is a recipe assistant", "User lives in Oslo"]
+    assert nobody == ["Shared: the app is a recipe assistant"]
+
+    rows = {m.content: m.user_id for m in gateway.engine.list_memories(owner=gateway.owner).data}
+    assert rows == {
+        "Shared: the app is a recipe assistant": "",
+        "User is allergic to penicillin": "alice",
+        "User lives in Oslo": "bob",
+    }
+
+
+def test_the_header_wins_over_the_body_fields(gateway: Gateway) -> None:
+    gateway.chat("I play the cello.", user="alice", headers={"x-memoryd-user": "carol"})
+    (memory,) = gateway.engine.list_memories(owner=gateway.owner).data
+    assert memory.user_id == "carol"
+    assert gateway.chat("hi", user="carol") == ["User plays the cello"]
+    assert gateway.chat("hi", user="alice") == []
+
+
+def test_the_same_fact_of_two_end_users_is_two_memories_and_supersedes_only_its_own(
+    gateway: Gateway,
+) -> None:
+    gateway.chat("I live in Madrid.", user="alice")
+    gateway.chat("I live in Madrid.", user="bob")
+    gateway.chat("I moved to Lyon.", user="bob")
+    assert gateway.chat("hi", user="alice") == ["User lives in Madrid"]
+    assert gateway.chat("hi", user="bob") == ["User moved to Lyon"]
+
+
+def test_rest_lists_previews_and_creates_per_end_user(gateway: Gateway) -> None:
+    gateway.chat("I'm vegetarian.", user="alice")
+    gateway.chat("I'm vegan.", user="bob")
+    created = gateway.api(
+        "POST",
+        "/api/memory",
+        json={"apiKeyId": gateway.owner, "userId": "alice", "content": "User likes jazz"},
+    )
+    assert created.status_code == 201, created.text
+    assert created.json()["memory"]["userId"] == "alice"
+
+    listed = gateway.api(
+        "GET", "/api/memory", params={"apiKeyId": gateway.owner, "userId": "alice"}
+    )
+    assert sorted(m["content"] for m in listed.json()["data"]) == [
+        "User is vegetarian",
+        "User likes jazz",
+    ]
+    preview = gateway.api(
+        "POST",
+        "/api/memory/retrieve-preview",
+        json={"apiKeyId": gateway.owner, "userId": "bob", "query": "vegetarian vegan jazz"},
+    ).json()
+    assert [m["content"] for m in preview["memories"]] == ["User is vegan"]
