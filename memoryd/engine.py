@@ -164,7 +164,7 @@ class MemoryEngine:
 
         def apply(conn: Any) -> Memory | None:
             if patch.key is not None:
-                clash = sql.get_by_key(conn, current.api_key_id, patch.key)
+                clash = sql.get_by_key(conn, current.api_key_id, patch.key, current.user_id)
                 if clash is not None and clash.id != memory_id:
                     raise field_error("key", "another memory of this owner already has this key")
             return sql.update(conn, memory_id, patch, now)
@@ -438,8 +438,8 @@ class MemoryEngine:
     ) -> int:
         return lifecycle.clear(self, require_owner(owner), type=type, older_than=older_than)
 
-    def export(self, owner: str) -> Iterator[dict[str, Any]]:
-        return lifecycle.export(self, require_owner(owner))
+    def export(self, owner: str, user_id: str | None = None) -> Iterator[dict[str, Any]]:
+        return lifecycle.export(self, require_owner(owner), user_id)
 
     def import_jsonl(
         self, lines: Iterable[str | bytes], *, owner: str | None = None

@@ -168,8 +168,11 @@ def clear(
     return count
 
 
-def export(engine: MemoryEngine, owner: str) -> Iterator[dict[str, Any]]:
-    """Every memory of an owner, oldest first, streamed page by page."""
+def export(
+    engine: MemoryEngine, owner: str, user_id: str | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every memory of an owner (or of one end user of it), oldest first, streamed page
+    by page; superseded ones included, as history."""
     after = 0
     while True:
         page = sql.owner_rows(engine.db.read(), owner, after_seq=after, batch=EXPORT_PAGE)
@@ -177,7 +180,8 @@ def export(engine: MemoryEngine, owner: str) -> Iterator[dict[str, Any]]:
             return
         for seq, memory in page:
             after = seq
-            yield memory.to_dict()
+            if user_id is None or memory.user_id == user_id:
+                yield memory.to_dict()
 
 
 @dataclass
@@ -220,6 +224,7 @@ def parse_line(data: object, owner: str | None) -> NewMemory:
     memory_id = data.get("id")
     return NewMemory(
         api_key_id=api_key_id,  # type: ignore[arg-type]  # validated by the engine
+        user_id=user if isinstance(user := data.get("userId"), str) else "",
         content=data.get("content"),  # type: ignore[arg-type]
         key=data.get("key"),
         type=memory_type,
@@ -283,7 +288,7 @@ def import_jsonl(
             new = replace(new, key=key)
             at = _time(data.get("supersededAt"), "supersededAt")
             by = data.get("supersededBy")
-            existing = sql.get_by_key(engine.db.read(), new.api_key_id, key)
+            existing = sql.get_by_key(engine.db.read(), new.api_key_id, key, new.user_id)
             if _unchanged(existing, new) and (existing and existing.superseded_at) == at:
                 result.skipped += 1
                 continue

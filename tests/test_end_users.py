@@ -44,7 +44,7 @@ class Gateway:
         return [line[2:] for line in block.split("\n") if line.startswith("- ")]
 
     def api(self, method: str, path: str, **kw: Any) -> httpx.Response:
-        headers = {"authorization": f"Bearer {ADMIN}"}
+        headers = {"authorization": f"Bearer {ADMIN}", **kw.pop("headers", {})}
         return httpx.request(method, f"{self.url}{path}", headers=headers, timeout=30, **kw)
 
 
@@ -124,3 +124,27 @@ def test_rest_lists_previews_and_creates_per_end_user(gateway: Gateway) -> None:
         json={"apiKeyId": gateway.owner, "userId": "bob", "query": "vegetarian vegan jazz"},
     ).json()
     assert [m["content"] for m in preview["memories"]] == ["User is vegan"]
+
+
+def test_export_and_import_carry_the_end_user(gateway: Gateway) -> None:
+    gateway.chat("I'm vegetarian.", user="alice")
+    gateway.chat("I'm vegan.", user="bob")
+    add(gateway.engine, gateway.owner, "Shared rule")
+    everything = gateway.api("GET", "/api/memory/export", params={"apiKeyId": gateway.owner})
+    rows = [line for line in everything.text.splitlines() if line.strip()]
+    assert len(rows) == 3
+    alice = gateway.api(
+        "GET", "/api/memory/export", params={"apiKeyId": gateway.owner, "userId": "alice"}
+    )
+    (line,) = [line for line in alice.text.splitlines() if line.strip()]
+    assert '"userId": "alice"' in line
+    imported = gateway.api(
+        "POST",
+        "/api/memory/import",
+        params={"apiKeyId": "copy"},
+        content="\n".join(rows).encode(),
+        headers={"content-type": "application/x-ndjson"},
+    )
+    assert imported.status_code == 200, imported.text
+    copied = {m.content: m.user_id for m in gateway.engine.list_memories(owner="copy").data}
+    assert copied == {"User is vegetarian": "alice", "User is vegan": "bob", "Shared rule": ""}

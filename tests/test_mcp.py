@@ -60,7 +60,7 @@ def test_http_lists_six_tools_with_the_spec_schemas(srv: Served) -> None:
             assert tools[name].output_schema is not None
         search = tools["omniroute_memory_search"].input_schema
         props = search["properties"]
-        assert set(props) == {"apiKeyId", "query", "type", "maxTokens", "limit"}
+        assert set(props) == {"apiKeyId", "query", "type", "maxTokens", "limit", "userId"}
         assert search.get("required", []) == []
         assert (props["maxTokens"]["type"], props["maxTokens"]["minimum"]) == ("integer", 1)
         assert props["maxTokens"]["maximum"] == 8000
@@ -74,6 +74,7 @@ def test_http_lists_six_tools_with_the_spec_schemas(srv: Served) -> None:
             "key",
             "content",
             "metadata",
+            "userId",
         }
         assert sorted(added["required"]) == ["content"]  # type and key have defaults
         assert added["properties"]["content"]["minLength"] == 1
@@ -245,6 +246,22 @@ def test_admin_token_requires_apikeyid(srv: Served) -> None:
 
     over_http(srv.url, ADMIN, body)
     assert contents(srv.engine, "bob") == ["Shared rule"]
+
+
+def test_end_users_of_a_key_through_mcp(srv: Served) -> None:
+    """Issue 16.2: userId on add and search; another end user's memory never shows."""
+
+    async def body(s: Session) -> None:
+        await s.ok("memory_add", {"apiKeyId": "bob", "content": "Shared rule", "key": "r"})
+        await s.ok("memory_add", {"apiKeyId": "bob", "userId": "ann", "content": "Ann likes figs"})
+        await s.ok("memory_add", {"apiKeyId": "bob", "userId": "tom", "content": "Tom likes figs"})
+        found = await s.ok("memory_search", {"apiKeyId": "bob", "userId": "ann", "query": "figs"})
+        assert [m["content"] for m in found["memories"]] == ["Ann likes figs"]
+        assert found["memories"][0]["userId"] == "ann"
+        shared = await s.ok("memory_search", {"apiKeyId": "bob", "userId": "ann", "query": "rule"})
+        assert [m["content"] for m in shared["memories"]] == ["Shared rule"]
+
+    over_http(srv.url, ADMIN, body)
 
 
 def test_add_needs_only_content(srv: Served) -> None:

@@ -101,11 +101,14 @@ def create_memory(body: s.MemoryCreate, engine: EngineDep, response: Response) -
 def export_memories(
     engine: EngineDep,
     apiKeyId: Annotated[str, Query(min_length=1, max_length=200)],
+    userId: Annotated[
+        str | None, Query(min_length=1, max_length=200, description="one end user's only")
+    ] = None,
 ) -> StreamingResponse:
     require_owner(apiKeyId)
 
     def lines() -> Iterator[bytes]:
-        for item in engine.export(apiKeyId):
+        for item in engine.export(apiKeyId, userId):
             yield (json.dumps(item, ensure_ascii=False) + "\n").encode("utf-8")
 
     disposition = export_disposition(apiKeyId)

@@ -76,6 +76,18 @@ def key_principal(engine: MemoryEngine, secret: str) -> PrincipalSource:
 # -- results -----------------------------------------------------------------------------
 
 
+#: An end user of the key (a client key may name any end user of its own key).
+UserArg = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=200,
+        description="End user of the key: search sees theirs and the key's shared "
+        "memories; add stores for them. Omit: search sees every end user's, add is shared.",
+    ),
+]
+
+
 class McpMemory(BaseModel):
     """One memory, as in the REST API (SPEC §13)."""
 
@@ -198,6 +210,7 @@ class MemoryTools:
         limit: Annotated[
             int | None, Field(ge=1, le=MAX_LIMIT, description="At most this many memories.")
         ] = None,
+        userId: UserArg = None,
     ) -> SearchResult:
         owner = _owner(_caller(ctx, self.principal), apiKeyId, write=False)
         settings = self.engine.settings.get()
@@ -215,6 +228,7 @@ class MemoryTools:
                 # The type filter applies to the ranked results: fetch wide, then cut.
                 limit=MAX_LIMIT if type is not None else limit,
                 settings=settings,
+                user_id=userId,
             )
         if type is not None:
             hits = [h for h in hits if h.memory.type.value == type]
@@ -248,6 +262,7 @@ class MemoryTools:
             ),
         ] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="Any JSON object.")] = None,
+        userId: UserArg = None,
     ) -> AddResult:
         owner = _owner(_caller(ctx, self.principal), apiKeyId, write=True)
         with _tool_errors():
@@ -259,6 +274,7 @@ class MemoryTools:
                     type=MemoryType(type),
                     session_id=sessionId or "",
                     metadata=metadata,
+                    user_id=userId or "",
                 )
             )
         return AddResult(memory=McpMemory.of(memory))
