@@ -94,13 +94,19 @@ def test_add_edit_delete_a_memory(page: Page, base_url: str, engine: MemoryEngin
     expect(page.get_by_test_id("memory-modal")).to_be_hidden()
     page.get_by_test_id("add-memory-button").click()
     page.get_by_test_id("memory-modal-save").click()  # empty: checked before any request
-    expect(page.get_by_test_id("memory-modal-error")).to_contain_text("Key is required")
+    expect(page.get_by_test_id("memory-modal-error")).to_contain_text("Content is required")
+    # a new memory needs no key (issue 16): the server derives it from the content
+    page.get_by_test_id("memory-modal-content").fill("Standups are at nine")
+    page.get_by_test_id("memory-modal-save").click()
+    expect(page.get_by_test_id("memory-modal")).to_be_hidden()
+    expect(rows(page)).to_have_count(2)
+    page.get_by_test_id("add-memory-button").click()
     page.get_by_test_id("memory-modal-type").select_option("procedural")
     page.get_by_test_id("memory-modal-key").fill("deploy")
     page.get_by_test_id("memory-modal-content").fill("Deploys happen on Fridays")
     page.get_by_test_id("memory-modal-save").click()
     expect(page.get_by_test_id("memory-modal")).to_be_hidden()
-    expect(rows(page)).to_have_count(2)
+    expect(rows(page)).to_have_count(3)
     memory_id = row_id(page, "deploy")
     expect(page.get_by_test_id(f"memory-row-{memory_id}")).to_contain_text("procedural")
 
@@ -126,7 +132,7 @@ def test_add_edit_delete_a_memory(page: Page, base_url: str, engine: MemoryEngin
     page.get_by_test_id(f"delete-memory-{memory_id}").click()
     page.get_by_test_id("confirm-delete").click()
     expect(page.get_by_test_id(f"memory-row-{memory_id}")).to_have_count(0)
-    expect(rows(page)).to_have_count(1)
+    expect(rows(page)).to_have_count(2)
     assert engine.get(memory_id) is None
 
 
