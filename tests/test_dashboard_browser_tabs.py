@@ -66,6 +66,9 @@ def test_playground_ranks_with_tiers(page: Page, base_url: str, engine: MemoryEn
     hits = page.get_by_test_id("playground-hit")
     expect(hits).to_have_count(1)  # the other two are below the relevance floor (issue 16)
     expect(hits.first).to_contain_text("dark mode")
+    dropped = page.get_by_test_id("playground-dropped-hit")
+    expect(dropped).to_have_count(2)
+    expect(dropped.first).to_contain_text("below the relevance floor")
     expect(hits.first).to_have_attribute("data-tier", "hybrid")
     assert hits.first.get_attribute("data-rank") == "1"
     for tier in [h.get_attribute("data-tier") for h in hits.all()]:

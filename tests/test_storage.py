@@ -310,6 +310,8 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
         assert versions == [1, 2, 3, 4, 5, 6]
         slots = dict(_rows(db.read(), "SELECT id, slot FROM memories ORDER BY id"))
         assert slots == {"m0": "home_location", "m1": None, "m2": None}
+        users = {u for (u,) in _rows(db.read(), "SELECT user_id FROM memories")}
+        assert users == {""}  # key-level: shared by every end user of the key (issue 16)
         old = sql.get(db.read(), "m0")
         assert old is not None
         assert old.superseded_at is None

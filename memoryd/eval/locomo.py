@@ -7,8 +7,7 @@ Protocol (SPEC §19, issue 9):
   photo; by default (``--turn-context date+previous``) with the session date and the
   words of the turn it answers. Metadata: ``dia_id``, ``session``, ``date_time``; key
   ``turn:<dia_id>``, so two identical turns ("Thanks!") stay two memories.
-- A temporary engine with a fixed embedding resolver and the engine defaults (20
-  candidates per leg); ``drain()`` runs after ingest, before the first question.
+- A temporary engine, fixed embedder, engine defaults; ``drain()`` after ingest.
 - Every question of categories 1-4 is asked with
   ``engine.preview(owner, question, strategy=s, max_tokens=16000, limit=max(k))``.
   The budget (~30 tokens a turn) never binds, so the ranking decides.
@@ -16,9 +15,8 @@ Protocol (SPEC §19, issue 9):
   hits. An evidence id that names no turn of the conversation (an annotation typo)
   counts as a miss, and the number of such ids is reported. ``"D8:6; D9:17"`` is read
   as two ids. Questions without evidence are skipped and counted.
-- tokens@k is the sum of the engine's token estimates of the top-k hits.
-- Means are reported overall and per category (1 multi-hop, 2 temporal,
-  3 open-domain, 4 single-hop), per strategy.
+- tokens@k sums the top-k hits' token estimates. Means are reported overall and per
+  category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop), per strategy.
 
 Pure of the CLI: progress goes through callbacks and nothing is printed.
 """
@@ -412,8 +410,7 @@ def run_eval(
         data_dir = Path(tmp) / "data"
         config = eval_config(data_dir, **(config_overrides or {}))
         engine = open_eval_engine(data_dir, embedder, config)
-        if settings:
-            engine.settings.update(dict(settings))  # e.g. {"relevanceFloor": 0} to compare
+        engine.settings.update(dict(settings or {}))  # e.g. {"relevanceFloor": 0}
         try:
             total = sum(len(c.turns) for c in conversations)
             say(f"ingesting {total} turns (embedder: {embedder.name})")

@@ -54,7 +54,7 @@
     if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 16000) {
       return say(error, "The budget must be a whole number of tokens from 1 to 16000.", "error");
     }
-    const payload = { query: text, strategy: $("playground-strategy-select").value, maxTokens, limit: 20 };
+    const payload = { query: text, strategy: $("playground-strategy-select").value, maxTokens };
     const owner = $("playground-owner-select").value;
     if (owner) payload.apiKeyId = owner;
     submit.disabled = true;
@@ -62,6 +62,11 @@
       const r = await api("POST", "/api/memory/retrieve-preview", payload);
       say(error, "", "");
       $("playground-results").replaceChildren(...r.memories.map((m, i) => hit(m, i + 1)));
+      $("playground-dropped").replaceChildren(...(r.dropped || []).map((m) => h(
+        "li", { class: "hit", "data-testid": "playground-dropped-hit", "data-id": m.id },
+        h("div", { class: "hit-content" }, m.content),
+        h("div", { class: "small" }, m.reason),
+      )));
       show($("playground-empty"), r.memories.length === 0);
       $("playground-empty").textContent = "No memory matched: nothing would be injected.";
       $("playground-total-tokens").textContent =
