@@ -433,10 +433,9 @@ class MemoryEngine:
     def gc(self, now: datetime | None = None) -> int:
         return lifecycle.delete_expired(self, now or utcnow())
 
-    def clear(
-        self, owner: str, *, type: MemoryType | None = None, older_than: datetime | None = None
-    ) -> int:
-        return lifecycle.clear(self, require_owner(owner), type=type, older_than=older_than)
+    def clear(self, owner: str, **filters: Any) -> int:
+        """``lifecycle.clear``: every match of ``type``, ``older_than``, ``user_id``."""
+        return lifecycle.clear(self, require_owner(owner), **filters)
 
     def export(self, owner: str, user_id: str | None = None) -> Iterator[dict[str, Any]]:
         return lifecycle.export(self, require_owner(owner), user_id)

@@ -87,20 +87,14 @@ def summarize_older_than(
     }
     if dry_run or not old:
         return result
-    lines = [summary_line(m.type.value, m.key, m.content) for m in old]
-    content = f"Summary of {len(old)} memories older than {days} days:\n" + "\n".join(lines)
-    content = content[: engine.config.max_content_chars]
-    summary = NewMemory(
-        api_key_id=owner,
-        content=content,
-        key=f"summary:{to_iso(now)}",
-        type=MemoryType.SEMANTIC,
-        metadata={"summarizedCount": len(old), "olderThanDays": days, "generatedAt": to_iso(now)},
-    )
+    groups: dict[str, list[Memory]] = {}
+    for memory in old:  # one summary per end user: never merged into a shared memory
+        groups.setdefault(memory.user_id, []).append(memory)
+    summaries = [_summary(engine, owner, user, rows, days, now) for user, rows in groups.items()]
     ids = [m.id for m in old]
 
-    def apply(conn: Any) -> tuple[Memory, list[tuple[str, int]]]:
-        stored, _ = sql.upsert(conn, summary, summary.key or "", now)
+    def apply(conn: Any) -> tuple[list[Memory], list[tuple[str, int]]]:
+        stored = [sql.upsert(conn, s, s.key or "", now)[0] for s in summaries]
         removed = []
         for memory_id in ids:
             seq = sql.delete(conn, memory_id)
@@ -109,10 +103,27 @@ def summarize_older_than(
         return stored, removed
 
     stored, removed = engine.db.write(apply)
-    engine._written([stored])
+    engine._written(stored)
     engine._deleted(removed)
-    result.update(deletedCount=len(removed), summaryId=stored.id)
+    result.update(
+        deletedCount=len(removed), summaryId=stored[0].id, summaryIds=[m.id for m in stored]
+    )
     return result
+
+
+def _summary(
+    engine: MemoryEngine, owner: str, user_id: str, old: list[Memory], days: int, now: datetime
+) -> NewMemory:
+    lines = [summary_line(m.type.value, m.key, m.content) for m in old]
+    content = f"Summary of {len(old)} memories older than {days} days:\n" + "\n".join(lines)
+    return NewMemory(
+        api_key_id=owner,
+        user_id=user_id,
+        content=content[: engine.config.max_content_chars],
+        key=f"summary:{to_iso(now)}",
+        type=MemoryType.SEMANTIC,
+        metadata={"summarizedCount": len(old), "olderThanDays": days, "generatedAt": to_iso(now)},
+    )
 
 
 def sweep_decay(
@@ -152,10 +163,18 @@ def delete_expired(engine: MemoryEngine, now: datetime) -> int:
 
 
 def clear(
-    engine: MemoryEngine, owner: str, *, type: MemoryType | None, older_than: datetime | None
+    engine: MemoryEngine,
+    owner: str,
+    *,
+    type: MemoryType | None = None,
+    older_than: datetime | None = None,
+    user_id: str | None = None,
 ) -> int:
-    """Delete every match (not one page) within one owner."""
+    """Delete every match (not one page) within one owner (one end user of it)."""
     where, params = "m.api_key_id = ?", [owner]
+    if user_id is not None:
+        where += " AND m.user_id = ?"
+        params.append(user_id)
     if type is not None:
         where += " AND m.type = ?"
         params.append(type.value)

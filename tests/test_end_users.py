@@ -148,3 +148,45 @@ def test_export_and_import_carry_the_end_user(gateway: Gateway) -> None:
     assert imported.status_code == 200, imported.text
     copied = {m.content: m.user_id for m in gateway.engine.list_memories(owner="copy").data}
     assert copied == {"User is vegetarian": "alice", "User is vegan": "bob", "Shared rule": ""}
+
+
+def test_summaries_never_merge_end_users_into_a_shared_memory(gateway: Gateway) -> None:
+    from datetime import timedelta
+
+    from memoryd.models import to_iso, utcnow
+
+    old = utcnow() - timedelta(days=90)
+    add(gateway.engine, gateway.owner, "Shared old note", created_at=old)
+    gateway.chat("I'm allergic to peanuts.", user="alice")
+    gateway.chat("I live in Oslo.", user="bob")
+    stamp = to_iso(old)
+    gateway.engine.db.write(  # backdate the extracted facts
+        lambda conn: conn.execute("UPDATE memories SET created_at = ?", (stamp,))
+    )
+    result = gateway.engine.summarize_older_than(gateway.owner, 30)
+    assert result["deletedCount"] == 3
+    assert len(result["summaryIds"]) == 3
+    for user, mine, other in (("alice", "peanuts", "Oslo"), ("bob", "Oslo", "peanuts")):
+        injected = " ".join(gateway.chat("hi", user=user))
+        assert mine in injected
+        assert "Shared old note" in injected
+        assert other not in injected
+
+
+def test_update_delete_and_clear_take_the_end_user(gateway: Gateway) -> None:
+    gateway.chat("I'm vegetarian.", user="alice")
+    gateway.chat("I'm vegan.", user="bob")
+    ids = {m.user_id: m.id for m in gateway.engine.list_memories(owner=gateway.owner).data}
+    path = f"/api/memory/{ids['alice']}"
+    assert gateway.api("DELETE", path, params={"userId": "bob"}).status_code == 404
+    assert (
+        gateway.api("PUT", path, params={"userId": "bob"}, json={"content": "x"}).status_code == 404
+    )
+    changed = gateway.api(
+        "PUT", path, params={"userId": "alice"}, json={"content": "User eats fish"}
+    )
+    assert changed.json()["memory"]["content"] == "User eats fish"
+    assert gateway.engine.clear(gateway.owner, user_id="bob") == 1
+    left = [(m.user_id, m.content) for m in gateway.engine.list_memories(owner=gateway.owner).data]
+    assert left == [("alice", "User eats fish")]
+    assert gateway.api("DELETE", path, params={"userId": "alice"}).json() == {"deleted": True}

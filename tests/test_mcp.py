@@ -80,7 +80,7 @@ def test_http_lists_six_tools_with_the_spec_schemas(srv: Served) -> None:
         assert added["properties"]["content"]["minLength"] == 1
         assert added["properties"]["metadata"]["type"] == "object"
         cleared = tools["omniroute_memory_clear"].input_schema
-        assert set(cleared["properties"]) == {"apiKeyId", "type", "olderThan"}
+        assert set(cleared["properties"]) == {"apiKeyId", "type", "olderThan", "userId"}
         assert cleared["properties"]["olderThan"]["type"] == "string"
         annotations = tools["memory_clear"].annotations
         assert annotations is not None

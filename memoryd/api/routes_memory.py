@@ -231,8 +231,24 @@ def get_memory(memory_id: str, engine: EngineDep) -> dict[str, Any]:
     return {"memory": memory.to_dict()}
 
 
+UserGuard = Annotated[
+    str | None,
+    Query(min_length=1, max_length=200, description="only if it belongs to this end user"),
+]
+
+
+def _belongs(engine: Any, memory_id: str, user_id: str | None) -> None:
+    """With ``userId``, a memory of another end user (or a shared one) is not found."""
+    memory = engine.get(memory_id)
+    if user_id is not None and (memory is None or memory.user_id != user_id):
+        raise NotFoundError(f"no memory with id {memory_id} for end user {user_id!r}")
+
+
 @router.put("/{memory_id}", response_model=s.MemoryOne)
-def update_memory(memory_id: str, body: s.MemoryUpdate, engine: EngineDep) -> dict[str, Any]:
+def update_memory(
+    memory_id: str, body: s.MemoryUpdate, engine: EngineDep, userId: UserGuard = None
+) -> dict[str, Any]:
+    _belongs(engine, memory_id, userId)
     given = body.model_fields_set
     for name in ("type", "key", "content", "metadata"):
         if name in given and getattr(body, name) is None:
@@ -254,7 +270,8 @@ def update_memory(memory_id: str, body: s.MemoryUpdate, engine: EngineDep) -> di
 
 
 @router.delete("/{memory_id}", response_model=s.Deleted)
-def delete_memory(memory_id: str, engine: EngineDep) -> dict[str, bool]:
+def delete_memory(memory_id: str, engine: EngineDep, userId: UserGuard = None) -> dict[str, bool]:
+    _belongs(engine, memory_id, userId)
     if not engine.delete(memory_id):
         raise NotFoundError(f"no memory with id {memory_id}")
     return {"deleted": True}

@@ -203,6 +203,7 @@ class SummarizeResult(BaseModel):
     deletedCount: int
     summaryId: str | None
     dryRun: bool
+    summaryIds: list[str] = []  # one summary per end user of the key (and one shared)
 
 
 class ReindexRequest(Strict):

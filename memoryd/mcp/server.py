@@ -288,6 +288,7 @@ class MemoryTools:
             str | None,
             Field(description="ISO-8601 date: only memories created before it."),
         ] = None,
+        userId: UserArg = None,
     ) -> ClearResult:
         owner = _owner(_caller(ctx, self.principal), apiKeyId, write=True)
         cutoff = None
@@ -301,7 +302,7 @@ class MemoryTools:
                 ) from None
         with _tool_errors():
             count = self.engine.clear(
-                owner, type=MemoryType(type) if type else None, older_than=cutoff
+                owner, type=MemoryType(type) if type else None, older_than=cutoff, user_id=userId
             )
         return ClearResult(deletedCount=count)
 
