@@ -15,9 +15,12 @@ import httpx
 import openai
 import pytest
 from conftest import ADMIN, add
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memoryd.api import create_app
 from memoryd.engine import MemoryEngine
+from memoryd.models import NewMemory
 from memoryd.providers import Provider, save_providers
 from memoryd.testing import FakeUpstream, serve_asgi
 
@@ -190,3 +193,38 @@ def test_update_delete_and_clear_take_the_end_user(gateway: Gateway) -> None:
     left = [(m.user_id, m.content) for m in gateway.engine.list_memories(owner=gateway.owner).data]
     assert left == [("alice", "User eats fish")]
     assert gateway.api("DELETE", path, params={"userId": "alice"}).json() == {"deleted": True}
+
+
+USERS = ["", "ann", "bob", "cy"]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(USERS), st.sampled_from(["figs", "jazz", "oslo"])), max_size=12
+    ),
+    st.sampled_from(USERS[1:]),
+    st.sampled_from(["recent", "hybrid"]),
+)
+def test_no_end_user_ever_retrieves_another_end_users_memory(
+    engine: MemoryEngine, stored: list[tuple[str, str]], asking: str, strategy: str
+) -> None:
+    """Property: whatever the memories and the query, retrieval for one end user of a
+    key returns only their memories and the key's shared ones; listing by userId only
+    theirs."""
+    owner = f"prop-{len(stored)}-{asking}-{strategy}"
+    engine.clear(owner)
+    for i, (user, word) in enumerate(stored):
+        engine.create(NewMemory(owner, f"{user or 'shared'} likes {word} {i}", user_id=user))
+    for query in (None, "figs jazz oslo likes"):
+        hits = engine.retrieve(owner, query, strategy=strategy, user_id=asking, max_tokens=16000)
+        assert {h.memory.user_id for h in hits} <= {"", asking}
+        expected = {
+            f"{u or 'shared'} likes {w} {i}" for i, (u, w) in enumerate(stored) if u in ("", asking)
+        }
+        if query is None or strategy == "recent":
+            assert {h.memory.content for h in hits} <= expected
+    listed = engine.list_memories(owner=owner, user_id=asking, limit=200).data
+    assert {m.user_id for m in listed} <= {asking}

@@ -217,6 +217,9 @@ def hidden_counts(conn: Any, flt: Filter) -> dict[str, int]:
     if flt.session_id is not None:
         clauses.append("m.session_id = ?")
         params.append(flt.session_id)
+    if flt.user_id is not None:
+        clauses.append("m.user_id IN ('', ?)")
+        params.append(flt.user_id)
     after = to_iso(flt.created_after) if flt.created_after else ""
     rows = conn.execute(
         "SELECT COALESCE(SUM(m.expires_at IS NOT NULL AND m.expires_at <= ?), 0), "
