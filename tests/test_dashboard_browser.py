@@ -226,3 +226,26 @@ def test_compact_old_with_a_dry_run_first(page: Page, base_url: str, engine: Mem
     expect(rows(page)).to_have_count(2)
     kinds = sorted(m.type.value for m in engine.list_memories(owner="oldie").data)
     assert kinds == ["factual", "semantic"]
+
+
+def test_end_user_filter_and_column_and_owner_names(
+    page: Page, base_url: str, engine: MemoryEngine
+) -> None:
+    """Issue 16: the Memories tab shows each memory's end user, filters by one, and
+    names the key that owns it."""
+    from memoryd.models import NewMemory
+
+    record, _ = engine.keys.create("shop")
+    engine.create(NewMemory(record.id, "Ann likes figs", user_id="ann"))
+    engine.create(NewMemory(record.id, "Bo likes jazz", user_id="bo"))
+    engine.create(NewMemory(record.id, "Shared store policy"))
+    open_tab(page, base_url, "memories")
+    page.get_by_test_id("memory-owner-filter").select_option(record.id)
+    expect(rows(page)).to_have_count(3)
+    expect(page.get_by_test_id("memory-owner-cell").first).to_contain_text(f"shop ({record.id})")
+    users = page.get_by_test_id("memory-user-cell")
+    expect(users).to_have_count(3)
+    assert sorted(users.all_inner_texts()) == ["ann", "bo", "shared"]
+    page.get_by_test_id("memory-user-filter").fill("ann")
+    expect(rows(page)).to_have_count(1)
+    expect(rows(page).first).to_contain_text("Ann likes figs")

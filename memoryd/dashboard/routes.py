@@ -185,6 +185,7 @@ def dashboard(request: Request, tab: str | None = None) -> Response:
     engine = request.app.state.engine
     settings: dict[str, Any] = engine.settings.get().to_dict()
     owners = _owners(request)
+    names = {k.id: k.name for k in engine.keys.list(include_revoked=True)}
     context = {
         "tab": active,
         "tabs": TABS,
@@ -192,7 +193,7 @@ def dashboard(request: Request, tab: str | None = None) -> Response:
         "version": __version__,
         "settings": settings,
         "owners": owners,
-        "initial": {"tab": active, "settings": settings, "owners": owners},
+        "initial": {"tab": active, "settings": settings, "owners": owners, "ownerNames": names},
     }
     return _secure(templates.TemplateResponse(request, "dashboard.html", context))
 

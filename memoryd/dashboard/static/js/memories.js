@@ -3,7 +3,12 @@
 
 (() => {
   const { api, h, $, say, toast, errorText, fmtTime, debounce, show } = Studio;
-  const state = { page: 1, limit: 20, q: "", type: "", owner: "", totalPages: 1, seq: 0 };
+  const state = { page: 1, limit: 20, q: "", type: "", owner: "", user: "", totalPages: 1, seq: 0 };
+  const names = Studio.initial.ownerNames || {};
+
+  function ownerLabel(id) {
+    return names[id] ? `${names[id]} (${id})` : id;
+  }
   const rows = new Map();
   const body = document.getElementById("memories-body");
   const message = $("memories-message");
@@ -18,7 +23,8 @@
       h("td", {}, h("span", { class: `badge type-${m.type}` }, m.type)),
       h("td", { class: "mono key" }, m.key),
       h("td", { class: "content", title: m.content }, m.content),
-      h("td", { class: "mono" }, m.apiKeyId),
+      h("td", { class: "mono", "data-testid": "memory-owner-cell" }, ownerLabel(m.apiKeyId)),
+      h("td", { class: "mono muted", "data-testid": "memory-user-cell" }, m.userId || "shared"),
       h("td", { class: "mono muted" }, m.sessionId || "–"),
       h("td", { class: "nowrap muted" }, fmtTime(m.createdAt)),
       h(
@@ -38,6 +44,7 @@
     if (state.q) params.set("q", state.q);
     if (state.type) params.set("type", state.type);
     if (state.owner) params.set("apiKeyId", state.owner);
+    if (state.user) params.set("userId", state.user);
     try {
       const data = await api("GET", `/api/memory?${params}`);
       if (seq !== state.seq) return; // a newer request is on its way
@@ -315,6 +322,10 @@
   $("memory-search-input").addEventListener("input", search);
   $("memory-type-filter").addEventListener("change", (e) => { state.type = e.target.value; reload(); });
   $("memory-owner-filter").addEventListener("change", (e) => { state.owner = e.target.value; reload(); });
+  $("memory-user-filter").addEventListener("input", debounce((e) => {
+    state.user = e.target.value.trim();
+    reload();
+  }, 250));
   $("memories-page-size").addEventListener("change", (e) => { state.limit = Number(e.target.value); reload(); });
   $("memories-prev").addEventListener("click", () => { if (state.page > 1) { state.page -= 1; load(); } });
   $("memories-next").addEventListener("click", () => {
