@@ -249,3 +249,16 @@ def test_end_user_filter_and_column_and_owner_names(
     page.get_by_test_id("memory-user-filter").fill("ann")
     expect(rows(page)).to_have_count(1)
     expect(rows(page).first).to_contain_text("Ann likes figs")
+
+    open_tab(page, base_url, "playground")
+    page.get_by_test_id("playground-owner-select").select_option(record.id)
+    page.get_by_test_id("playground-user-input").fill("bo")
+    page.get_by_test_id("playground-query-input").fill("likes figs jazz store policy")
+    page.get_by_test_id("playground-strategy-select").select_option("recent")
+    page.get_by_test_id("playground-submit").click()
+    hits = page.get_by_test_id("playground-hit")
+    expect(hits).to_have_count(2)
+    shown = " ".join(hits.all_inner_texts())
+    assert "Bo likes jazz" in shown
+    assert "Shared store policy" in shown
+    assert "Ann likes figs" not in shown

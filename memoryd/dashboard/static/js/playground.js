@@ -57,6 +57,8 @@
     const payload = { query: text, strategy: $("playground-strategy-select").value, maxTokens };
     const owner = $("playground-owner-select").value;
     if (owner) payload.apiKeyId = owner;
+    const user = $("playground-user-input").value.trim();
+    if (user) payload.userId = user;  // their memories and the key's shared ones
     submit.disabled = true;
     try {
       const r = await api("POST", "/api/memory/retrieve-preview", payload);
