@@ -420,10 +420,9 @@ class MemoryEngine:
     ) -> dict[str, int]:
         return lifecycle.summarize(self, require_owner(owner), session_id, max_tokens)
 
-    def summarize_older_than(
-        self, owner: str, days: int, *, dry_run: bool = False
-    ) -> dict[str, Any]:
-        return lifecycle.summarize_older_than(self, require_owner(owner), days, dry_run=dry_run)
+    def summarize_older_than(self, owner: str, days: int, **options: Any) -> dict[str, Any]:
+        """``lifecycle.summarize_older_than`` (``dry_run``, ``user_id``)."""
+        return lifecycle.summarize_older_than(self, require_owner(owner), days, **options)
 
     def sweep_decay(
         self, *, dry_run: bool = False, owner: str | None = None, now: datetime | None = None
@@ -441,11 +440,10 @@ class MemoryEngine:
         return lifecycle.export(self, require_owner(owner), user_id)
 
     def import_jsonl(
-        self, lines: Iterable[str | bytes], *, owner: str | None = None
+        self, lines: Iterable[str | bytes], *, owner: str | None = None, user_id: str | None = None
     ) -> lifecycle.ImportResult:
-        return lifecycle.import_jsonl(
-            self, lines, owner=require_owner(owner) if owner is not None else None
-        )
+        owner = require_owner(owner) if owner is not None else None
+        return lifecycle.import_jsonl(self, lines, owner=owner, user_id=user_id)
 
     # -- status and shutdown -----------------------------------------------------------
 

@@ -70,13 +70,20 @@ def _candidate(engine: MemoryEngine, memory: Memory) -> dict[str, Any]:
 
 
 def summarize_older_than(
-    engine: MemoryEngine, owner: str, days: int, *, dry_run: bool
+    engine: MemoryEngine,
+    owner: str,
+    days: int,
+    *,
+    dry_run: bool = False,
+    user_id: str | None = None,
 ) -> dict[str, Any]:
-    """One ``semantic`` summary of this owner's memories older than ``days``, replacing them."""
+    """One ``semantic`` summary per end user (and one of the shared memories) of this
+    owner's memories older than ``days``, replacing them; ``user_id``: that one only."""
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 365:
         raise field_error("olderThanDays", "must be an integer from 1 to 365")
     now = utcnow()
     old = sql.older_than(engine.db.read(), owner, now - timedelta(days=days))
+    old = [m for m in old if user_id is None or m.user_id == user_id]
     candidates = [_candidate(engine, m) for m in old]
     result: dict[str, Any] = {
         "candidates": candidates,
@@ -267,7 +274,11 @@ def _unchanged(existing: Memory | None, new: NewMemory) -> bool:
 
 
 def import_jsonl(
-    engine: MemoryEngine, lines: Iterable[str | bytes], *, owner: str | None
+    engine: MemoryEngine,
+    lines: Iterable[str | bytes],
+    *,
+    owner: str | None,
+    user_id: str | None = None,
 ) -> ImportResult:
     """Upsert JSON Lines by ``(owner, key)``; a bad line is reported with its number and
     the valid lines around it are still imported."""
@@ -303,7 +314,10 @@ def import_jsonl(
                 data = json.loads(text)
             except ValueError as exc:
                 raise ValidationError(f"invalid JSON: {exc}") from None
-            new, key = engine._check_new(parse_line(data, owner))
+            parsed = parse_line(data, owner)
+            if user_id is not None:
+                parsed = replace(parsed, user_id=user_id)
+            new, key = engine._check_new(parsed)
             new = replace(new, key=key)
             at = _time(data.get("supersededAt"), "supersededAt")
             by = data.get("supersededBy")

@@ -228,3 +228,26 @@ def test_no_end_user_ever_retrieves_another_end_users_memory(
             assert {h.memory.content for h in hits} <= expected
     listed = engine.list_memories(owner=owner, user_id=asking, limit=200).data
     assert {m.user_id for m in listed} <= {asking}
+
+
+def test_rest_import_and_summarize_take_the_end_user(gateway: Gateway) -> None:
+    lines = (
+        '{"content": "User likes tea", "key": "tea"}\n{"content": "User likes figs", "key": "figs"}'
+    )
+    imported = gateway.api(
+        "POST",
+        "/api/memory/import",
+        params={"apiKeyId": gateway.owner, "userId": "dora"},
+        content=lines.encode(),
+        headers={"content-type": "application/x-ndjson"},
+    )
+    assert imported.status_code == 200, imported.text
+    assert sorted(gateway.chat("hi", user="dora")) == ["User likes figs", "User likes tea"]
+    assert gateway.chat("hi", user="ed") == []
+    summary = gateway.api(
+        "POST",
+        "/api/memory/summarize",
+        json={"apiKeyId": gateway.owner, "userId": "ed", "olderThanDays": 1, "dryRun": True},
+    )
+    assert summary.status_code == 200, summary.text
+    assert summary.json()["candidates"] == []

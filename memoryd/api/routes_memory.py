@@ -154,16 +154,21 @@ async def import_memories(
     request: Request,
     engine: EngineDep,
     apiKeyId: OwnerQuery = None,
+    userId: Annotated[
+        str | None,
+        Query(min_length=1, max_length=200, description="every line to this end user"),
+    ] = None,
 ) -> dict[str, Any]:
-    """JSON Lines in the export format; upserts by (owner, key). With ``apiKeyId`` every
-    line goes to that owner; without it each line must carry its own ``apiKeyId``."""
+    """JSON Lines in the export format; upserts by (owner, end user, key). With
+    ``apiKeyId`` every line goes to that owner (with ``userId`` to that end user of
+    it); without, each line keeps its own ``apiKeyId`` (and ``userId``)."""
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > MAX_IMPORT_BYTES:
             raise PayloadTooLargeError(f"import body larger than {MAX_IMPORT_BYTES} bytes")
     lines = bytes(body).splitlines()
-    result = await run_in_threadpool(engine.import_jsonl, lines, owner=apiKeyId)
+    result = await run_in_threadpool(engine.import_jsonl, lines, owner=apiKeyId, user_id=userId)
     return result.to_dict()
 
 
@@ -204,7 +209,11 @@ def embedding_providers(engine: EngineDep) -> dict[str, Any]:
 
 @router.post("/summarize", response_model=s.SummarizeResult)
 def summarize(body: s.SummarizeRequest, engine: EngineDep) -> dict[str, Any]:
-    return engine.summarize_older_than(body.apiKeyId, body.olderThanDays, dry_run=body.dryRun)
+    """One summary per end user of the key (and one of its shared memories), or of
+    ``userId`` only: an end user's memories never end up in a shared summary."""
+    return engine.summarize_older_than(
+        body.apiKeyId, body.olderThanDays, dry_run=body.dryRun, user_id=body.userId
+    )
 
 
 @router.post("/reindex", response_model=s.ReindexStarted, status_code=202)

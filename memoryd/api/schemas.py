@@ -194,6 +194,7 @@ class PreviewResult(BaseModel):
 class SummarizeRequest(Strict):
     olderThanDays: int = Field(default=30, ge=1, le=365)
     apiKeyId: str = Field(min_length=1, max_length=200)
+    userId: str | None = Field(default=None, min_length=1, max_length=200)
     dryRun: bool = False
 
 
