@@ -13,66 +13,36 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
-import httpx
-import openai
 import pytest
-from conftest import ADMIN
+from gateway_support import Gateway as BaseGateway
+from gateway_support import running_gateway
 
-from memoryd.api import create_app
 from memoryd.engine import MemoryEngine
-from memoryd.providers import Provider, save_providers
-from memoryd.testing import FakeUpstream, serve_asgi
 
 EXTRACTOR = "extract-1"
 
 
-@dataclass
-class Gateway:
-    engine: MemoryEngine
-    upstream: FakeUpstream
-    url: str
-    key: str
-    owner: str
-
+class Gateway(BaseGateway):
     def chat(self, text: str) -> str | None:
-        client = openai.OpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0)
-        reply = client.chat.completions.create(
-            model="chat-model", messages=[{"role": "user", "content": text}]
-        )
-        assert self.engine.drain(timeout=30)
-        return reply.choices[0].message.content
+        reply = self.send(text)
+        content: str | None = reply.choices[0].message.content
+        return content
 
-    def injected(self) -> str:
-        """The memory block the last chat call carried to the upstream ("" if none)."""
-        chats = [r["body"] for r in self.upstream.requests if r["body"]["model"] == "chat-model"]
-        messages = chats[-1]["messages"]
-        return "\n".join(m["content"] for m in messages if m["role"] == "system")
+    def block(self) -> str:
+        """The memory lines the last chat call carried upstream, as one text."""
+        return "\n".join(self.injected())
 
     def current(self) -> list[str]:
         return sorted(m.content for m in self.engine.list_memories(owner=self.owner).data)
 
-    def api(self, method: str, path: str, **kw: Any) -> httpx.Response:
-        headers = {"authorization": f"Bearer {ADMIN}", **kw.pop("headers", {})}
-        return httpx.request(method, f"{self.url}{path}", headers=headers, timeout=30, **kw)
-
-    def export(self) -> list[dict[str, Any]]:
-        response = self.api("GET", "/api/memory/export", params={"apiKeyId": self.owner})
-        assert response.status_code == 200
-        return [json.loads(line) for line in response.text.splitlines() if line.strip()]
-
 
 @pytest.fixture
 def gateway(engine: MemoryEngine) -> Iterator[Gateway]:
-    upstream = FakeUpstream()
-    with serve_asgi(upstream.app) as upstream_url:
-        save_providers(engine.db, [Provider("default", f"{upstream_url}/v1", "upstream-secret")])
-        engine.settings.update({"strategy": "hybrid"})
-        record, secret = engine.keys.create("capture")
-        with serve_asgi(create_app(engine, admin_token=ADMIN)) as url:
-            yield Gateway(engine, upstream, url, secret, record.id)
+    engine.settings.update({"strategy": "hybrid"})
+    with running_gateway(engine, "capture") as base:
+        yield Gateway(**vars(base))
 
 
 # -- rules (the default) ---------------------------------------------------------------
@@ -87,7 +57,7 @@ def test_a_statement_inside_a_longer_message_is_remembered_and_brought_back(
     )
     assert gateway.current() == ["User is allergic to penicillin", "User's cat is named Luna"]
     gateway.chat("Which antibiotics are safe for me given my penicillin allergy?")
-    assert "User is allergic to penicillin" in gateway.injected()
+    assert "User is allergic to penicillin" in gateway.block()
 
 
 def test_a_new_value_replaces_the_old_one_and_the_old_one_is_history(gateway: Gateway) -> None:
@@ -96,7 +66,7 @@ def test_a_new_value_replaces_the_old_one_and_the_old_one_is_history(gateway: Ga
     assert gateway.current() == ["User moved to Lyon last month"]
 
     gateway.chat("Where do I live, Madrid or Lyon?")
-    block = gateway.injected()
+    block = gateway.block()
     assert "Lyon" in block
     assert "Madrid" not in block
     preview = gateway.api(

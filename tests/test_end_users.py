@@ -8,58 +8,31 @@ without an end user, as every memory before this release) are seen by all of the
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
-import httpx
-import openai
 import pytest
-from conftest import ADMIN, add
+from conftest import add
+from gateway_support import Gateway as BaseGateway
+from gateway_support import running_gateway
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd.api import create_app
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory
-from memoryd.providers import Provider, save_providers
-from memoryd.testing import FakeUpstream, serve_asgi
 
 
-@dataclass
-class Gateway:
-    engine: MemoryEngine
-    upstream: FakeUpstream
-    url: str
-    key: str
-    owner: str
-
+class Gateway(BaseGateway):
     def chat(self, text: str, *, headers: dict[str, str] | None = None, **fields: Any) -> list[str]:
-        """Send ``text`` (with ``user=`` / ``extra_body=`` fields); the injected memories."""
-        client = openai.OpenAI(
-            base_url=f"{self.url}/v1", api_key=self.key, max_retries=0, default_headers=headers
-        )
-        client.chat.completions.create(
-            model="chat-model", messages=[{"role": "user", "content": text}], **fields
-        )
-        assert self.engine.drain(timeout=30)
-        body = self.upstream.requests[-1]["body"]
-        block = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
-        return [line[2:] for line in block.split("\n") if line.startswith("- ")]
-
-    def api(self, method: str, path: str, **kw: Any) -> httpx.Response:
-        headers = {"authorization": f"Bearer {ADMIN}", **kw.pop("headers", {})}
-        return httpx.request(method, f"{self.url}{path}", headers=headers, timeout=30, **kw)
+        """Send ``text``; the memories injected into it."""
+        self.send(text, headers=headers, **fields)
+        return self.injected()
 
 
 @pytest.fixture
 def gateway(engine: MemoryEngine) -> Iterator[Gateway]:
-    upstream = FakeUpstream()
-    with serve_asgi(upstream.app) as upstream_url:
-        save_providers(engine.db, [Provider("default", f"{upstream_url}/v1", "secret")])
-        engine.settings.update({"strategy": "recent"})  # everything in scope is injected
-        record, secret = engine.keys.create("app")
-        with serve_asgi(create_app(engine, admin_token=ADMIN)) as url:
-            yield Gateway(engine, upstream, url, secret, record.id)
+    engine.settings.update({"strategy": "recent"})  # everything in scope is injected
+    with running_gateway(engine) as base:
+        yield Gateway(**vars(base))
 
 
 def test_end_users_of_one_key_never_see_each_other(gateway: Gateway) -> None:

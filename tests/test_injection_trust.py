@@ -8,21 +8,18 @@ budget instead of stopping at 20.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-import openai
 import pytest
-from conftest import ADMIN, add
+from conftest import add
+from gateway_support import Gateway as BaseGateway
+from gateway_support import running_gateway
 
-from memoryd.api import create_app
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import utcnow
-from memoryd.providers import Provider, save_providers
-from memoryd.testing import FakeUpstream, serve_asgi
 
 FACTS = [
     "User has a dog named Rex",
@@ -36,34 +33,16 @@ FACTS = [
 ]
 
 
-@dataclass
-class Gateway:
-    engine: MemoryEngine
-    upstream: FakeUpstream
-    url: str
-    key: str
-    owner: str
-
+class Gateway(BaseGateway):
     def ask(self, text: str, **headers: str) -> list[str]:
         """The memories injected for ``text`` (the lines of the framed block)."""
-        client = openai.OpenAI(
-            base_url=f"{self.url}/v1", api_key=self.key, max_retries=0, default_headers=headers
-        )
-        client.chat.completions.create(
-            model="chat-model", messages=[{"role": "user", "content": text}]
-        )
-        body = self.upstream.requests[-1]["body"]
-        block = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
-        return [line[2:] for line in block.split("\n") if line.startswith("- ")]
+        self.send(text, headers=headers or None)
+        return self.injected()
 
 
 def _gateway(engine: MemoryEngine) -> Iterator[Gateway]:
-    upstream = FakeUpstream()
-    with serve_asgi(upstream.app) as upstream_url:
-        save_providers(engine.db, [Provider("default", f"{upstream_url}/v1", "secret")])
-        record, secret = engine.keys.create("trust")
-        with serve_asgi(create_app(engine, admin_token=ADMIN)) as url:
-            yield Gateway(engine, upstream, url, secret, record.id)
+    with running_gateway(engine, "trust") as base:
+        yield Gateway(**vars(base))
 
 
 @pytest.fixture

@@ -1,0 +1,67 @@
+"""One memoryd gateway on loopback for end-to-end tests: the official `openai` client ->
+memoryd -> a fake OpenAI-compatible upstream (memoryd.testing.FakeUpstream) that records
+what it receives."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+from conftest import ADMIN
+
+from memoryd.api import create_app
+from memoryd.engine import MemoryEngine
+from memoryd.providers import Provider, save_providers
+from memoryd.testing import FakeUpstream, serve_asgi
+
+
+@dataclass
+class Gateway:
+    engine: MemoryEngine
+    upstream: FakeUpstream
+    url: str
+    key: str
+    owner: str
+
+    def send(self, text: str, *, headers: dict[str, str] | None = None, **fields: Any) -> Any:
+        """One chat call (``fields``: ``user=``, ``extra_body=``...); background
+        extraction has finished when it returns."""
+        client = openai.OpenAI(
+            base_url=f"{self.url}/v1", api_key=self.key, max_retries=0, default_headers=headers
+        )
+        reply = client.chat.completions.create(
+            model="chat-model", messages=[{"role": "user", "content": text}], **fields
+        )
+        assert self.engine.drain(timeout=30)
+        return reply
+
+    def injected(self) -> list[str]:
+        """The memories the last chat call carried upstream (the block's ``- `` lines)."""
+        chats = [r["body"] for r in self.upstream.requests if r["body"]["model"] == "chat-model"]
+        messages = chats[-1]["messages"]
+        block = next((m["content"] for m in messages if m["role"] == "system"), "")
+        return [line[2:] for line in block.split("\n") if line.startswith("- ")]
+
+    def api(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        headers = {"authorization": f"Bearer {ADMIN}", **kw.pop("headers", {})}
+        return httpx.request(method, f"{self.url}{path}", headers=headers, timeout=30, **kw)
+
+    def export(self) -> list[dict[str, Any]]:
+        response = self.api("GET", "/api/memory/export", params={"apiKeyId": self.owner})
+        assert response.status_code == 200
+        return [json.loads(line) for line in response.text.splitlines() if line.strip()]
+
+
+@contextmanager
+def running_gateway(engine: MemoryEngine, key_name: str = "app") -> Iterator[Gateway]:
+    upstream = FakeUpstream()
+    with serve_asgi(upstream.app) as upstream_url:
+        save_providers(engine.db, [Provider("default", f"{upstream_url}/v1", "secret")])
+        record, secret = engine.keys.create(key_name)
+        with serve_asgi(create_app(engine, admin_token=ADMIN)) as url:
+            yield Gateway(engine, upstream, url, secret, record.id)
