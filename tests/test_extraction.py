@@ -126,6 +126,13 @@ def test_negation_is_kept(text: str, expected: str) -> None:
     assert contents(text) == [expected]
 
 
+def test_abbreviations_do_not_end_a_sentence() -> None:
+    assert contents("Greetings. I am Mr. Chukwuemeka Obi. I need help.") == [
+        "User's name is Chukwuemeka Obi"
+    ]
+    assert contents("I live in St. Louis.") == ["User lives in St. Louis"]
+
+
 def test_dots_inside_words_stay() -> None:
     stored("I build with Next.js and deploy to fly.io.", "Next.js")
     stored("I'm on Python 3.12 at work.", "3.12")

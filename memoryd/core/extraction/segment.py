@@ -334,7 +334,7 @@ def sentences(text: str) -> list[tuple[str, str]]:
     start = 0
     for m in _SENTENCE_END.finditer(text):
         chunk = text[start : m.start()]
-        if m[0].startswith(".") and _ABBREV.search(chunk):
+        if m[0] == "." and _ABBREV.search(chunk + "."):
             continue
         out.append((chunk, m[0].strip()))
         start = m.end()

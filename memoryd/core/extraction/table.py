@@ -19,9 +19,6 @@ _DIET_WORDS = "|".join(sorted((re.escape(w) for w in lx.DIETS), key=len, reverse
 _STATE_WORDS = "|".join(sorted((re.escape(w) for w in lx.HEALTH_STATES), key=len, reverse=True))
 _TRAIT_WORDS = "|".join(sorted((re.escape(w) for w in lx.TRAITS), key=len, reverse=True))
 _ADJ = r"(?:(?:[a-z][a-z-]*)\s+){0,3}?"
-_ADJ_OLD = r"(?:(?:little|big|old|young|new|rescue|rescued|adopted|senior|baby|black|white|"
-_ADJ_OLD += r"grey|gray|ginger|orange|fluffy|tiny|small|large|giant|lazy|sweet|crazy|two|"
-_ADJ_OLD += r"three|\d+[- ]year[- ]old|\w+-year-old|one-eyed|three-legged|beloved|)\s+)*"
 _HAVE_VERB = (
     rf"(?:(?:I|we)\s+{ADV}(?:have\s+got|have|own|got|adopted|rescued|bought|purchased|"
     r"share\s+my\s+home\s+with|share\s+our\s+home\s+with|live\s+with|keep|raise|foster|"
