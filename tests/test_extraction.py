@@ -425,6 +425,12 @@ def test_repeated_fragments_stay_linear(first: str, second: str, times: int) -> 
     assert time.perf_counter() - start < 5.0
 
 
+def test_letters_whose_lower_case_is_longer_do_not_raise() -> None:
+    """Found by hypothesis: "İ" matches the case-insensitive "i" but lowers to two chars."""
+    check_invariants(extract_facts("\u0130"))
+    check_invariants(extract_facts("\u0130 live in Oslo. I live in Bergen."))
+
+
 def test_surrogates_do_not_raise() -> None:
     check_invariants(extract_facts("I prefer \ud800\udfff thing"))
     check_invariants(extract_facts("I live in Oslo \ud800"))

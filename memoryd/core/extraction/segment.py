@@ -313,7 +313,9 @@ def expand(text: str) -> str:
             "Wont",
         ):
             return word
-        out = _CONTRACTIONS[word.lower()]
+        out = _CONTRACTIONS.get(word.lower())  # "İ".lower() is two characters
+        if out is None:
+            return word
         return out[0].upper() + out[1:] if word[0].isupper() and out[0] != "I" else out
 
     return _CONTRACTION.sub(swap, text)
