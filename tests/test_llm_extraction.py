@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import openai
 import pytest
-from conftest import ADMIN, add
+from conftest import add
 from fakes import http_server
+from gateway_support import Gateway as BaseGateway
+from gateway_support import running_gateway
 
-from memoryd.api import create_app
 from memoryd.api.metrics import Metrics
 from memoryd.core.llm_ops import MAX_OPERATIONS
 from memoryd.engine import MemoryEngine
@@ -34,7 +34,6 @@ from memoryd.llm_extraction import (
 from memoryd.models import Memory
 from memoryd.providers import Provider, save_providers
 from memoryd.storage import memories as sql
-from memoryd.testing import FakeUpstream, serve_asgi
 
 OWNER, OTHER = "owner-a", "owner-b"
 RULES_TEXT = "I prefer dark mode."
@@ -512,20 +511,10 @@ def test_ops_become_reconcile_items() -> None:
 # -- through the gateway ----------------------------------------------------------------
 
 
-@dataclass
-class Gateway:
-    engine: MemoryEngine
-    upstream: FakeUpstream
-    url: str
-    key: str
-    owner: str
-
+class Gateway(BaseGateway):
     def chat(self, text: str) -> str | None:
-        client = openai.OpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0)
-        reply = client.chat.completions.create(
-            model="chat-model", messages=[{"role": "user", "content": text}]
-        )
-        return reply.choices[0].message.content
+        content: str | None = self.send(text).choices[0].message.content
+        return content
 
     def extraction_calls(self) -> list[dict[str, Any]]:
         return [r["body"] for r in self.upstream.requests if r["body"]["model"] == "extract-1"]
@@ -533,15 +522,11 @@ class Gateway:
 
 @pytest.fixture
 def gateway(engine: MemoryEngine) -> Iterator[Gateway]:
-    upstream = FakeUpstream()
-    with serve_asgi(upstream.app) as upstream_url:
-        save_providers(engine.db, [Provider("default", f"{upstream_url}/v1", "upstream-secret")])
-        engine.settings.update(
-            {"extractionMode": "llm", "extractionProviderModel": "default/extract-1"}
-        )
-        record, secret = engine.keys.create("tester")
-        with serve_asgi(create_app(engine, admin_token=ADMIN)) as url:
-            yield Gateway(engine, upstream, url, secret, record.id)
+    engine.settings.update(
+        {"extractionMode": "llm", "extractionProviderModel": "default/extract-1"}
+    )
+    with running_gateway(engine, "tester") as base:
+        yield Gateway(**vars(base))
 
 
 def test_a_chat_fact_is_stored_from_the_models_add(gateway: Gateway) -> None:
