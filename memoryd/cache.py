@@ -17,6 +17,9 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 _MISSING = object()
+#: Invalidations remembered per key; older ones fold into a floor (a fill that began
+#: before the floor is refused: safe, at worst one cache miss more).
+_REMEMBERED = 4096
 
 
 class TTLCache(Generic[K, V]):
@@ -30,6 +33,9 @@ class TTLCache(Generic[K, V]):
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self._generation = 0
+        self._invalidated: OrderedDict[K, int] = OrderedDict()
+        self._floor = 0
 
     def lookup(self, key: K) -> tuple[bool, V | None]:
         """``(found, value)``; ``found`` distinguishes a cached None from a miss."""
@@ -57,14 +63,40 @@ class TTLCache(Generic[K, V]):
             while len(self._data) > self.maxsize:
                 self._data.popitem(last=False)
 
+    def generation(self) -> int:
+        """A token to take before reading the source of a value ``fill`` will store."""
+        with self._lock:
+            return self._generation
+
+    def fill(self, key: K, value: V, generation: int) -> bool:
+        """Store ``value`` read after ``generation()`` returned ``generation``, unless
+        the key was invalidated since (then the value may be stale: not stored)."""
+        with self._lock:
+            if generation < self._floor or self._invalidated.get(key, -1) >= generation:
+                return False
+            self._data[key] = (self._clock(), value)
+            self._data.move_to_end(key)
+            while len(self._data) > self.maxsize:
+                self._data.popitem(last=False)
+            return True
+
     def invalidate(self, key: K) -> None:
         with self._lock:
             self._data.pop(key, None)
+            self._invalidated[key] = self._generation
+            self._invalidated.move_to_end(key)
+            self._generation += 1
+            while len(self._invalidated) > _REMEMBERED:
+                _, generation = self._invalidated.popitem(last=False)
+                self._floor = max(self._floor, generation + 1)
 
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
             self.hits = self.misses = 0
+            self._generation += 1
+            self._floor = self._generation
+            self._invalidated.clear()
 
     def __len__(self) -> int:
         return len(self._data)

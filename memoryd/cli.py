@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -22,6 +23,7 @@ from memoryd.engine import MemoryEngine
 from memoryd.errors import MemorydError, NotFoundError, ValidationError
 from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, parse_iso
 from memoryd.server import serve_command
+from memoryd.storage.files import private_output
 
 F = TypeVar("F", bound=Callable[..., Any])
 TYPES = click.Choice([t.value for t in MemoryType])
@@ -356,17 +358,18 @@ def memory_update(
 
 @main.command("export")
 @click.option("--owner", "-k", required=True)
-@click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.pass_context
 @handles_errors
-def export_cmd(ctx: click.Context, owner: str, output: Any) -> None:
-    """Write every memory of an owner as JSON Lines."""
+def export_cmd(ctx: click.Context, owner: str, output: Path | None) -> None:
+    """Write every memory of an owner as JSON Lines (stdout, or a file made 0600)."""
+    path = None if output is None or str(output) == "-" else output
     count = 0
-    with _engine(ctx) as engine:
+    with _engine(ctx) as engine, private_output(path) as out:
         for item in engine.export(owner):
-            output.write(json.dumps(item, ensure_ascii=False) + "\n")
+            out.write(json.dumps(item, ensure_ascii=False) + "\n")
             count += 1
-    if getattr(output, "name", "-") not in ("-", "<stdout>"):
+    if path:
         click.echo(f"exported {count} memories", err=True)
 
 

@@ -21,6 +21,18 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 #: Read timeout of upstream LLM calls (a long completion streams for minutes).
 DEFAULT_UPSTREAM_TIMEOUT_S = 300.0
+#: Open MCP sessions per client key / for the admin token, and the SDK's global cap
+#: (``memoryd.mcp.http``): enough for several agents sharing a key, far from the
+#: global cap; an idle session (no request in flight) is ended after 5 minutes.
+DEFAULT_MCP_SESSIONS_PER_KEY = 16
+DEFAULT_MCP_ADMIN_SESSIONS = 32
+DEFAULT_MCP_MAX_SESSIONS = 10_000
+DEFAULT_MCP_SESSION_IDLE_S = 300.0
+#: Pooled connections to upstream providers, shared by every key.
+DEFAULT_UPSTREAM_MAX_CONNECTIONS = 256
+#: Upstream calls one key may hold open at once: an eighth of the pool, so one greedy
+#: key leaves the other keys most of it (docs/operations.md, "Fair sharing").
+DEFAULT_KEY_MAX_CONCURRENT = 32
 
 
 def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
@@ -76,6 +88,12 @@ class EngineConfig:
     decay: DecayConfig = field(default_factory=DecayConfig)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     upstream_timeout_s: float = DEFAULT_UPSTREAM_TIMEOUT_S
+    mcp_max_sessions_per_key: int = DEFAULT_MCP_SESSIONS_PER_KEY
+    mcp_max_admin_sessions: int = DEFAULT_MCP_ADMIN_SESSIONS
+    mcp_max_sessions: int = DEFAULT_MCP_MAX_SESSIONS
+    mcp_session_idle_s: float = DEFAULT_MCP_SESSION_IDLE_S
+    upstream_max_connections: int = DEFAULT_UPSTREAM_MAX_CONNECTIONS
+    key_max_concurrent: int = DEFAULT_KEY_MAX_CONCURRENT
 
     @property
     def db_path(self) -> Path:
@@ -110,5 +128,27 @@ class EngineConfig:
             ),
             upstream_timeout_s=_positive(
                 env, "MEMORYD_UPSTREAM_TIMEOUT_S", DEFAULT_UPSTREAM_TIMEOUT_S, 86_400.0
+            ),
+            mcp_max_sessions_per_key=_int(
+                env, "MEMORYD_MCP_MAX_SESSIONS_PER_KEY", DEFAULT_MCP_SESSIONS_PER_KEY, 1, 10_000
+            ),
+            mcp_max_admin_sessions=_int(
+                env, "MEMORYD_MCP_MAX_ADMIN_SESSIONS", DEFAULT_MCP_ADMIN_SESSIONS, 1, 10_000
+            ),
+            mcp_max_sessions=_int(
+                env, "MEMORYD_MCP_MAX_SESSIONS", DEFAULT_MCP_MAX_SESSIONS, 1, 1_000_000
+            ),
+            mcp_session_idle_s=_positive(
+                env, "MEMORYD_MCP_SESSION_IDLE_S", DEFAULT_MCP_SESSION_IDLE_S, 86_400.0
+            ),
+            upstream_max_connections=_int(
+                env,
+                "MEMORYD_UPSTREAM_MAX_CONNECTIONS",
+                DEFAULT_UPSTREAM_MAX_CONNECTIONS,
+                1,
+                100_000,
+            ),
+            key_max_concurrent=_int(
+                env, "MEMORYD_KEY_MAX_CONCURRENT", DEFAULT_KEY_MAX_CONCURRENT, 1, 100_000
             ),
         )

@@ -194,8 +194,9 @@ class MemoryEngine:
         return len(removed)
 
     def _written(self, memories: list[Memory]) -> None:
+        # Invalidated, not set: two writers finishing out of order would cache the older.
         for memory in memories:
-            self.cache.set(memory.id, memory)
+            self.cache.invalidate(memory.id)
         self._notify_write(memories)
 
     def _notify_write(self, memories: list[Memory]) -> None:
@@ -227,8 +228,9 @@ class MemoryEngine:
             return None
         found, memory = self.cache.lookup(memory_id)
         if not found:
+            generation = self.cache.generation()  # before the read: see cache.py
             memory = sql.get(self.db.read(), memory_id)
-            self.cache.set(memory_id, memory)
+            self.cache.fill(memory_id, memory, generation)
         if memory is not None and owner is not None and memory.api_key_id != owner:
             return None
         return memory

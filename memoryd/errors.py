@@ -11,6 +11,8 @@ guessing from message text::
     ├── ConflictError            409 conflict
     ├── PayloadTooLargeError     413 payload_too_large
     └── UnavailableError         503 unavailable       (a dependency is down or missing)
+        ├── StorageFullError     507 storage_full      (the disk under the database is full)
+        └── StorageUnavailableError 503 storage_unavailable (I/O error under the database)
 """
 
 from __future__ import annotations
@@ -60,6 +62,20 @@ class PayloadTooLargeError(MemorydError):
 class UnavailableError(MemorydError):
     status = 503
     code = "unavailable"
+
+
+class StorageFullError(UnavailableError):
+    """SQLITE_FULL: the write was not stored; reads still work and writes resume by
+    themselves once there is space again."""
+
+    status = 507
+    code = "storage_full"
+
+
+class StorageUnavailableError(UnavailableError):
+    """An I/O error (or a read-only / unopenable file) under the database."""
+
+    code = "storage_unavailable"
 
 
 def field_error(field: str, message: str) -> ValidationError:

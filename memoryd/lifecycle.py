@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from memoryd.core.decay import SWEEP_SCAN_CAP, is_decayed
+from memoryd.core.jsondepth import MAX_JSON_DEPTH, value_too_deep
 from memoryd.core.summary import summarize_text, summary_line
 from memoryd.errors import MemorydError, ValidationError, field_error
 from memoryd.models import Memory, MemoryType, NewMemory, parse_iso, to_iso, utcnow
@@ -314,6 +315,11 @@ def import_jsonl(
                 data = json.loads(text)
             except ValueError as exc:
                 raise ValidationError(f"invalid JSON: {exc}") from None
+            except RecursionError:
+                raise ValidationError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+            deep = value_too_deep(data)
+            if deep is not None:
+                raise ValidationError(f"nested deeper than {MAX_JSON_DEPTH} levels (at {deep})")
             parsed = parse_line(data, owner)
             if user_id is not None:
                 parsed = replace(parsed, user_id=user_id)
@@ -367,4 +373,8 @@ def health_check(engine: MemoryEngine) -> dict[str, Any]:
     }
     if error:
         result["error"] = error
+    fault = engine.db.fault  # set by this very round trip when the disk is full
+    if fault is not None:
+        result["storageFault"] = fault.code
+        result["reason"] = fault.reason
     return result

@@ -208,6 +208,8 @@ class Resolution:
     fusion: str | None = None  # "score" or "rrf" when hybrid fused two legs
     #: Previews: the owner's memories kept out by expiry and by retention.
     hidden: dict[str, int] | None = None
+    #: The query was the end of a longer turn (``core.query.MAX_QUERY_CHARS``).
+    query_truncated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -219,6 +221,7 @@ class Resolution:
             "fallbackReason": self.fallback_reason,
             "fusion": self.fusion,
             "hidden": self.hidden,
+            "queryTruncated": self.query_truncated,
         }
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from memoryd.config import EngineConfig
 from memoryd.core.fts_query import build_fts_query
 from memoryd.core.fusion import ContextWeights, apply_context, score_fuse
+from memoryd.core.query import query_window
 from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
 from memoryd.core.temporal import DateRange, mentioned_dates, overlaps
 from memoryd.errors import ValidationError
@@ -67,6 +68,7 @@ class Request:
     session_id: str | None
     limit: int
     user_id: str | None = None  # an end user of the key: theirs + the key's shared ones
+    query_cut: bool = False  # the query is the end of a longer turn (core.query)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +143,11 @@ class Retriever:
         if scope_value not in ("session", "apiKey", "global"):
             raise ValidationError(f"scope: must be session, apiKey or global (got {scope_value!r})")
         budget = settings.max_tokens if max_tokens is None else max_tokens
+        text, cut = query_window((query or "").strip())
         return Request(
             owner=owner,
-            query=(query or "").strip(),
+            query=text,
+            query_cut=cut,
             strategy=chosen,
             max_tokens=_clamp(budget, 1, 16000),
             scope=scope_value,  # type: ignore[arg-type]
@@ -187,7 +191,7 @@ class Retriever:
         self, req: Request, settings: MemorySettings
     ) -> tuple[list[Hit], Resolution, list[Dropped]]:
         """``run``, plus every candidate that was not injected and why (previews)."""
-        resolution = Resolution(strategy_used=req.strategy)
+        resolution = Resolution(strategy_used=req.strategy, query_truncated=req.query_cut)
         flt = self._filter(req, settings)
         query_vector = None
         qdrant_knn = None

@@ -266,10 +266,13 @@ def serve(
     from memoryd.api.app import create_app
     from memoryd.api.observability import configure_logging, register_secret
     from memoryd.bootstrap import open_engine
+    from memoryd.http_protocol import ConnectionLimits, check_fd_headroom, protocol_class
+    from memoryd.storage.files import warn_if_open_dir
 
     env = os.environ if env is None else env
     try:
         configure_logging(log_level, json_logs)
+        limits = ConnectionLimits.from_env(env)  # slow clients and the connection cap
     except ValueError as exc:
         raise ServeError(str(exc)) from None
     root = Path(data_dir).expanduser()
@@ -277,6 +280,7 @@ def serve(
         root.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
         raise ServeError(f"cannot create the data dir {root}: {exc.strerror}") from None
+    warn_if_open_dir(root)  # the files in it are 0600; the dir should be private too
 
     with DataDirLock(root):
         token, generated = resolve_admin_token(root, env)
@@ -302,7 +306,10 @@ def serve(
                     access_log=False,  # memoryd.access logs each request, with its id
                     lifespan="on",
                     timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+                    http=protocol_class(limits),
                 )
+                log.info("connections: %s", limits.describe())
+                check_fd_headroom(limits)
                 server = make_server(config, url=url)
                 server.run(sockets=[sock])
             finally:

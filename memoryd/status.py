@@ -72,6 +72,15 @@ def _qdrant(engine: MemoryEngine) -> dict[str, Any]:
         }
 
 
+def _storage(engine: MemoryEngine) -> dict[str, Any]:
+    """Whether writes work: a disk-full or I/O fault the last writes hit, until the
+    next successful write clears it (``Database.probe`` tries one every few seconds)."""
+    fault = engine.db.probe()
+    if fault is None:
+        return {"available": True, "fault": None, "since": None, "reason": "writes work"}
+    return {"available": False, "fault": fault.code, "since": fault.since, "reason": fault.reason}
+
+
 def engine_status(engine: MemoryEngine) -> dict[str, Any]:
     caps = engine.db.capabilities
     settings = engine.settings.get()
@@ -83,6 +92,7 @@ def engine_status(engine: MemoryEngine) -> dict[str, Any]:
     )
     rerank_ready = bool(settings.rerank_enabled and settings.rerank_provider_model)
     return {
+        "storage": _storage(engine),
         "keyword": {"available": caps.fts5, "backend": "FTS5", "reason": caps.fts5_reason},
         "embedding": _embedding(engine),
         "vectorStore": _vector_store(engine, pending),

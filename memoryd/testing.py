@@ -13,12 +13,16 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memoryd.http_protocol import ConnectionLimits
 
 
 @contextmanager
-def serve_asgi(app: Any) -> Iterator[str]:
-    """Run an ASGI app with uvicorn on a free 127.0.0.1 port in a thread."""
+def serve_asgi(app: Any, *, limits: ConnectionLimits | None = None) -> Iterator[str]:
+    """Run an ASGI app with uvicorn on a free 127.0.0.1 port in a thread. With
+    ``limits``, through ``memoryd serve``'s guarded protocol (deadlines, connection cap)."""
     import socket
     import time
 
@@ -27,7 +31,10 @@ def serve_asgi(app: Any) -> Iterator[str]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_config=None, lifespan="on", access_log=False)
+    from memoryd.http_protocol import protocol_class
+
+    http: Any = "auto" if limits is None else protocol_class(limits)
+    config = uvicorn.Config(app, log_config=None, lifespan="on", access_log=False, http=http)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -48,7 +55,9 @@ class FakeUpstream:
     """An OpenAI-compatible chat server that records what it receives.
 
     ``reply`` is the assistant text; ``chunk_delay_s`` spaces out streamed chunks;
-    ``status`` / ``error_body`` make it fail like a provider does. ``responders`` answer
+    ``status`` / ``error_body`` make it fail like a provider does; while ``hold`` is a
+    ``threading.Event`` not yet set, every stream stalls after its first chunk (a client
+    holding a stream open). ``responders`` answer
     the requests for one model themselves, ``responders[model](body) -> (status,
     payload)`` (memoryd's own LLM extraction call, next to the chat it serves).
     """
@@ -58,6 +67,7 @@ class FakeUpstream:
         self.requests: list[dict[str, Any]] = []
         self.reply = "Sure, noted."
         self.chunk_delay_s = 0.0
+        self.hold: threading.Event | None = None
         self.status = 200
         self.error_body: dict[str, Any] = {"error": {"message": "bad", "type": "invalid"}}
         self.app = self._build()
@@ -117,6 +127,8 @@ class FakeUpstream:
                         "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
                     }
                     yield f"data: {json.dumps(chunk)}\n\n".encode()
+                    while self.hold is not None and not self.hold.is_set():
+                        await asyncio.sleep(0.01)
                     if self.chunk_delay_s:
                         await asyncio.sleep(self.chunk_delay_s)
                 final = {

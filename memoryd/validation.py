@@ -9,12 +9,16 @@ from __future__ import annotations
 import hashlib
 
 from memoryd.core.extraction import slugify
+from memoryd.core.jsondepth import MAX_JSON_DEPTH, value_too_deep
 from memoryd.errors import field_error
 from memoryd.models import MemoryType, NewMemory
 
 MAX_OWNER_CHARS = 200
 MAX_KEY_CHARS = 500
 MAX_METADATA_CHARS = 65_536
+#: Metadata is stored and rendered inside larger documents (a listing, an export line,
+#: a request body at most ``MAX_JSON_DEPTH`` deep), so it gets a little less.
+MAX_METADATA_DEPTH = MAX_JSON_DEPTH - 4
 
 
 def require_owner(owner: object, field: str = "apiKeyId") -> str:
@@ -52,6 +56,10 @@ def check_metadata(metadata: object) -> None:
         return
     if not isinstance(metadata, dict):
         raise field_error("metadata", "must be a JSON object")
+    deep = value_too_deep(metadata, MAX_METADATA_DEPTH)
+    if deep is not None:  # before repr(), which recurses
+        where = f"metadata.{deep}" if deep != "(root)" else "metadata"
+        raise field_error("metadata", f"nested deeper than {MAX_METADATA_DEPTH} levels ({where})")
     if len(repr(metadata)) > MAX_METADATA_CHARS:
         raise field_error("metadata", f"larger than {MAX_METADATA_CHARS} chars")
 

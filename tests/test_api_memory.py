@@ -226,6 +226,7 @@ def test_retrieve_preview(client: Any, engine: MemoryEngine) -> None:
         "fallbackReason",
         "fusion",
         "hidden",
+        "queryTruncated",
     }
     assert body["resolution"]["vectorStore"] in {"sqlite-vec", "qdrant", "none"}
     empty = client.post(

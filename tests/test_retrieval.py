@@ -387,6 +387,7 @@ def test_preview_shape(engine: MemoryEngine) -> None:
         "fallbackReason",
         "fusion",
         "hidden",
+        "queryTruncated",
     }
     assert resolution["rerankApplied"] is False
     assert resolution["fallbackReason"]

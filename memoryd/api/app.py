@@ -22,13 +22,14 @@ from memoryd import __version__
 from memoryd.api import routes_keys, routes_memory, routes_qdrant, routes_settings
 from memoryd.api.deps import require_admin
 from memoryd.api.errors import install_error_handlers
-from memoryd.api.limits import install_body_limit
+from memoryd.api.limits import install_body_limit, install_json_depth
 from memoryd.api.metrics import install_metrics
 from memoryd.api.observability import install_request_logging, register_secret
 from memoryd.api.schemas import ERROR_RESPONSES
 from memoryd.dashboard.routes import install_dashboard
 from memoryd.engine import MemoryEngine
 from memoryd.gateway import routes as gateway
+from memoryd.gateway import upstream
 from memoryd.mcp import MCP_PATH, McpHttpEndpoint
 
 log = logging.getLogger(__name__)
@@ -71,8 +72,11 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # One pooled client for every upstream call (keep-alive across requests).
-        timeout = httpx.Timeout(connect=10.0, read=upstream_timeout_s, write=60.0, pool=30.0)
-        limits = httpx.Limits(max_connections=200, max_keepalive_connections=50)
+        timeout = httpx.Timeout(
+            connect=10.0, read=upstream_timeout_s, write=60.0, pool=upstream.POOL_WAIT_S
+        )
+        pool = engine.config.upstream_max_connections
+        limits = httpx.Limits(max_connections=pool, max_keepalive_connections=min(pool, 64))
         async with (
             httpx.AsyncClient(timeout=timeout, limits=limits) as http,
             mcp.lifespan(),  # the MCP session manager runs only inside it
@@ -95,12 +99,15 @@ def create_app(
     )
     app.state.engine = engine
     app.state.admin_token = admin_token
+    app.state.key_slots = upstream.KeySlots(engine.config.key_max_concurrent)
+    upstream.quiet_aborted_relays()
     register_secret(admin_token)  # masked in every log record, embedded use included
     install_error_handlers(app)
     # Innermost of the middlewares, so the access log and the metrics see every 413.
     # The JSONL import streams a whole export: it keeps its own, larger limit.
     import_limit = max(max_body_bytes, routes_memory.MAX_IMPORT_BYTES)
     import_path = f"{routes_memory.router.prefix}/import"
+    install_json_depth(app, exempt=frozenset({import_path}))  # lines are checked one by one
     install_body_limit(app, max_body_bytes, {import_path: import_limit})
     install_request_logging(app)
     install_metrics(app)
@@ -117,15 +124,28 @@ def create_app(
     app.include_router(gateway.router)
     install_dashboard(app)  # Memory Studio at /dashboard (SPEC §15)
     # Streamable-HTTP MCP (SPEC §14): Bearer admin token or client key, checked per request.
+    # Session caps and idle timeout: MEMORYD_MCP_* via engine.config (docs/operations.md).
     mcp = McpHttpEndpoint(engine, admin_token=admin_token)
+    app.state.mcp = mcp
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp, include_in_schema=False))
 
     _openapi_without_422(app)
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:
-        """Liveness: the process is up and the database answers."""
+        """Liveness: the process is up and the database answers. A storage fault that
+        fails writes (disk full) is ``degraded`` with its reason, still 200: reads work,
+        and a restart would not free the disk. It probes a cheap write every few
+        seconds, so it turns ``ok`` again without traffic."""
         engine.db.read().execute("SELECT 1").fetchall()
+        fault = engine.db.probe()
+        if fault is not None:
+            return {
+                "status": "degraded",
+                "reason": fault.reason,
+                "since": fault.since,
+                "version": __version__,
+            }
         return {"status": "ok", "version": __version__}
 
     return app

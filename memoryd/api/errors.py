@@ -3,7 +3,9 @@
 ``{"error": {"message": ..., "code": ..., "details": [...]}}``: engine errors carry
 their status and code; FastAPI's request validation becomes 400 ``invalid_request``
 with one detail per problem (422 is not used); unknown routes and methods keep their
-404/405; anything unexpected is a 500 with a request id and nothing else.
+404/405; storage faults are 507 ``storage_full`` / 503 ``storage_unavailable`` (in
+OpenAI's shape under ``/v1/``), whether a write or a read hit them; anything
+unexpected is a 500 with a request id and nothing else.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
-from memoryd.errors import MemorydError
+from memoryd.errors import MemorydError, UnavailableError
+from memoryd.storage.faults import DriverError, storage_error
 
 log = logging.getLogger("memoryd.api")
 
@@ -55,9 +59,19 @@ def _validation_details(exc: RequestValidationError) -> tuple[str, list[dict[str
     return f"invalid request: {summary}", details
 
 
+def _storage_fault(request: Request, err: UnavailableError) -> JSONResponse:
+    """A storage fault: OpenAI's error shape under the gateway's ``/v1/``, ours elsewhere."""
+    if request.url.path.startswith("/v1/"):
+        shape = {"message": err.message, "type": "server_error", "param": None, "code": err.code}
+        return JSONResponse({"error": shape}, status_code=err.status)
+    return JSONResponse(error_body(err.message, err.code), status_code=err.status)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     async def memoryd_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, MemorydError)
+        if isinstance(exc, UnavailableError) and storage_error(exc) is exc:
+            return _storage_fault(request, exc)
         return JSONResponse(error_body(exc.message, exc.code, exc.details), status_code=exc.status)
 
     async def validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -79,7 +93,22 @@ def install_error_handlers(app: FastAPI) -> None:
         message = "internal error" + (f" (request id {request_id})" if request_id else "")
         return JSONResponse(error_body(message, "internal"), status_code=500)
 
+    async def sqlite_error(request: Request, exc: Exception) -> JSONResponse:
+        err = storage_error(exc)
+        if err is None:
+            return await unexpected(request, exc)
+        log.error("storage fault: %s (%s)", err.message, exc)
+        return _storage_fault(request, err)
+
+    async def client_gone(request: Request, exc: Exception) -> JSONResponse:
+        # The client disconnected (or timed out) before its body arrived: nobody will
+        # read an answer, and an abandoned upload is not an error of ours to log.
+        log.info("client disconnected before its request body was read")
+        return JSONResponse(error_body("client disconnected", "client_closed"), status_code=400)
+
+    app.add_exception_handler(ClientDisconnect, client_gone)
     app.add_exception_handler(MemorydError, memoryd_error)
+    app.add_exception_handler(DriverError, sqlite_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(Exception, unexpected)

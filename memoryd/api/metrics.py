@@ -15,6 +15,8 @@ unknown paths), and ``GET /metrics`` (no auth) rendering:
 - ``memoryd_extraction_llm_calls_total{outcome}`` (counter: LLM extraction runs, ``ok``
   or the fallback reason; ``cap`` and ``config`` runs made no upstream request) and
   ``memoryd_extraction_llm_tokens_total{kind}`` (counter: ``prompt``, ``completion``)
+- ``memoryd_gateway_events_total{event}`` (counter: ``concurrency_limited``,
+  ``pool_exhausted``, ``stream_broken``)
 - ``memoryd_embedding_latency_ms_mean`` and ``memoryd_reindex_pending`` (gauges)
 
 Counters live in a ``Metrics`` object at ``app.state.metrics`` behind one lock; the
@@ -60,6 +62,7 @@ DURATION_BUCKETS: tuple[float, ...] = (
     10.0,
 )
 UNMATCHED = "unmatched"
+GATEWAY_EVENTS = ("concurrency_limited", "pool_exhausted", "stream_broken")
 
 
 def escape_label(value: str) -> str:
@@ -113,6 +116,7 @@ class Metrics:
         self._requests: dict[tuple[str, str, str], int] = {}
         self._durations: dict[tuple[str, str], _Histogram] = {}
         self._retrievals: dict[str, int] = {}
+        self._gateway: dict[str, int] = {}
 
     # -- recording ---------------------------------------------------------------------
 
@@ -134,6 +138,16 @@ class Metrics:
         with self._lock:
             self._retrievals[tier] = self._retrievals.get(tier, 0) + 1
 
+    def record_gateway(self, event: str) -> None:
+        """Count a gateway event: ``concurrency_limited`` (a key's 429),
+        ``pool_exhausted`` (503), ``stream_broken`` (an upstream stream cut off)."""
+        with self._lock:
+            self._gateway[event] = self._gateway.get(event, 0) + 1
+
+    def gateway_count(self, event: str) -> int:
+        with self._lock:
+            return self._gateway.get(event, 0)
+
     def on_retrieve(self, hits: list[Hit]) -> None:
         """An ``engine.retrieval_listeners`` callback."""
         self.record_retrieval(hits[0].tier if hits else "none")
@@ -153,6 +167,7 @@ class Metrics:
             requests = sorted(self._requests.items())
             durations = sorted((key, list(h.counts), h.sum) for key, h in self._durations.items())
             retrievals = sorted(self._retrievals.items())
+            gateway = dict(self._gateway)
 
         families: list[_Family] = []
         fam = _Family(
@@ -182,6 +197,17 @@ class Metrics:
         )
         for tier, count in retrievals:
             fam.sample("memoryd_retrievals_total", (("tier", tier),), count)
+        families.append(fam)
+
+        name = "memoryd_gateway_events_total"
+        fam = _Family(
+            name,
+            "counter",
+            "Gateway protection events: concurrency_limited (429), pool_exhausted (503), "
+            "stream_broken (an upstream stream cut off and reported to the client).",
+        )
+        for event in GATEWAY_EVENTS:
+            fam.sample(name, (("event", event),), gateway.get(event, 0))
         families.append(fam)
 
         if engine is not None:

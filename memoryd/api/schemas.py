@@ -134,6 +134,8 @@ class HealthResult(BaseModel):
     working: bool
     latencyMs: float
     error: str | None = None
+    storageFault: str | None = None  # storage_full | storage_unavailable
+    reason: str | None = None
 
 
 # -- retrieval ------------------------------------------------------------------------
@@ -177,6 +179,7 @@ class ResolutionPublic(BaseModel):
     fallbackReason: str | None
     fusion: str | None = None  # "score" or "rrf" when the hybrid legs were fused
     hidden: dict[str, int] | None = None  # memories kept out by expiry and retention
+    queryTruncated: bool = False  # retrieval read only the end of a longer query
 
 
 class PreviewDropped(PreviewHit):

@@ -12,13 +12,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from memoryd.api.deps import bearer_token
@@ -33,27 +32,21 @@ from memoryd.gateway.pipeline import (
     plan_memory,
     route_model,
 )
-from memoryd.gateway.sse import StreamAssembler, response_text
+from memoryd.gateway.sse import response_text
+from memoryd.gateway.upstream import (
+    DROP_RESPONSE_HEADERS,
+    RETRY_AFTER_S,
+    KeySlots,
+    RelayResponse,
+    Slot,
+    failure_code,
+    forwarded_headers,
+)
 from memoryd.models import Hit
 from memoryd.providers import Provider
 
 log = logging.getLogger("memoryd.gateway")
 router = APIRouter(prefix="/v1", tags=["gateway"])
-
-#: Request headers never forwarded upstream (hop-by-hop, ours, or the client's key).
-DROP_HEADERS = {
-    "host",
-    "content-length",
-    "authorization",
-    "connection",
-    "keep-alive",
-    "transfer-encoding",
-    "te",
-    "upgrade",
-    "accept-encoding",
-    "cookie",
-}
-DROP_RESPONSE_HEADERS = {"content-length", "transfer-encoding", "connection", "content-encoding"}
 
 
 class GatewayError(Exception):
@@ -68,10 +61,11 @@ class GatewayError(Exception):
         code: str | None = None,
         *,
         param: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status, self.message, self.type, self.code = status, message, type, code
-        self.param = param
+        self.param, self.headers = param, headers
 
     def response(self) -> JSONResponse:
         body = {
@@ -82,7 +76,7 @@ class GatewayError(Exception):
                 "code": self.code,
             }
         }
-        return JSONResponse(body, status_code=self.status)
+        return JSONResponse(body, status_code=self.status, headers=self.headers)
 
 
 @dataclass
@@ -147,7 +141,7 @@ async def parse_body(request: Request) -> dict[str, Any]:
         raise GatewayError(
             400, "request body is not valid UTF-8", "invalid_request_error", "invalid_json"
         ) from None
-    except ValueError:
+    except (ValueError, RecursionError):  # depth is checked before (api.limits)
         raise GatewayError(
             400, "request body is not valid JSON", "invalid_request_error", "invalid_json"
         ) from None
@@ -262,15 +256,9 @@ async def _extract(engine: MemoryEngine, prepared: Prepared, assistant_text: str
 def _upstream_request(
     client: httpx.AsyncClient, request: Request, prepared: Prepared, path: str
 ) -> httpx.Request:
-    headers = {
-        k: v
-        for k, v in request.headers.items()
-        if k.lower() not in DROP_HEADERS
-        and not k.lower().startswith(("x-memoryd-", "x-omniroute-"))
-    }
-    if prepared.provider.api_key:
-        headers["authorization"] = f"Bearer {prepared.provider.api_key}"
-    headers["content-type"] = "application/json"
+    headers = forwarded_headers(
+        request.headers, bearer_token(request), prepared.provider.api_key or None
+    )
     return client.build_request(
         "POST",
         f"{prepared.provider.base_url}{path}",
@@ -294,22 +282,40 @@ async def _send_watching_disconnect(
 
 
 def _unreachable(exc: Exception, provider: Provider) -> GatewayError:
-    if isinstance(exc, httpx.TimeoutException):
-        return GatewayError(
-            504, f"upstream {provider.name} timed out", "upstream_error", "upstream_timeout"
+    status, code, tail = failure_code(exc)
+    if code == "upstream_pool_exhausted":
+        return GatewayError(status, tail, "server_error", code, headers={"retry-after": "1"})
+    return GatewayError(status, f"upstream {provider.name} {tail}", "upstream_error", code)
+
+
+def _count(request: Request, event: str) -> None:
+    metrics = getattr(request.app.state, "metrics", None)
+    if metrics is not None:
+        metrics.record_gateway(event)
+
+
+def _take_slot(request: Request, key_id: str) -> Slot:
+    """The key's share of concurrent upstream calls, or the 429 that says it is used up."""
+    slots: KeySlots = request.app.state.key_slots
+    if not slots.try_acquire(key_id):
+        _count(request, "concurrency_limited")
+        raise GatewayError(
+            429,
+            f"too many concurrent requests for this API key (limit {slots.limit}); "
+            "retry when one of them has finished",
+            "requests",
+            "rate_limit_exceeded",
+            headers={"retry-after": str(RETRY_AFTER_S), "x-memoryd-limit": "concurrency"},
         )
-    return GatewayError(
-        502,
-        f"upstream {provider.name} is unreachable: {type(exc).__name__}",
-        "upstream_error",
-        "upstream_unreachable",
-    )
+    return Slot(slots, key_id)
 
 
 @router.post("/chat/completions", response_model=None)
-async def chat_completions(request: Request) -> Response:
+async def chat_completions(request: Request) -> Response | RelayResponse:
+    slot: Slot | None = None
     try:
         key = authenticate(request)
+        slot = _take_slot(request, key.id)
         body = await parse_body(request)
         engine = _engine(request)
         prepared = await run_in_threadpool(prepare, engine, key, body, dict(request.headers))
@@ -319,53 +325,48 @@ async def chat_completions(request: Request) -> Response:
         try:
             response = await _send_watching_disconnect(client, upstream, request, stream=streaming)
         except httpx.HTTPError as exc:
-            raise _unreachable(exc, prepared.provider) from None
+            error = _unreachable(exc, prepared.provider)
+            if error.code == "upstream_pool_exhausted":
+                _count(request, "pool_exhausted")
+            raise error from None
     except GatewayError as exc:
+        if slot is not None:
+            slot.release()
         return exc.response()
+    except BaseException:
+        if slot is not None:
+            slot.release()
+        raise
     headers = {
         k: v for k, v in response.headers.items() if k.lower() not in DROP_RESPONSE_HEADERS
     } | prepared.headers()
-    if not streaming:
+    if streaming:
+
+        async def complete(text: str) -> None:
+            await _extract(engine, prepared, text)
+
+        return RelayResponse(
+            response,
+            headers,
+            on_complete=complete,
+            on_broken=lambda _: _count(request, "stream_broken"),
+            release=slot.release,
+        )
+    try:
         content = response.content
         reply = ""
         if response.status_code < 400:
             try:
                 reply = response_text(json.loads(content))
-            except ValueError:
+            except (ValueError, RecursionError):
                 reply = ""
-        if response.status_code < 400:
             # Queued now (a cheap put onto the background worker, off the request path):
             # the upstream response is complete, and a client that sends its next turn
             # right away must find this exchange already on its way into memory.
             await _extract(engine, prepared, reply)
-        return Response(content, status_code=response.status_code, headers=headers)
-    return StreamingResponse(
-        _relay(engine, prepared, response), status_code=response.status_code, headers=headers
-    )
-
-
-async def _relay(
-    engine: MemoryEngine, prepared: Prepared, response: httpx.Response
-) -> AsyncIterator[bytes]:
-    """Pass chunks through as they arrive; extraction is queued when the stream is
-    complete (at ``[DONE]``, before that last chunk goes out), never for a broken one."""
-    assembler = StreamAssembler()
-    ok = response.status_code < 400
-    queued = False
-    try:
-        async for chunk in response.aiter_raw():
-            assembler.feed(chunk)
-            if ok and assembler.done and not queued:
-                await _extract(engine, prepared, assembler.text)
-                queued = True
-            yield chunk
-    except httpx.HTTPError as exc:
-        log.warning("upstream stream broke: %s", exc)
-        ok = False
     finally:
-        await response.aclose()  # also runs when the client disconnects mid-stream
-    if ok and not queued:  # a complete stream without the [DONE] marker
-        await _extract(engine, prepared, assembler.text)
+        slot.release()
+    return Response(content, status_code=response.status_code, headers=headers)
 
 
 @router.get("/models", response_model=None)

@@ -13,7 +13,9 @@ class StreamAssembler:
     def __init__(self) -> None:
         self._buffer = b""
         self._parts: list[str] = []
-        self.done = False
+        self.done = False  # the ``[DONE]`` marker arrived
+        self.finished = False  # a choice carried its ``finish_reason``
+        self.queued = False  # the relay queued this exchange's extraction
 
     def feed(self, chunk: bytes) -> None:
         self._buffer += chunk
@@ -33,9 +35,20 @@ class StreamAssembler:
         except ValueError:
             return
         for choice in event.get("choices") or [] if isinstance(event, dict) else []:
+            if isinstance(choice, dict) and choice.get("finish_reason"):
+                self.finished = True
             delta = choice.get("delta") if isinstance(choice, dict) else None
             if isinstance(delta, dict) and isinstance(delta.get("content"), str):
                 self._parts.append(delta["content"])
+
+    @property
+    def complete(self) -> bool:
+        """Whole: ``[DONE]`` seen, or (for upstreams that omit it) a ``finish_reason``
+        with no half event left over. A stream cut off mid-way is neither."""
+        tail = self._buffer.strip()
+        if self.done or tail.replace(b" ", b"") == b"data:[DONE]":
+            return True
+        return self.finished and not tail
 
     @property
     def text(self) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 import apsw
 
 from memoryd.errors import ConflictError, NotFoundError, UnavailableError, ValidationError
+from memoryd.storage.files import check_database_file
 
 BUSY_RETRY_S = 30.0
 
@@ -58,6 +59,7 @@ def default_name(now: datetime | None = None) -> str:
 def _target(source: Path, dest: Path, force: bool) -> Path:
     if not source.is_file():
         raise NotFoundError(f"no database at {source}")
+    check_database_file(source)  # an empty or foreign file is no backup of anything
     if dest.is_dir():
         dest = dest / default_name()
     if not dest.parent.is_dir():

@@ -11,6 +11,11 @@ one failing task rolls back only itself.
 Reads run on a connection per thread (``query_only``), concurrently with the writer
 thanks to WAL. The driver is apsw, because the stdlib ``sqlite3`` here cannot load
 extensions (sqlite-vec).
+
+Storage faults (disk full, I/O errors) fail the writes they hit with
+``StorageFullError`` / ``StorageUnavailableError`` (never acknowledged, so never
+lost), are remembered as ``fault`` for health and status, and clear by themselves on
+the next commit that changes something; the writer thread carries on throughout.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import contextlib
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -28,6 +34,8 @@ from typing import Any, TypeVar
 import apsw
 
 from memoryd.errors import UnavailableError
+from memoryd.storage.faults import StorageFault, fault_of, probe_write, storage_error
+from memoryd.storage.files import discard_if_empty, prepare_database_file
 from memoryd.storage.migrations import apply_migrations
 
 log = logging.getLogger(__name__)
@@ -35,6 +43,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 Connection = apsw.Connection
 MAX_BATCH = 64
+PROBE_INTERVAL_S = 5.0  # a degraded database tries one probe write at most this often
+PROBE_TIMEOUT_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,16 +106,19 @@ class Database:
         self, path: str | Path, *, load_vec: bool = True, busy_timeout_ms: int = 10_000
     ) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.created = prepare_database_file(self.path)  # 0600, and refuses non-SQLite
         self._busy_timeout_ms = busy_timeout_ms
         self._want_vec = load_vec
         self._local = threading.local()
         self._readers: list[Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
+        self._fault: StorageFault | None = None
+        self._last_probe = 0.0
+        self.probe_interval_s = PROBE_INTERVAL_S
 
-        self._writer = self._connect(read_only=False)
-        self._writer.execute("PRAGMA journal_mode = WAL")
+        self._writer = self._open_writer()
         fts5, fts5_reason = _probe_fts5(self._writer)
         vec, vec_reason = _load_vec(self._writer) if load_vec else (False, "disabled")
         deferred = apply_migrations(self._writer, fts5=fts5)
@@ -124,6 +137,26 @@ class Database:
         self._thread.start()
 
     # -- connections -------------------------------------------------------------------
+
+    def _open_writer(self) -> Connection:
+        """The writer connection in WAL mode. A file created just now and left empty by
+        a failure here is removed, so the next start does not refuse it as damaged."""
+        conn: Connection | None = None
+        try:
+            conn = self._connect(read_only=False)
+            conn.execute("PRAGMA journal_mode = WAL")
+        except BaseException as exc:
+            if conn is not None:
+                conn.close()
+            if self.created:
+                discard_if_empty(self.path)
+            if isinstance(exc, apsw.NotADBError | apsw.CorruptError):
+                raise UnavailableError(
+                    f"the database {self.path} is damaged ({exc}): restore it from a backup "
+                    "(memoryd backup), or move it away to start with a new database"
+                ) from None
+            raise
+        return conn
 
     def _connect(self, *, read_only: bool) -> Connection:
         conn = apsw.Connection(str(self.path))
@@ -205,34 +238,79 @@ class Database:
     def _commit_batch(self, batch: list[_WriteTask]) -> None:
         conn = self._writer
         outcomes: list[tuple[bool, Any]] = []
+        faulted = False
         try:
+            changes = conn.total_changes()
             conn.execute("BEGIN IMMEDIATE")
             for task in batch:
                 conn.execute("SAVEPOINT task")
                 try:
                     result = task.fn(conn)
                 except BaseException as exc:
+                    if not conn.in_transaction:  # SQLite rolled it all back (FULL, IOERR)
+                        raise
                     conn.execute("ROLLBACK TO task")
                     conn.execute("RELEASE task")
-                    outcomes.append((False, exc))
+                    err = storage_error(exc)
+                    if err is not None:
+                        self._set_fault(err)
+                        faulted = True
+                    outcomes.append((False, err or exc))
                 else:
                     conn.execute("RELEASE task")
                     outcomes.append((True, result))
             conn.execute("COMMIT")
         except BaseException as exc:
-            log.exception("write transaction failed")
+            err = storage_error(exc)
+            if err is None:
+                log.exception("write transaction failed")
+            else:
+                self._set_fault(err)
             with contextlib.suppress(apsw.Error):
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
             for task in batch:
                 if not task.future.done():
-                    task.future.set_exception(exc)
+                    task.future.set_exception(err or exc)
             return
+        if not faulted and conn.total_changes() > changes:
+            self._clear_fault()
         for task, (ok, value) in zip(batch, outcomes, strict=True):
             if ok:
                 task.future.set_result(value)
             else:
                 task.future.set_exception(value)
+
+    # -- storage faults ----------------------------------------------------------------
+
+    @property
+    def fault(self) -> StorageFault | None:
+        """The storage fault the last writes hit (None: writes work)."""
+        return self._fault
+
+    def _set_fault(self, err: UnavailableError) -> None:
+        current = self._fault
+        if current is not None and current.code == err.code:
+            return  # the same fault goes on: keep when it began
+        self._fault = fault_of(err)
+        log.error("storage fault, writes are failing: %s", self._fault.reason)
+
+    def _clear_fault(self) -> None:
+        if self._fault is not None:
+            log.warning("storage recovered (fault since %s): writes work again", self._fault.since)
+            self._fault = None
+
+    def probe(self) -> StorageFault | None:
+        """The current fault, after one cheap write attempt if degraded and the last
+        attempt is ``probe_interval_s`` old: a fault clears without any traffic."""
+        fault = self._fault
+        now = time.monotonic()
+        if fault is None or self._closed or now - self._last_probe < self.probe_interval_s:
+            return fault
+        self._last_probe = now
+        with contextlib.suppress(Exception):  # the outcome is in self._fault
+            self.submit(probe_write).result(timeout=PROBE_TIMEOUT_S)
+        return self._fault
 
     # -- lifecycle ---------------------------------------------------------------------
 

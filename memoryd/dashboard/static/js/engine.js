@@ -19,6 +19,9 @@
   }
 
   function renderStatus(s) {
+    const st = s.storage || { available: true, reason: "writes work" };
+    chip("storage", st.available ? "ok" : st.fault === "storage_full" ? "warn" : "fail",
+      st.available ? "writes work" : `${st.fault} since ${st.since}`, st.reason);
     chip("keyword", s.keyword.available ? "ok" : "fail",
       s.keyword.available ? s.keyword.backend || "FTS5" : "unavailable", s.keyword.reason);
     const e = s.embedding;

@@ -88,13 +88,16 @@
     const text = $("memory-health-text");
     try {
       const r = await api("GET", "/api/memory/health");
-      dot.dataset.state = r.working ? "ok" : "fail";
+      // Amber: the disk is full (reads work, writes wait for space); red: not working.
+      dot.dataset.state = r.working ? "ok" : r.storageFault === "storage_full" ? "warn" : "fail";
       text.textContent = r.working
         ? `working (${Number(r.latencyMs).toFixed(1)} ms)`
         : `not working: ${r.error || "unknown"}`;
+      dot.title = r.reason || r.error || text.textContent;
     } catch (err) {
       dot.dataset.state = "fail";
       text.textContent = errorText(err);
+      dot.title = text.textContent;
     }
   }
 

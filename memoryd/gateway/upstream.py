@@ -1,0 +1,254 @@
+"""The upstream side of a chat call: which headers leave, how many calls a key may hold
+open, how transport failures are named, and how a stream is relayed.
+
+Fair sharing: every client key holds at most ``KeySlots.limit`` upstream calls at
+once (a stream holds its slot until its last byte). One greedy key then owns a
+bounded share of the shared connection pool and the others keep their latency; the
+key over its share gets an OpenAI-shaped 429 with ``retry-after`` at once, before any
+retrieval work. A pool that is exhausted anyway (many keys at their limit) is a 503
+``upstream_pool_exhausted`` after a short wait, never a provider timeout.
+
+Broken streams: a stream the upstream cuts off (reset, truncated chunk, or EOF before
+its final event) must not look complete to the client. The relay sends an SSE error
+event in OpenAI's shape (the official clients raise on it) and then ends the
+connection without the chunked terminator, so nothing downstream can mistake the
+half-answer for a whole one; nothing is extracted from it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+
+import httpx
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from memoryd.gateway.sse import StreamAssembler
+
+log = logging.getLogger("memoryd.gateway")
+
+#: What uvicorn logs (as an error) when a response ends without its terminator, which
+#: the relay does on purpose for a broken stream (it logs its own warning first).
+UNTERMINATED = "ASGI callable returned without completing response."
+
+
+class AbortedRelayFilter(logging.Filter):
+    """Drops uvicorn's error line for a deliberately unterminated relay."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != UNTERMINATED
+
+
+def quiet_aborted_relays() -> None:
+    """Install ``AbortedRelayFilter`` on ``uvicorn.error`` once (idempotent)."""
+    server_log = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, AbortedRelayFilter) for f in server_log.filters):
+        server_log.addFilter(AbortedRelayFilter())
+
+
+#: Request headers never forwarded upstream: hop-by-hop, cookies, and every header
+#: that can carry the client's memoryd key (the provider's credential replaces it).
+DROP_HEADERS = frozenset(
+    {
+        "host",
+        "content-length",
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "te",
+        "upgrade",
+        "accept-encoding",
+        "cookie",
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+    }
+)
+DROP_PREFIXES = ("x-memoryd-", "x-omniroute-")
+DROP_RESPONSE_HEADERS = {"content-length", "transfer-encoding", "connection", "content-encoding"}
+
+#: Seconds a request waits for a free pooled connection before the 503.
+POOL_WAIT_S = 5.0
+#: Seconds a client is asked to wait after a 429 for holding too many calls open.
+RETRY_AFTER_S = 1
+
+
+def forwarded_headers(
+    headers: Mapping[str, str], client_secret: str | None, provider_key: str | None
+) -> dict[str, str]:
+    """The client's headers minus everything in ``DROP_HEADERS``, ours, and any header
+    whose value contains the client's secret under whatever name; the provider's key
+    is the only credential that leaves."""
+    out = {
+        name: value
+        for name, value in headers.items()
+        if name.lower() not in DROP_HEADERS
+        and not name.lower().startswith(DROP_PREFIXES)
+        and not (client_secret and client_secret in value)
+    }
+    if provider_key:
+        out["authorization"] = f"Bearer {provider_key}"
+    out["content-type"] = "application/json"
+    return out
+
+
+class KeySlots:
+    """Concurrent upstream calls per client key (event-loop confined: no lock)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, int(limit))
+        self._held: dict[str, int] = {}
+
+    def try_acquire(self, key_id: str) -> bool:
+        held = self._held.get(key_id, 0)
+        if held >= self.limit:
+            return False
+        self._held[key_id] = held + 1
+        return True
+
+    def release(self, key_id: str) -> None:
+        held = self._held.get(key_id, 0) - 1
+        if held > 0:
+            self._held[key_id] = held
+        else:
+            self._held.pop(key_id, None)
+
+    def held(self, key_id: str) -> int:
+        return self._held.get(key_id, 0)
+
+
+class Slot:
+    """One acquired slot; ``release`` is idempotent, so every exit path may call it."""
+
+    def __init__(self, slots: KeySlots, key_id: str) -> None:
+        self._slots, self._key_id, self._held = slots, key_id, True
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._slots.release(self._key_id)
+
+
+def failure_code(exc: Exception) -> tuple[int, str, str]:
+    """``(status, code, message tail)`` for an httpx failure reaching the provider:
+    our own pool running dry is a 503 of ours, not the provider's timeout."""
+    if isinstance(exc, httpx.PoolTimeout):
+        return 503, "upstream_pool_exhausted", "every upstream connection is busy; retry shortly"
+    if isinstance(exc, httpx.TimeoutException):
+        return 504, "upstream_timeout", "timed out"
+    return 502, "upstream_unreachable", f"is unreachable: {type(exc).__name__}"
+
+
+def stream_error_event(message: str, code: str = "upstream_stream_broken") -> bytes:
+    """An SSE event the official OpenAI clients raise ``APIError`` on."""
+    body = {"error": {"message": message, "type": "upstream_error", "param": None, "code": code}}
+    return f"data: {json.dumps(body)}\n\n".encode()
+
+
+#: An event longer than this is relayed in pieces rather than held back whole.
+MAX_HELD_BYTES = 1024 * 1024
+
+
+def whole_events(data: bytes) -> tuple[bytes, bytes]:
+    """``(relay now, hold back)``: ``data`` cut after its last SSE event boundary (a
+    blank line). Upstream chunks are nearly always whole events, so this costs no
+    latency; it only keeps a half event from reaching the client before a break."""
+    cut = max(data.rfind(b"\n\n"), data.rfind(b"\n\r\n"))
+    if cut < 0:
+        return (data, b"") if len(data) > MAX_HELD_BYTES else (b"", data)
+    end = cut + (2 if data[cut : cut + 2] == b"\n\n" else 3)
+    return data[:end], data[end:]
+
+
+class RelayResponse(Response):
+    """An SSE relay as a raw ASGI response. Unlike ``StreamingResponse`` it can end a
+    broken stream *without* the clean terminator, and it releases the key's slot on
+    every exit (client gone, upstream broken, or done)."""
+
+    def __init__(
+        self,
+        response: httpx.Response,
+        headers: Mapping[str, str],
+        *,
+        on_complete: Callable[[str], Awaitable[None]],
+        on_broken: Callable[[str], None],
+        release: Callable[[], None],
+    ) -> None:
+        # Response.__init__ is not called: there is no body to render.
+        self.response = response
+        self.status_code = response.status_code
+        self.raw_headers = [
+            (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()
+        ]
+        self.on_complete, self.on_broken, self.release = on_complete, on_broken, release
+        self.background = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        framed = self.status_code < 400 and "event-stream" in self.response.headers.get(
+            "content-type", ""
+        )
+        pending = b""  # the tail after the last whole event, held back until it is whole
+        try:
+            start = {"type": "http.response.start", "status": self.status_code}
+            await send({**start, "headers": self.raw_headers})
+            broken = None
+            async for chunk, problem in self._chunks():
+                broken = problem
+                out, pending = whole_events(pending + chunk) if framed else (chunk, b"")
+                if out:
+                    await send({"type": "http.response.body", "body": out, "more_body": True})
+            if broken is not None:
+                # The client has only whole events, so the error event parses as one.
+                self.on_broken(broken)
+                event = stream_error_event(broken)
+                await send({"type": "http.response.body", "body": event, "more_body": True})
+                return  # no final message: the server closes the connection unterminated
+            await send({"type": "http.response.body", "body": pending, "more_body": False})
+        except OSError:  # the client went away mid-write
+            pass
+        finally:
+            await self.response.aclose()
+            self.release()
+
+    async def _chunks(self) -> AsyncIterator[tuple[bytes, str | None]]:
+        """The upstream's bytes as they come; the last item names a break, if any.
+        Extraction is queued when the stream is complete, before its last chunk goes
+        out, so a client's next turn finds the exchange already on its way."""
+        assembler = StreamAssembler()
+        ok = self.status_code < 400
+        try:
+            async for chunk in self.response.aiter_raw():
+                assembler.feed(chunk)
+                if ok and assembler.done and not assembler.queued:
+                    assembler.queued = True
+                    await self.on_complete(assembler.text)
+                yield chunk, None
+        except httpx.HTTPError as exc:
+            log.warning("upstream stream broke: %s", type(exc).__name__)
+            yield b"", f"the upstream stream broke before it was complete ({type(exc).__name__})"
+            return
+        if not ok:
+            return
+        if not assembler.complete:
+            log.warning("upstream stream ended before its final event")
+            yield b"", "the upstream stream ended before its final event"
+            return
+        if not assembler.queued:  # complete by its finish_reason, without [DONE]
+            assembler.queued = True
+            await self.on_complete(assembler.text)
+
+
+__all__ = [
+    "DROP_HEADERS",
+    "DROP_RESPONSE_HEADERS",
+    "KeySlots",
+    "RelayResponse",
+    "Slot",
+    "failure_code",
+    "forwarded_headers",
+    "quiet_aborted_relays",
+    "stream_error_event",
+]

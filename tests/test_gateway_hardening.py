@@ -1,0 +1,312 @@
+"""Issue 17: one client key cannot take the upstream from the others, a broken upstream
+stream never looks complete, and the client's key never leaves memoryd.
+
+Everything runs over loopback: the official ``openai`` client -> memoryd under uvicorn
+-> a fake upstream (``FakeUpstream``, or a raw socket server where the test needs to
+break HTTP framing on purpose)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import socketserver
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from conftest import ADMIN
+from embedders import no_source
+
+from memoryd.api import create_app
+from memoryd.bootstrap import build_engine
+from memoryd.config import EngineConfig
+from memoryd.engine import MemoryEngine
+from memoryd.providers import Provider, save_providers
+from memoryd.testing import FakeUpstream, serve_asgi
+
+FACT = "I live in Lisbon."
+
+
+@dataclass
+class Site:
+    engine: MemoryEngine
+    app: Any
+    url: str
+    clients: list[openai.OpenAI] = field(default_factory=list)
+
+    def key(self, name: str) -> tuple[str, str]:
+        record, secret = self.engine.keys.create(name)
+        return record.id, secret
+
+    def client(self, secret: str, **kw: Any) -> openai.OpenAI:
+        client = openai.OpenAI(base_url=f"{self.url}/v1", api_key=secret, max_retries=0, **kw)
+        self.clients.append(client)  # closed when the site stops: no socket left to GC
+        return client
+
+    def memories(self, owner: str) -> list[Any]:
+        return list(self.engine.list_memories(owner=owner).data)
+
+    def metric(self, event: str) -> int:
+        text = httpx.get(f"{self.url}/metrics", timeout=30).text
+        line = f'memoryd_gateway_events_total{{event="{event}"}} '
+        return int(next(ln for ln in text.splitlines() if ln.startswith(line)).split()[-1])
+
+
+@contextmanager
+def site(tmp_path: Path, upstream_url: str, **env: str) -> Iterator[Site]:
+    data = tmp_path / "data"
+    engine = build_engine(
+        EngineConfig.from_env(env, data_dir=data),
+        {"MEMORYD_DATA_DIR": str(data)},
+        embedding_resolver=no_source,
+    )
+    try:
+        save_providers(engine.db, [Provider("default", f"{upstream_url}/v1", "provider-secret")])
+        app = create_app(engine, admin_token=ADMIN)
+        with serve_asgi(app) as url:
+            built = Site(engine, app, url)
+            try:
+                yield built
+            finally:
+                for client in built.clients:
+                    client.close()
+    finally:
+        engine.close()
+
+
+def open_stream(stack: ExitStack, url: str, secret: str) -> httpx.Response:
+    """A streaming chat whose headers have arrived and whose body is left unread."""
+    client = stack.enter_context(httpx.Client(timeout=60))
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    response = stack.enter_context(
+        client.stream(
+            "POST",
+            f"{url}/v1/chat/completions",
+            json=body,
+            headers={"authorization": f"Bearer {secret}"},
+        )
+    )
+    assert response.status_code == 200
+    return response
+
+
+def chat(client: openai.OpenAI, text: str = "hello") -> Any:
+    return client.chat.completions.create(model="m", messages=[{"role": "user", "content": text}])
+
+
+# -- 1. fair sharing of the upstream ------------------------------------------------------
+
+
+def test_a_key_at_its_concurrency_limit_gets_429_while_other_keys_are_served(
+    tmp_path: Path,
+) -> None:
+    upstream = FakeUpstream()
+    upstream.hold = threading.Event()
+    with serve_asgi(upstream.app) as up, site(tmp_path, up, MEMORYD_KEY_MAX_CONCURRENT="2") as s:
+        greedy_id, greedy = s.key("greedy")
+        _, polite = s.key("polite")
+        with ExitStack() as held:
+            for _ in range(2):
+                open_stream(held, s.url, greedy)
+            with pytest.raises(openai.RateLimitError) as caught:
+                chat(s.client(greedy))
+            response = caught.value.response
+            assert response.status_code == 429
+            assert response.headers["retry-after"] == "1"
+            error = response.json()["error"]
+            assert error["code"] == "rate_limit_exceeded"
+            assert "limit 2" in error["message"]
+            # The other key is served while the greedy one is at its limit.
+            assert chat(s.client(polite)).choices[0].message.content == upstream.reply
+            upstream.hold.set()
+        # Every held stream released its slot when it ended.
+        assert chat(s.client(greedy)).choices[0].message.content == upstream.reply
+        assert s.metric("concurrency_limited") == 1
+        assert s.app.state.key_slots.held(greedy_id) == 0
+
+
+def test_an_exhausted_upstream_pool_is_a_503_of_its_own_never_a_provider_timeout(
+    tmp_path: Path,
+) -> None:
+    upstream = FakeUpstream()
+    upstream.hold = threading.Event()
+    env = {"MEMORYD_KEY_MAX_CONCURRENT": "2", "MEMORYD_UPSTREAM_MAX_CONNECTIONS": "2"}
+    with serve_asgi(upstream.app) as up, site(tmp_path, up, **env) as s:
+        _, first = s.key("first")
+        _, second = s.key("second")
+        with ExitStack() as held:
+            for _ in range(2):
+                open_stream(held, s.url, first)
+            with pytest.raises(openai.InternalServerError) as caught:
+                chat(s.client(second))
+            response = caught.value.response
+            assert response.status_code == 503
+            assert response.json()["error"]["code"] == "upstream_pool_exhausted"
+            assert "retry-after" in response.headers
+            upstream.hold.set()
+        assert chat(s.client(second)).choices[0].message.content == upstream.reply
+        assert s.metric("pool_exhausted") == 1
+
+
+# -- 9. header hygiene --------------------------------------------------------------------
+
+
+def test_the_client_key_never_leaves_in_any_header(tmp_path: Path) -> None:
+    upstream = FakeUpstream()
+    with serve_asgi(upstream.app) as up, site(tmp_path, up) as s:
+        _, secret = s.key("app")
+        headers = {
+            "x-api-key": secret,
+            "api-key": secret,
+            "proxy-authorization": f"Bearer {secret}",
+            "x-custom-credential": f"token={secret}",
+            "x-trace-id": "keep-me",
+        }
+        chat(s.client(secret, default_headers=headers))
+        sent = upstream.requests[-1]["headers"]
+        assert not [name for name, value in sent.items() if secret in value]
+        for name in ("x-api-key", "api-key", "proxy-authorization", "x-custom-credential"):
+            assert name not in sent
+        assert sent["authorization"] == "Bearer provider-secret"
+        assert sent["x-trace-id"] == "keep-me"
+
+
+# -- 5. broken streams --------------------------------------------------------------------
+
+
+def _event(content: str | None, finish: str | None = None) -> bytes:
+    delta = {"content": content} if content is not None else {}
+    chunk = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+def _chunk(data: bytes) -> bytes:
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
+
+class BreakingUpstream(socketserver.ThreadingTCPServer):
+    """A raw HTTP/1.1 server whose SSE stream breaks the way ``mode`` says:
+    ``truncated`` (a chunk cut short, then EOF), ``reset`` (TCP RST mid-stream),
+    ``eof`` (close-delimited framing, EOF half-way through an event) or ``whole``
+    (close-delimited and complete: the control case)."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        super().__init__(("127.0.0.1", 0), _BreakingHandler)
+
+
+class _BreakingHandler(socketserver.StreamRequestHandler):
+    server: BreakingUpstream
+
+    def handle(self) -> None:
+        length = 0
+        while (line := self.rfile.readline()) not in (b"\r\n", b"\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value)
+        self.rfile.read(length)
+        mode = self.server.mode
+        first, half = _event("Noted, "), _event("Lisbon is lovely.")[:25]
+        out = self.wfile
+        if mode in ("truncated", "reset"):
+            out.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                b"transfer-encoding: chunked\r\n\r\n" + _chunk(first)
+            )
+            out.flush()
+            if mode == "truncated":
+                out.write(f"{len(half) + 40:x}\r\n".encode() + half)
+            else:
+                linger = (1).to_bytes(4, "little") + (0).to_bytes(4, "little")
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+        else:
+            out.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+                + first
+            )
+            if mode == "eof":
+                out.write(half)
+            else:
+                out.write(_event(None, "stop") + b"data: [DONE]\n\n")
+        out.flush()
+
+
+@contextmanager
+def breaking_upstream(mode: str) -> Iterator[str]:
+    server = BreakingUpstream(mode)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _stream(client: openai.OpenAI) -> str:
+    stream = client.chat.completions.create(
+        model="m", stream=True, messages=[{"role": "user", "content": FACT}]
+    )
+    return "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+
+
+def _read_all(response: httpx.Response, into: list[bytes]) -> None:
+    into.extend(response.iter_raw())
+
+
+@pytest.mark.parametrize("mode", ["truncated", "reset", "eof"])
+def test_a_broken_upstream_stream_raises_in_the_client_and_is_not_extracted(
+    tmp_path: Path, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with breaking_upstream(mode) as up, site(tmp_path, up) as s:
+        owner, secret = s.key("app")
+        with pytest.raises(openai.APIError) as caught:
+            _stream(s.client(secret))
+        assert "stream" in str(caught.value.message)
+        # The raw bytes: the error event, then a connection closed without the
+        # chunked terminator (a clean end would let a client take half an answer).
+        body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": FACT}]}
+        received: list[bytes] = []
+        request = httpx.Request(
+            "POST",
+            f"{s.url}/v1/chat/completions",
+            json=body,
+            headers={"authorization": f"Bearer {secret}"},
+        )
+        with httpx.Client(timeout=30) as raw:
+            response = raw.send(request, stream=True)
+            with pytest.raises(httpx.RemoteProtocolError):
+                _read_all(response, received)
+            response.close()
+        assert b'"code": "upstream_stream_broken"' in b"".join(received)
+        assert s.engine.drain(timeout=30)
+        assert s.memories(owner) == []
+        assert s.metric("stream_broken") == 2
+        # A warning names the break; no error line or traceback for a deliberate abort.
+        assert any("stream" in r.getMessage() for r in caplog.records if r.levelname == "WARNING")
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def test_a_complete_close_delimited_stream_is_relayed_and_extracted(tmp_path: Path) -> None:
+    with breaking_upstream("whole") as up, site(tmp_path, up) as s:
+        owner, secret = s.key("app")
+        assert _stream(s.client(secret)) == "Noted, "
+        assert s.engine.drain(timeout=30)
+        assert any("Lisbon" in m.content for m in s.memories(owner))
+        assert s.metric("stream_broken") == 0
