@@ -2,7 +2,7 @@
 
 Works while ``memoryd serve`` runs on the same data dir (SQLite's backup API reads a
 consistent snapshot; the server keeps writing). It does not open the engine, so it
-runs no migrations and starts no workers. Registered on ``main`` by ``memoryd.cli``.
+runs no migrations and starts no workers.
 Restore: stop the server, copy the backup over ``<data_dir>/memoryd.db`` (removing
 any ``memoryd.db-wal`` / ``-shm`` beside it), start the server.
 """
@@ -13,15 +13,15 @@ from pathlib import Path
 
 import click
 
-from memoryd.cli import _emit, _json_option, handles_errors, main
+from memoryd.cli._common import emit, handles_errors, json_option
 from memoryd.config import EngineConfig
 from memoryd.storage.backup import backup_database
 
 
-@main.command("backup")
+@click.command("backup")
 @click.argument("dest", type=click.Path(dir_okay=True, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite DEST if it exists.")
-@_json_option
+@json_option
 @click.pass_context
 @handles_errors
 def backup_cmd(ctx: click.Context, dest: Path, force: bool) -> None:
@@ -31,7 +31,7 @@ def backup_cmd(ctx: click.Context, dest: Path, force: bool) -> None:
     before it is moved into place; an existing DEST is kept unless --force."""
     source = EngineConfig(data_dir=Path(ctx.obj["data_dir"]).expanduser()).db_path
     result = backup_database(source, dest, force=force)
-    _emit(
+    emit(
         ctx,
         result.to_dict(),
         f"backed up {result.memories} memories ({result.bytes} bytes) to {result.path} "

@@ -6,13 +6,13 @@ from typing import cast
 
 import click
 
-from memoryd.cli import _emit, _engine, _json_option, handles_errors, main
+from memoryd.cli._common import emit, handles_errors, json_option, local_engine
 from memoryd.core.injection import SystemRole
 from memoryd.errors import NotFoundError, ValidationError
 from memoryd.providers import SYSTEM_ROLES, Provider, save_providers, stored_providers
 
 
-@main.group()
+@click.group()
 def providers() -> None:
     """Upstream LLM providers the gateway forwards to ("name/model" routing)."""
 
@@ -22,7 +22,7 @@ def providers() -> None:
 @click.argument("base_url")
 @click.option("--api-key", default=None, help="Sent upstream as Authorization: Bearer.")
 @click.option("--system-role", type=click.Choice(SYSTEM_ROLES), default="auto", show_default=True)
-@_json_option
+@json_option
 @click.pass_context
 @handles_errors
 def providers_add(
@@ -33,21 +33,21 @@ def providers_add(
         raise ValidationError("base_url must start with http:// or https://")
     if not name or "/" in name:
         raise ValidationError("name must be non-empty and contain no '/'")
-    with _engine(ctx) as engine:
+    with local_engine(ctx) as engine:
         kept = [p for p in stored_providers(engine.db) if p.name != name]
         role = cast(SystemRole, system_role)
         new = Provider(name, base_url.rstrip("/"), api_key or None, role)
         save_providers(engine.db, [*kept, new])
-    _emit(ctx, new.to_dict(), f"provider {name} -> {new.base_url}")
+    emit(ctx, new.to_dict(), f"provider {name} -> {new.base_url}")
 
 
 @providers.command("list")
-@_json_option
+@json_option
 @click.pass_context
 @handles_errors
 def providers_list(ctx: click.Context) -> None:
     """Configured providers, keys masked (includes the env default)."""
-    with _engine(ctx) as engine:
+    with local_engine(ctx) as engine:
         rows = [p.to_dict() for p in engine.providers().values()]
 
     def show() -> None:
@@ -59,19 +59,19 @@ def providers_list(ctx: click.Context) -> None:
                 "no providers: `memoryd providers add NAME URL` or MEMORYD_UPSTREAM_BASE_URL"
             )
 
-    _emit(ctx, rows, show)
+    emit(ctx, rows, show)
 
 
 @providers.command("remove")
 @click.argument("name")
-@_json_option
+@json_option
 @click.pass_context
 @handles_errors
 def providers_remove(ctx: click.Context, name: str) -> None:
     """Remove stored provider NAME."""
-    with _engine(ctx) as engine:
+    with local_engine(ctx) as engine:
         stored = stored_providers(engine.db)
         if not any(p.name == name for p in stored):
             raise NotFoundError(f"no stored provider named {name}")
         save_providers(engine.db, [p for p in stored if p.name != name])
-    _emit(ctx, {"removed": name}, f"removed provider {name}")
+    emit(ctx, {"removed": name}, f"removed provider {name}")

@@ -14,11 +14,11 @@ import sys
 
 import click
 
-from memoryd.cli import handles_errors, main
+from memoryd.cli._common import handles_errors
 from memoryd.errors import AuthError, ValidationError
 
 
-@main.command("mcp")
+@click.command("mcp")
 @click.option(
     "--api-key",
     envvar="MEMORYD_API_KEY",

@@ -1,22 +1,20 @@
 """``memoryd keys …``: client API keys on the local data dir (through ``engine.keys``).
 
-Kept apart from ``memoryd.cli`` so neither module outgrows the 500-line rule; this
-module adds its group to ``main`` and ``memoryd.cli`` imports it at its end (either
-import order works). A key's id is the owner id of its memories.
+A key's id is the owner id of its memories.
 """
 
 from __future__ import annotations
 
 import click
 
-from memoryd.cli import _emit, _engine, _json_option, handles_errors, main
+from memoryd.cli._common import emit, handles_errors, json_option, local_engine
 from memoryd.errors import NotFoundError
 
 #: The per-key memory override on the command line: on, off, or follow the global setting.
 _FLAG = {"on": True, "off": False, "default": None}
 
 
-@main.group()
+@click.group()
 def keys() -> None:
     """Create, list and revoke client API keys."""
 
@@ -31,25 +29,25 @@ def keys() -> None:
     show_default=True,
     help="Memory for this key: on, off, or follow the global setting.",
 )
-@_json_option
+@json_option
 @click.pass_context
 @handles_errors
 def keys_create(ctx: click.Context, name: str, key_id: str | None, memory: str) -> None:
     """Create a key named NAME. Its secret is printed once and never stored."""
-    with _engine(ctx) as engine:
+    with local_engine(ctx) as engine:
         record, secret = engine.keys.create(name, memory_enabled=_FLAG[memory], key_id=key_id)
     payload = {**record.to_dict(), "key": secret}
-    _emit(ctx, payload, f"created {record.id}\n{secret}\n(the secret is shown only once)")
+    emit(ctx, payload, f"created {record.id}\n{secret}\n(the secret is shown only once)")
 
 
 @keys.command("list")
 @click.option("--live", is_flag=True, help="Hide revoked keys.")
-@_json_option
+@json_option
 @click.pass_context
 @handles_errors
 def keys_list(ctx: click.Context, live: bool) -> None:
     """List keys, newest first (never a secret)."""
-    with _engine(ctx) as engine:
+    with local_engine(ctx) as engine:
         data = [k.to_dict() for k in engine.keys.list(include_revoked=not live)]
 
     def show() -> None:
@@ -60,32 +58,32 @@ def keys_list(ctx: click.Context, live: bool) -> None:
             click.echo(f"{k['id']}  {k['prefix']}…  {k['name']}  memory={memory}{revoked}")
         click.echo(f"-- {len(data)} keys")
 
-    _emit(ctx, {"data": data}, show)
+    emit(ctx, {"data": data}, show)
 
 
 @keys.command("revoke")
 @click.argument("key_id")
-@_json_option
+@json_option
 @click.pass_context
 @handles_errors
 def keys_revoke(ctx: click.Context, key_id: str) -> None:
     """Revoke a key: it stops authenticating at once. Its memories stay."""
-    with _engine(ctx) as engine:
+    with local_engine(ctx) as engine:
         if not engine.keys.revoke(key_id):
             raise NotFoundError(f"no live API key with id {key_id}")
-    _emit(ctx, {"revoked": True}, f"revoked {key_id}")
+    emit(ctx, {"revoked": True}, f"revoked {key_id}")
 
 
 @keys.command("enable-memory")
 @click.argument("key_id")
 @click.argument("value", type=click.Choice(list(_FLAG)), default="on")
-@_json_option
+@json_option
 @click.pass_context
 @handles_errors
 def keys_enable_memory(ctx: click.Context, key_id: str, value: str) -> None:
     """Set memory for one key: on (default), off, or default (follow the global setting)."""
-    with _engine(ctx) as engine:
+    with local_engine(ctx) as engine:
         key = engine.keys.set_memory_enabled(key_id, _FLAG[value])
     if key is None:
         raise NotFoundError(f"no API key with id {key_id}")
-    _emit(ctx, {"key": key.to_dict()}, f"{key_id}: memory {value}")
+    emit(ctx, {"key": key.to_dict()}, f"{key_id}: memory {value}")

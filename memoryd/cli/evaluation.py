@@ -1,10 +1,8 @@
 """``memoryd eval …``: retrieval quality on public benchmark data (SPEC §19) and the
 extraction benchmark on the labelled set (issue 15).
 
-A thin layer over ``memoryd.eval``. It registers its group on ``main``, and
-``memoryd.cli`` imports it at its end, like ``memoryd.cli_keys``. Every run uses a
-temporary data dir and never the user's (``--data-dir`` is ignored). Progress goes
-to stderr and the result to stdout.
+A thin layer over ``memoryd.eval``. Every run uses a temporary data dir and never the
+user's (``--data-dir`` is ignored). Progress goes to stderr and the result to stdout.
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from typing import Any
 
 import click
 
-from memoryd.cli import _emit, _json_option, handles_errors, main
+from memoryd.cli._common import emit, handles_errors, json_option
 from memoryd.embedding import static_model_info
 from memoryd.errors import ValidationError
 from memoryd.eval import extraction, labelled, locomo, observations
@@ -102,7 +100,7 @@ def _say(message: str) -> None:
     click.echo(message, err=True)
 
 
-@main.group("eval")
+@click.group("eval")
 def eval_group() -> None:
     """Measure retrieval and extraction quality (temporary data dir)."""
 
@@ -157,7 +155,7 @@ def eval_group() -> None:
     default=None,
     help="Per-hit relevance floor (setting relevanceFloor; 0 = off; default: the engine's).",
 )
-@_json_option
+@json_option
 @click.pass_context
 @handles_errors
 def eval_locomo(
@@ -201,7 +199,7 @@ def eval_locomo(
             log=_say,
             settings=None if relevance_floor is None else {"relevanceFloor": relevance_floor},
         )
-    _emit(ctx, result, lambda: _table(result))
+    emit(ctx, result, lambda: _table(result))
 
 
 # -- memoryd eval extraction ---------------------------------------------------------------
@@ -367,7 +365,7 @@ def eval_extraction(
     if json_out and json_out != "-":
         Path(json_out).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
         _say(f"wrote {json_out}")
-    _emit(ctx, result, lambda: _extraction_table(result, show_misses))
+    emit(ctx, result, lambda: _extraction_table(result, show_misses))
 
 
 def extraction_default() -> Path:

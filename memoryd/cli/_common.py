@@ -1,0 +1,93 @@
+"""What every ``memoryd`` command shares: the engine on the local data dir, one output
+helper for ``--json`` and text, and one error handler (one line, exit 1, no traceback)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+from typing import Any, TypeVar
+
+import click
+
+from memoryd.bootstrap import open_engine
+from memoryd.engine import MemoryEngine
+from memoryd.errors import MemorydError, ValidationError
+from memoryd.models import Memory, MemoryType, parse_iso
+
+F = TypeVar("F", bound=Callable[..., Any])
+TYPES = click.Choice([t.value for t in MemoryType])
+
+
+@contextmanager
+def local_engine(ctx: click.Context) -> Iterator[MemoryEngine]:
+    # No background reindex on open: a short command must not drain the whole queue.
+    # What it leaves pending stays flagged and the server (or `memoryd reindex`) does it.
+    engine = open_engine(data_dir=ctx.obj["data_dir"], start_indexing=False)
+    try:
+        yield engine
+    finally:
+        engine.drain(timeout=30, include_index=False)
+        engine.close()
+
+
+def emit(ctx: click.Context, payload: Any, text: str | Callable[[], None]) -> None:
+    if ctx.obj.get("json"):
+        click.echo(json.dumps(payload, ensure_ascii=False, indent=None, default=str))
+    elif callable(text):
+        text()
+    else:
+        click.echo(text)
+
+
+def handles_errors(fn: F) -> F:
+    """Turn engine errors into a clean message and exit status 1."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemorydError as exc:
+            ctx = click.get_current_context()
+            if ctx.obj.get("json"):
+                click.echo(json.dumps(exc.to_dict()), err=True)
+            else:
+                click.echo(f"error: {exc.message}", err=True)
+            ctx.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def json_option(fn: F) -> F:
+    def remember(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+        if value:
+            ctx.ensure_object(dict)["json"] = True
+        return value
+
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        expose_value=False,
+        callback=remember,
+        help="Print machine-readable JSON.",
+    )(fn)
+
+
+def parse_date(value: str | None, name: str) -> Any:
+    if value is None:
+        return None
+    try:
+        return parse_iso(value)
+    except ValueError:
+        raise ValidationError(f"{name}: not an ISO-8601 date: {value!r}") from None
+
+
+def memory_row(memory: Memory) -> str:
+    session = f" session={memory.session_id}" if memory.session_id else ""
+    session += "  (superseded)" if memory.superseded_at else ""
+    return (
+        f"{memory.id}  [{memory.type.value}] {memory.key}  owner={memory.api_key_id}{session}\n"
+        f"    {memory.content}"
+    )

@@ -1,0 +1,150 @@
+"""Data-dir operations: ``export``, ``import``, ``gc``, ``status``, ``reindex`` and
+``models build-static``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memoryd.cli._common import (
+    emit,
+    handles_errors,
+    json_option,
+    local_engine,
+)
+from memoryd.errors import ValidationError
+from memoryd.storage.files import private_output
+
+
+@click.command("export")
+@click.option("--owner", "-k", required=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.pass_context
+@handles_errors
+def export_cmd(ctx: click.Context, owner: str, output: Path | None) -> None:
+    """Write every memory of an owner as JSON Lines (stdout, or a file made 0600)."""
+    path = None if output is None or str(output) == "-" else output
+    count = 0
+    with local_engine(ctx) as engine, private_output(path) as out:
+        for item in engine.export(owner):
+            out.write(json.dumps(item, ensure_ascii=False) + "\n")
+            count += 1
+    if path:
+        click.echo(f"exported {count} memories", err=True)
+
+
+@click.command("import")
+@click.argument("source", type=click.File("rb"), default="-")
+@click.option("--owner", "-k", default=None, help="Store every line under this owner.")
+@json_option
+@click.pass_context
+@handles_errors
+def import_cmd(ctx: click.Context, source: Any, owner: str | None) -> None:
+    """Upsert memories from a JSON Lines file (or stdin) by owner + key."""
+    with local_engine(ctx) as engine:
+        result = engine.import_jsonl(source, owner=owner)
+
+    def show() -> None:
+        click.echo(
+            f"imported {result.imported}, updated {result.updated}, "
+            f"skipped {result.skipped}, errors {len(result.errors)}"
+        )
+        for err in result.errors:
+            click.echo(f"  line {err['line']}: {err['message']}", err=True)
+
+    emit(ctx, result.to_dict(), show)
+    if result.errors:
+        ctx.exit(1)
+
+
+@click.command("gc")
+@json_option
+@click.pass_context
+@handles_errors
+def gc_cmd(ctx: click.Context) -> None:
+    """Delete expired memories (and run the typed-decay sweep when enabled)."""
+    with local_engine(ctx) as engine:
+        expired = engine.gc()
+        decay = engine.sweep_decay()
+    payload = {"expiredDeleted": expired, "decay": decay}
+    emit(ctx, payload, f"deleted {expired} expired, {len(decay['deletedIds'])} decayed")
+
+
+@click.command("status")
+@json_option
+@click.pass_context
+@handles_errors
+def status_cmd(ctx: click.Context) -> None:
+    """Engine status: keyword tier, embedding, vector store, reindex queue."""
+    with local_engine(ctx) as engine:
+        status = engine.status()
+        status["memories"] = engine.list_memories(limit=1).total
+    emit(ctx, status, lambda: click.echo(json.dumps(status, indent=2, ensure_ascii=False)))
+
+
+@click.command("reindex")
+@click.option("--force", is_flag=True, help="Re-embed every memory, not only pending ones.")
+@click.option("--wait", is_flag=True, help="Stay until the queue is drained, with a progress bar.")
+@json_option
+@click.pass_context
+@handles_errors
+def reindex_cmd(ctx: click.Context, force: bool, wait: bool) -> None:
+    """Embed memories whose vectors are missing or stale."""
+    with local_engine(ctx) as engine:
+        started = engine.reindex(force=force)
+        if not wait or not started.get("started"):
+            emit(ctx, started, f"reindex started: {started['pending']} pending")
+            return
+        total = max(1, int(started["pending"]))
+        show_bar = not ctx.obj.get("json")
+        with click.progressbar(length=total, label="reindexing", file=sys.stderr) as bar:
+            done = 0
+            while engine.indexer is not None and not engine.indexer.join(timeout=0.25):
+                now_done = total - int(engine.indexer.progress()["pending"])
+                if show_bar and now_done > done:
+                    bar.update(now_done - done)
+                    done = now_done
+            bar.update(total - done)
+        progress = engine.indexer.progress() if engine.indexer else started
+    emit(ctx, progress, f"reindexed {progress.get('processed', 0)}, {progress['pending']} pending")
+
+
+@click.group()
+def models() -> None:
+    """Local embedding models."""
+
+
+@models.command("build-static")
+@click.argument("output", type=click.Path(file_okay=False), required=False)
+@click.option("--dims", type=int, default=256, show_default=True, help="PCA dimensions.")
+@json_option
+@click.pass_context
+@handles_errors
+def build_static_cmd(ctx: click.Context, output: str | None, dims: int) -> None:
+    """Distill a static (model2vec-style) embedder from the local MiniLM.
+
+    Writes to OUTPUT (default <data dir>/models/static), where `staticEnabled` finds it.
+    """
+    from pathlib import Path
+
+    from memoryd.embedding import EmbeddingError, build_static
+
+    target = Path(output) if output else Path(ctx.obj["data_dir"]) / "models" / "static"
+    with click.progressbar(length=100, label="distilling", file=sys.stderr) as bar:
+        shown = [0]
+
+        def progress(done: int, total: int) -> None:
+            pct = int(100 * done / max(1, total))
+            if pct > shown[0]:
+                bar.update(pct - shown[0])
+                shown[0] = pct
+
+        try:
+            path = build_static(target, pca_dims=dims, progress=progress)
+        except EmbeddingError as exc:
+            raise ValidationError(f"cannot build the static model: {exc.message}") from None
+    emit(ctx, {"path": str(path)}, f"static model written to {path}")

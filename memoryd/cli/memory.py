@@ -1,0 +1,259 @@
+"""``memoryd memory …``: add, remember, list, get, search, delete, clear and update
+memories in the local data dir."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from memoryd.cli._common import (
+    TYPES,
+    emit,
+    handles_errors,
+    json_option,
+    local_engine,
+    memory_row,
+    parse_date,
+)
+from memoryd.errors import NotFoundError, ValidationError
+from memoryd.models import MemoryPatch, MemoryType, NewMemory
+
+
+@click.group()
+def memory() -> None:
+    """Add, list, search and delete memories in the local data dir."""
+
+
+@memory.command("add")
+@click.argument("content")
+@click.option("--owner", "-k", required=True, help="Owner (client API key id).")
+@click.option("--key", default=None, help="Upsert key (derived from the content if omitted).")
+@click.option("--type", "type_", type=TYPES, default="factual", show_default=True)
+@click.option("--session", default="", help="Session id.")
+@click.option("--metadata", default=None, help="JSON object.")
+@click.option("--expires-at", default=None, help="ISO-8601 expiry.")
+@json_option
+@click.pass_context
+@handles_errors
+def memory_add(
+    ctx: click.Context,
+    content: str,
+    owner: str,
+    key: str | None,
+    type_: str,
+    session: str,
+    metadata: str | None,
+    expires_at: str | None,
+) -> None:
+    """Store CONTENT for an owner (upsert on owner + key)."""
+    try:
+        meta = json.loads(metadata) if metadata else None
+    except ValueError as exc:
+        raise ValidationError(f"metadata: invalid JSON: {exc}") from None
+    new = NewMemory(
+        api_key_id=owner,
+        content=content,
+        key=key,
+        type=MemoryType(type_),
+        session_id=session,
+        metadata=meta,
+        expires_at=parse_date(expires_at, "expires-at"),
+    )
+    with local_engine(ctx) as engine:
+        stored, created = engine.create(new)
+    verb = "created" if created else "updated"
+    emit(
+        ctx,
+        {"id": stored.id, "created": created, "memory": stored.to_dict()},
+        f"{verb} {stored.id} ({stored.key})",
+    )
+
+
+@memory.command("remember")
+@click.argument("text")
+@click.option("--owner", "-k", required=True, help="Owner (client API key id).")
+@click.option("--session", default="", help="Session id.")
+@json_option
+@click.pass_context
+@handles_errors
+def memory_remember(ctx: click.Context, text: str, owner: str, session: str) -> None:
+    """Extract the facts TEXT states (as from a chat message) and store them."""
+    with local_engine(ctx) as engine:
+        results = engine.extract_now(owner, text, session_id=session)
+    stored = [r.memory.to_dict() | {"superseded": r.superseded} for r in results if r.memory]
+
+    def show() -> None:
+        for item in stored:
+            replaced = f" (replaces {len(item['superseded'])})" if item["superseded"] else ""
+            click.echo(f"{item['content']}  [{item['metadata'].get('slot')}]{replaced}")
+        click.echo(f"-- {len(stored)} facts")
+
+    emit(ctx, {"data": stored}, show)
+
+
+@memory.command("list")
+@click.option("--owner", "-k", default=None, help="Only this owner (default: every owner).")
+@click.option("--type", "type_", type=TYPES, default=None)
+@click.option("--session", default=None)
+@click.option("--q", "query", default=None, help="Substring of content or key.")
+@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--page", type=int, default=1, show_default=True)
+@click.option("--history", is_flag=True, help="Also list superseded memories.")
+@json_option
+@click.pass_context
+@handles_errors
+def memory_list(
+    ctx: click.Context,
+    owner: str | None,
+    type_: str | None,
+    session: str | None,
+    query: str | None,
+    limit: int,
+    page: int,
+    history: bool,
+) -> None:
+    """List memories, newest first."""
+    with local_engine(ctx) as engine:
+        result = engine.list_memories(
+            owner=owner,
+            type=MemoryType(type_) if type_ else None,
+            session_id=session,
+            q=query,
+            limit=limit,
+            page=page,
+            history=history,
+        )
+    payload = {
+        "data": [m.to_dict() for m in result.data],
+        "total": result.total,
+        "page": result.page,
+        "limit": result.limit,
+        "totalPages": result.total_pages,
+        "byType": result.by_type,
+    }
+
+    def show() -> None:
+        for item in result.data:
+            click.echo(memory_row(item))
+        click.echo(
+            f"-- {len(result.data)} of {result.total} (page {result.page}/"
+            f"{max(1, result.total_pages)})"
+        )
+
+    emit(ctx, payload, show)
+
+
+@memory.command("get")
+@click.argument("memory_id")
+@json_option
+@click.pass_context
+@handles_errors
+def memory_get(ctx: click.Context, memory_id: str) -> None:
+    """Show one memory."""
+    with local_engine(ctx) as engine:
+        found = engine.get(memory_id)
+    if found is None:
+        raise NotFoundError(f"no memory with id {memory_id}")
+    data = found.to_dict()
+    emit(ctx, {"memory": data}, json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@memory.command("search")
+@click.argument("query")
+@click.option("--owner", "-k", required=True)
+@click.option("--strategy", type=click.Choice(["recent", "exact", "semantic", "hybrid"]))
+@click.option("--max-tokens", type=int, default=None)
+@click.option("--limit", type=int, default=None)
+@click.option("--session", default=None)
+@json_option
+@click.pass_context
+@handles_errors
+def memory_search(
+    ctx: click.Context,
+    query: str,
+    owner: str,
+    strategy: str | None,
+    max_tokens: int | None,
+    limit: int | None,
+    session: str | None,
+) -> None:
+    """Preview what would be injected for QUERY (does not count as an access)."""
+    with local_engine(ctx) as engine:
+        preview = engine.preview(
+            owner,
+            query,
+            strategy=strategy,
+            max_tokens=max_tokens,
+            limit=limit,
+            session_id=session,
+            scope="session" if session else None,
+        )
+
+    def show() -> None:
+        for hit in preview.hits:
+            line = f"{hit.score:8.4f}  {hit.tier:10s} {hit.tokens:4d}t  {hit.memory.content}"
+            click.echo(line)
+        res = preview.resolution
+        click.echo(
+            f"-- {len(preview.hits)} hits, {preview.total_tokens}/{preview.budget_max_tokens}"
+            f" tokens, strategy {res.strategy_used}"
+            + (f" ({res.fallback_reason})" if res.fallback_reason else "")
+        )
+
+    emit(ctx, preview.to_dict(), show)
+
+
+@memory.command("delete")
+@click.argument("memory_id")
+@json_option
+@click.pass_context
+@handles_errors
+def memory_delete(ctx: click.Context, memory_id: str) -> None:
+    """Delete one memory."""
+    with local_engine(ctx) as engine:
+        deleted = engine.delete(memory_id)
+    if not deleted:
+        raise NotFoundError(f"no memory with id {memory_id}")
+    emit(ctx, {"deleted": True}, f"deleted {memory_id}")
+
+
+@memory.command("clear")
+@click.option("--owner", "-k", required=True)
+@click.option("--type", "type_", type=TYPES, default=None)
+@click.option("--older-than", default=None, help="ISO-8601 date: only memories created before it.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+@click.pass_context
+@handles_errors
+def memory_clear(
+    ctx: click.Context, owner: str, type_: str | None, older_than: str | None, yes: bool
+) -> None:
+    """Delete every memory of an owner matching the filters."""
+    cutoff = parse_date(older_than, "older-than")
+    if not yes and not ctx.obj.get("json") and sys.stdin.isatty():
+        click.confirm(f"Delete matching memories of {owner}?", abort=True)
+    with local_engine(ctx) as engine:
+        count = engine.clear(owner, type=MemoryType(type_) if type_ else None, older_than=cutoff)
+    emit(ctx, {"deletedCount": count}, f"deleted {count} memories")
+
+
+@memory.command("update")
+@click.argument("memory_id")
+@click.option("--content", default=None)
+@click.option("--key", default=None)
+@click.option("--type", "type_", type=TYPES, default=None)
+@json_option
+@click.pass_context
+@handles_errors
+def memory_update(
+    ctx: click.Context, memory_id: str, content: str | None, key: str | None, type_: str | None
+) -> None:
+    """Change a memory's content, key or type."""
+    patch = MemoryPatch(content=content, key=key, type=MemoryType(type_) if type_ else None)
+    with local_engine(ctx) as engine:
+        updated = engine.update(memory_id, patch)
+    if updated is None:
+        raise NotFoundError(f"no memory with id {memory_id}")
+    emit(ctx, {"memory": updated.to_dict()}, f"updated {memory_id}")
