@@ -8,8 +8,10 @@ ingest throughput and RSS per corpus size, each in a child process), gateway, lo
 is worth on LoCoMo: ``bench/ablation.py``), peers (memoryd, its BM25 and dense baselines
 and a peer memory engine in its own venv, side by side on LoCoMo: ``bench/peers.py``),
 extraction (rules extraction on the labelled set and against LoCoMo's observations:
-``bench/extraction.py``), then plots (PNGs into docs/benchmarks/) and tables (the
-generated region of docs/benchmarks.md), both from the results JSON.
+``bench/extraction.py``), abuse (polite tenants' latency while one key holds 250
+streams and 200 sockets stall their headers: ``bench/abuse.py``), then plots (PNGs
+into docs/benchmarks/) and tables (the generated region of docs/benchmarks.md), both
+from the results JSON.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ STAGES = (
     "peers",
     "extraction",
     "relevance",
+    "abuse",
     "plots",
     "tables",
 )
@@ -159,6 +162,12 @@ def main(argv: list[str] | None = None) -> int:
         from bench import relevance
 
         write("relevance", relevance.run(progress=progress))
+    if "abuse" in only:
+        from bench.abuse import Settings
+        from bench.abuse import run as run_abuse
+
+        rows, detail = run_abuse(Settings(), progress)
+        write("abuse", rows, {"abuse": detail})
     plots = None
     if "plots" in only:
         from bench.plots import make_plots

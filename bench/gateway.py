@@ -54,9 +54,10 @@ def wait_ready(url: str, timeout: float = 60.0) -> None:
 @contextlib.contextmanager
 def process(
     args: list[str], env: dict[str, str], ready_url: str, log_path: Path | None = None
-) -> Iterator[None]:
-    """Run ``args`` until the block ends (SIGTERM, then SIGKILL after 30 s); its stderr
-    goes to ``log_path`` when given (kept for the caller to read), else a temp file."""
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``args`` until the block ends (SIGTERM, then SIGKILL after 30 s) and yield
+    its ``Popen`` (the abuse run reads its RSS); its stderr goes to ``log_path`` when
+    given (kept for the caller to read), else a temp file."""
     with open(log_path, "w+b") if log_path else tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=log)
         try:
@@ -65,7 +66,7 @@ def process(
             except RuntimeError:
                 log.seek(0)
                 raise RuntimeError(f"{args[0]} did not start: {log.read()[-2000:]!r}") from None
-            yield
+            yield proc
         finally:
             proc.terminate()
             try:

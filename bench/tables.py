@@ -30,6 +30,7 @@ KNOWN = (
     "gateway",
     "vectors",
     "load",
+    "abuse",
 )
 
 
@@ -434,6 +435,11 @@ def generate(results: Path, docs: Path, plots: Sequence[Path]) -> str:
     if "load" in payloads and "checks" in payloads["load"]:
         checks = {k: v for k, v in payloads["load"]["checks"].items() if k != "sample_errors"}
         parts += ["", "After the load run: " + ", ".join(f"{k} {v}" for k, v in checks.items())]
+    if "abuse" in payloads:
+        from bench.abuse import summary
+
+        p = payloads["abuse"]
+        parts += ["", generic("abuse", p), "", "Abuse run: " + summary(p["rows"], p["abuse"])]
     parts += ["", END]
     return "\n".join(parts)
 

@@ -12,6 +12,7 @@ import logging
 import socket
 import socketserver
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from memoryd.api import create_app
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
-from memoryd.providers import Provider, save_providers
+from memoryd.engine.providers import Provider, save_providers
 from memoryd.testing import FakeUpstream, serve_asgi
 
 FACT = "I live in Lisbon."
@@ -130,6 +131,26 @@ def test_a_key_at_its_concurrency_limit_gets_429_while_other_keys_are_served(
         assert chat(s.client(greedy)).choices[0].message.content == upstream.reply
         assert s.metric("concurrency_limited") == 1
         assert s.app.state.key_slots.held(greedy_id) == 0
+
+
+def test_a_client_that_stops_a_stream_frees_its_slot_and_the_upstream_call(
+    tmp_path: Path,
+) -> None:
+    upstream = FakeUpstream()
+    upstream.hold = threading.Event()
+    with serve_asgi(upstream.app) as up, site(tmp_path, up, MEMORYD_KEY_MAX_CONCURRENT="1") as s:
+        owner, secret = s.key("app")
+        with ExitStack() as held:
+            open_stream(held, s.url, secret)
+            assert s.app.state.key_slots.held(owner) == 1
+        # The client is gone while the provider is still generating: memoryd stops
+        # relaying, closes the upstream call and frees the key's one slot.
+        deadline = time.monotonic() + 30
+        while s.app.state.key_slots.held(owner) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert s.app.state.key_slots.held(owner) == 0
+        assert chat(s.client(secret)).choices[0].message.content == upstream.reply
+        upstream.hold.set()
 
 
 def test_an_exhausted_upstream_pool_is_a_503_of_its_own_never_a_provider_timeout(

@@ -17,6 +17,7 @@ half-answer for a whole one; nothing is extracted from it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -163,6 +164,12 @@ def whole_events(data: bytes) -> tuple[bytes, bytes]:
     return data[:end], data[end:]
 
 
+async def _disconnected(receive: Receive) -> None:
+    """Returns when the client has gone away (the request body is already read)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
 class RelayResponse(Response):
     """An SSE relay as a raw ASGI response. Unlike ``StreamingResponse`` it can end a
     broken stream *without* the clean terminator, and it releases the key's slot on
@@ -187,6 +194,23 @@ class RelayResponse(Response):
         self.background = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # The relay races the client's disconnect: uvicorn's ``send`` does not raise
+        # once the client is gone, so without the watcher a stopped chat would keep its
+        # upstream call and its key's slot until the provider finished generating.
+        relay = asyncio.ensure_future(self._relay(send))
+        watcher = asyncio.ensure_future(_disconnected(receive))
+        try:
+            await asyncio.wait({relay, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            for task in (relay, watcher):
+                task.cancel()
+            await asyncio.gather(relay, watcher, return_exceptions=True)
+            if relay.done() and not relay.cancelled() and relay.exception() is not None:
+                raise relay.exception()  # type: ignore[misc]
+        finally:
+            await self.response.aclose()
+            self.release()
+
+    async def _relay(self, send: Send) -> None:
         framed = self.status_code < 400 and "event-stream" in self.response.headers.get(
             "content-type", ""
         )
@@ -209,9 +233,6 @@ class RelayResponse(Response):
             await send({"type": "http.response.body", "body": pending, "more_body": False})
         except OSError:  # the client went away mid-write
             pass
-        finally:
-            await self.response.aclose()
-            self.release()
 
     async def _chunks(self) -> AsyncIterator[tuple[bytes, str | None]]:
         """The upstream's bytes as they come; the last item names a break, if any.
