@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memoryd.bootstrap import open_engine
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory
 
@@ -38,7 +39,7 @@ def run(
     queries = _load(data / "queries.jsonl")
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="memoryd-relevance-") as tmp:
-        engine = MemoryEngine.open(tmp)
+        engine = open_engine(data_dir=tmp)
         try:
             for owner in owners:
                 engine.create_many(

@@ -28,7 +28,7 @@ from memoryd.settings import SettingsService
 from memoryd.storage.database import Database
 from memoryd.storage.memories import Filter
 from memoryd.vectors.base import VectorItem
-from memoryd.vectors.qdrant import memory_payload
+from memoryd.vectors.qdrant.client import memory_payload
 
 DIM = 384
 QUERIES = 100
@@ -158,7 +158,7 @@ def _edge(
     truth: list[set[int]],
     progress: Callable[[str], None],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    from memoryd.vectors.qdrant_edge import QdrantEdgeStore
+    from memoryd.vectors.qdrant.edge import QdrantEdgeStore
 
     store = QdrantEdgeStore(tmp / f"edge-{quant}", "bench", quant)
     store.ensure_ready("bench:384", DIM)
@@ -188,8 +188,8 @@ def _local(
     index: dict[str, int],
     truth: list[set[int]],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    from memoryd.qdrant_config import QdrantConfig
-    from memoryd.vectors.qdrant import QdrantStore
+    from memoryd.vectors.qdrant.client import QdrantStore
+    from memoryd.vectors.qdrant.config import QdrantConfig
 
     with warnings.catch_warnings():  # local mode warns about its own size limits
         warnings.simplefilter("ignore")

@@ -25,9 +25,11 @@ _EXPORTS = {
     "NewMemory": "memoryd.models",
     "Preview": "memoryd.models",
     "Resolution": "memoryd.models",
+    "open_engine": "memoryd.bootstrap",
 }
 
 if TYPE_CHECKING:
+    from memoryd.bootstrap import open_engine
     from memoryd.engine import MemoryEngine
     from memoryd.errors import MemorydError, NotFoundError, ValidationError
     from memoryd.models import Hit, Memory, MemoryPatch, MemoryType, NewMemory, Preview, Resolution
@@ -59,4 +61,5 @@ __all__ = [
     "Resolution",
     "ValidationError",
     "__version__",
+    "open_engine",
 ]

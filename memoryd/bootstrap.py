@@ -16,8 +16,9 @@ from memoryd.storage.database import Database
 from memoryd.storage.repair import repair
 
 if TYPE_CHECKING:
-    from memoryd.indexing import Indexer
-    from memoryd.semantic import EmbeddingService, Resolver
+    from memoryd.embedding.service import EmbeddingService, Resolver
+    from memoryd.vectors.indexer import Indexer
+    from memoryd.vectors.qdrant.tier import QdrantTier
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +48,10 @@ def build_engine(
     repair(db)  # indexes agree with memories, whatever the last run left
     defaults = MemorySettings(transformers_enabled=local_model_installed(env))
     settings = SettingsService(db, defaults=defaults)
-    embeddings, indexer = _semantic_tier(db, config, settings, env, embedding_resolver)
+    embeddings, indexer, tier = _semantic_tier(db, config, settings, env, embedding_resolver)
     engine = MemoryEngine(db, config, settings, embeddings=embeddings, indexer=indexer, env=env)
-    tier = indexer.qdrant if indexer is not None else None
-    if tier is not None:  # deleted memories leave tombstones: the Qdrant worker drops them
-        engine.delete_listeners.append(lambda removed: tier.notify())
+    if tier is not None:
+        engine.attach_qdrant(tier)
     if start_indexing and indexer is not None and indexer.ready() is not None:
         indexer.start_reindex()  # drain anything a previous run left flagged
     return engine
@@ -63,16 +63,16 @@ def _semantic_tier(
     settings: SettingsService,
     env: Mapping[str, str],
     resolver: Resolver | None,
-) -> tuple[EmbeddingService | None, Indexer | None]:
+) -> tuple[EmbeddingService | None, Indexer | None, QdrantTier | None]:
     try:
         from memoryd.embedding import EmbeddingContext, ProviderConfig
-        from memoryd.indexing import Indexer
-        from memoryd.semantic import EmbeddingService
+        from memoryd.embedding.service import EmbeddingService
+        from memoryd.vectors.indexer import Indexer
         from memoryd.vectors.sqlite_vec import SqliteVecStore
     except ImportError as exc:  # a broken install: keep the keyword tier working
         log.warning("semantic retrieval unavailable: %s", exc)
-        return None, None
-    from memoryd.providers import load_providers
+        return None, None, None
+    from memoryd.engine.providers import load_providers
 
     def context() -> EmbeddingContext:
         providers = {
@@ -91,11 +91,12 @@ def _semantic_tier(
     else:
         log.warning("vector search disabled: %s", db.capabilities.vec_reason)
     indexer = Indexer(db, store, embeddings)
+    tier = None
     if store is not None:  # Qdrant rides on the sqlite-vec tier (it pushes those vectors)
-        from memoryd.qdrant_tier import QdrantTier
+        from memoryd.vectors.qdrant.tier import QdrantTier
 
-        indexer.qdrant = QdrantTier(db, settings, indexer, env=env, data_dir=config.data_dir)
-    return embeddings, indexer
+        tier = QdrantTier(db, settings, indexer, env=env, data_dir=config.data_dir)
+    return embeddings, indexer, tier
 
 
 def open_engine(

@@ -55,7 +55,7 @@ class MemorySettings:
     #: Per hit: a candidate found only by meaning (no keyword match) must reach this
     #: cosine similarity to be injected; null/0 turns the floor off (issue 16).
     relevance_floor: float | None = RELEVANCE_FLOOR
-    #: ``llm`` / ``hybrid`` add the opt-in LLM extractor (``memoryd.llm_extraction``).
+    #: ``llm`` / ``hybrid`` add the opt-in LLM extractor (``memoryd.engine.llm_extraction``).
     extraction_mode: str = "rules"
     #: None: the ``default`` provider with ``llm_extraction.DEFAULT_MODEL``.
     extraction_provider_model: str | None = None

@@ -16,7 +16,7 @@ from conftest import ADMIN
 
 from memoryd.api import create_app
 from memoryd.engine import MemoryEngine
-from memoryd.providers import Provider, save_providers
+from memoryd.engine.providers import Provider, save_providers
 from memoryd.testing import FakeUpstream, serve_asgi
 
 

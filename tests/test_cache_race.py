@@ -15,10 +15,10 @@ import httpx
 import pytest
 from conftest import ADMIN, add
 
-from memoryd import engine as engine_module
 from memoryd.api import create_app
 from memoryd.cache import TTLCache
 from memoryd.engine import MemoryEngine
+from memoryd.engine import service as engine_module
 from memoryd.testing import serve_asgi
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}

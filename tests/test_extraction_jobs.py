@@ -1,4 +1,4 @@
-"""Durable extraction jobs (``memoryd.extraction_jobs``) on a real SQLite file."""
+"""Durable extraction jobs (``memoryd.engine.extraction_jobs``) on a real SQLite file."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_a_job_is_committed_before_its_future_resolves_and_removed_once_run(
 def test_nothing_to_extract_queues_nothing(engine: MemoryEngine) -> None:
     assert engine.submit_extraction("alice", user_text="   ") is None
     assert engine.submit_extraction("alice", assistant_text="ok") is None  # not a source
-    assert not engine.schedule_extraction("", user_text="I prefer tea.")  # no owner
+    assert engine.submit_extraction("", user_text="I prefer tea.") is None  # no owner
     assert _queue_rows(engine) == 0
 
 

@@ -19,7 +19,7 @@ from fakes import FakeUpstream, serve_asgi
 from memoryd.api import create_app
 from memoryd.core.injection import format_memory_context
 from memoryd.engine import MemoryEngine
-from memoryd.providers import Provider, save_providers
+from memoryd.engine.providers import Provider, save_providers
 
 
 @dataclass

@@ -49,9 +49,9 @@ from memoryd.config import EngineConfig
 from memoryd.core.extraction import extract_facts
 from memoryd.dashboard.auth import CSRF_HEADER, SESSION_COOKIE
 from memoryd.engine import MemoryEngine
-from memoryd.keys import AUTH_CACHE_TTL_S
+from memoryd.engine.keys import AUTH_CACHE_TTL_S
+from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import GLOBAL_OWNER, MemoryType, utcnow
-from memoryd.providers import Provider, save_providers
 from memoryd.testing import FakeUpstream, serve_asgi
 
 A = "iso_a"
@@ -1067,7 +1067,7 @@ def test_qdrant_tier_keeps_owners_apart(w: World, tmp_path: Path) -> None:
         )
         assert enabled.status_code == 200, enabled.text
         try:
-            tier = w.engine.indexer.qdrant if w.engine.indexer is not None else None
+            tier = w.engine.qdrant
             assert tier is not None
             for _ in range(3):
                 assert w.engine.drain(10)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from memoryd.engine import MemoryEngine
+from memoryd.engine.keys import AUTH_CACHE_TTL_S, KeyService
 from memoryd.errors import ConflictError, ValidationError
-from memoryd.keys import AUTH_CACHE_TTL_S, KeyService
 from memoryd.storage.database import Database
 
 

@@ -20,8 +20,8 @@ from conftest import add
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
+from memoryd.engine.lifecycle import MAX_IMPORT_LINE_BYTES
 from memoryd.errors import ValidationError
-from memoryd.lifecycle import MAX_IMPORT_LINE_BYTES
 from memoryd.models import MemoryType, NewMemory, to_iso, utcnow
 
 MEMORY_FIELDS = {

@@ -30,9 +30,9 @@ from memoryd.api.limits import BodyLimitMiddleware
 from memoryd.bootstrap import build_engine
 from memoryd.config import DEFAULT_MAX_BODY_BYTES, EngineConfig
 from memoryd.engine import MemoryEngine
-from memoryd.lifecycle import MAX_IMPORT_LINE_BYTES
-from memoryd.providers import Provider, save_providers
-from memoryd.rerank import rerank
+from memoryd.engine.lifecycle import MAX_IMPORT_LINE_BYTES
+from memoryd.engine.providers import Provider, save_providers
+from memoryd.engine.rerank import rerank
 from memoryd.testing import FakeUpstream, serve_asgi
 
 LIMIT = 64 * 1024

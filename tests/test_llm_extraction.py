@@ -1,4 +1,4 @@
-"""LLM-assisted extraction (``memoryd.llm_extraction``) against a real loopback model.
+"""LLM-assisted extraction (``memoryd.engine.llm_extraction``) against a real loopback model.
 
 The model is the one party outside memoryd, so it is a real HTTP server on 127.0.0.1
 (``fakes.http_server``, ``FakeUpstream`` for the gateway) answering in OpenAI's wire
@@ -24,15 +24,15 @@ from gateway_support import running_gateway
 from memoryd.api.metrics import Metrics
 from memoryd.core.llm_ops import MAX_OPERATIONS
 from memoryd.engine import MemoryEngine
-from memoryd.llm_extraction import (
+from memoryd.engine.llm_extraction import (
     LlmExtractionError,
     LlmOp,
     LlmStats,
     ops_to_reconcile,
     parse_operations,
 )
+from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import Memory
-from memoryd.providers import Provider, save_providers
 from memoryd.storage import memories as sql
 
 OWNER, OTHER = "owner-a", "owner-b"

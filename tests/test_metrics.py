@@ -164,7 +164,7 @@ def test_retrievals_are_counted_by_tier(client: TestClient, engine: MemoryEngine
 
 
 def test_extraction_and_engine_gauges(client: TestClient, engine: MemoryEngine) -> None:
-    assert engine.schedule_extraction("alice", user_text="I prefer dark mode")
+    assert engine.submit_extraction("alice", user_text="I prefer dark mode") is not None
     engine.drain(10)
     _, samples = scrape(client)
     scheduled = value(samples, "memoryd_extractions_total", result="scheduled")

@@ -11,7 +11,7 @@ import pytest
 
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
-from memoryd.qdrant_config import (
+from memoryd.vectors.qdrant.config import (
     DEFAULT_COLLECTION,
     QdrantConfig,
     load,

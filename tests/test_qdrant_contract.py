@@ -23,13 +23,13 @@ from conftest import add
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import Memory, MemoryType, NewMemory, utcnow
-from memoryd.qdrant_config import QdrantConfig
 from memoryd.settings import SettingsService
 from memoryd.storage.database import Database
 from memoryd.storage.memories import Filter
 from memoryd.vectors.base import VectorItem
-from memoryd.vectors.qdrant import QdrantStore, memory_payload, point_id
-from memoryd.vectors.qdrant_edge import QdrantEdgeStore
+from memoryd.vectors.qdrant.client import QdrantStore, memory_payload, point_id
+from memoryd.vectors.qdrant.config import QdrantConfig
+from memoryd.vectors.qdrant.edge import QdrantEdgeStore
 from memoryd.vectors.sqlite_vec import SqliteVecStore
 
 pytest.importorskip("qdrant_client")

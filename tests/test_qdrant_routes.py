@@ -31,12 +31,11 @@ def semantic_client(semantic_engine: MemoryEngine) -> Iterator[Any]:
 
 
 def settle(engine: MemoryEngine) -> None:
-    assert engine.indexer is not None
-    assert engine.indexer.qdrant is not None
+    assert engine.qdrant is not None
     for _ in range(3):
         assert engine.drain(10)
-        engine.indexer.qdrant.notify()
-        assert engine.indexer.qdrant.join(20)
+        engine.qdrant.notify()
+        assert engine.qdrant.join(20)
 
 
 # -- settings --------------------------------------------------------------------------

@@ -16,11 +16,11 @@ from conftest import add
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryPatch, utcnow
-from memoryd.qdrant_config import QdrantConfig
-from memoryd.qdrant_tier import QdrantTier
 from memoryd.storage.memories import Filter
 from memoryd.vectors.base import VectorItem
-from memoryd.vectors.qdrant import QdrantStore
+from memoryd.vectors.qdrant.client import QdrantStore
+from memoryd.vectors.qdrant.config import QdrantConfig
+from memoryd.vectors.qdrant.tier import QdrantTier
 
 qdrant_client = pytest.importorskip("qdrant_client")
 pytest.importorskip("qdrant_edge")
@@ -36,7 +36,7 @@ FACTS = [
 
 def tier_of(engine: MemoryEngine) -> QdrantTier:
     assert engine.indexer is not None
-    tier = engine.indexer.qdrant
+    tier = engine.qdrant
     assert tier is not None
     return tier
 
@@ -322,10 +322,10 @@ def test_dimension_guard_leaves_a_mismatched_collection_alone(
     assert check.count() == 0  # never written
     check.close()
     # The fix: a new collection name, created with the right size and backfilled.
-    semantic_engine.indexer.qdrant = QdrantTier(  # type: ignore[union-attr]
+    semantic_engine.attach_qdrant(QdrantTier(
         semantic_engine.db, semantic_engine.settings, semantic_engine.indexer,  # type: ignore[arg-type]
         data_dir=semantic_engine.config.data_dir,
-    )  # fmt: skip
+    ))  # fmt: skip
     fixed = tier_of(semantic_engine)
     fixed.update_config({"collection": "memoryd_memory_64"})
     settle(semantic_engine)

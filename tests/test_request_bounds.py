@@ -21,7 +21,7 @@ from gateway_support import Gateway, running_gateway
 from memoryd.core.jsondepth import MAX_JSON_DEPTH
 from memoryd.core.query import MAX_QUERY_CHARS, query_window
 from memoryd.engine import MemoryEngine
-from memoryd.validation import MAX_METADATA_DEPTH
+from memoryd.engine.validation import MAX_METADATA_DEPTH
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}
 

@@ -8,7 +8,7 @@ from conftest import add
 from fakes import http_server
 
 from memoryd.engine import MemoryEngine
-from memoryd.providers import Provider, save_providers
+from memoryd.engine.providers import Provider, save_providers
 
 
 def _reverse(path: str, body: dict[str, Any]) -> tuple[int, Any]:

@@ -28,7 +28,7 @@ import apsw
 import httpx
 import pytest
 
-from memoryd.providers import mask_secret
+from memoryd.core.masking import mask_secret
 from memoryd.testing import FakeUpstream, serve_asgi
 
 MEMORYD = Path(sys.executable).with_name("memoryd")

@@ -516,11 +516,14 @@ def _by_key(engine: MemoryEngine, owner: str) -> dict[str, Memory]:
 
 
 def test_extraction_stores_user_facts(engine: MemoryEngine) -> None:
-    assert engine.schedule_extraction(
-        "k",
-        user_text="I prefer dark mode. I'll use Next.js here.",
-        assistant_text="I always use ESLint in my projects.",
-        session_id="s-1",
+    assert (
+        engine.submit_extraction(
+            "k",
+            user_text="I prefer dark mode. I'll use Next.js here.",
+            assistant_text="I always use ESLint in my projects.",
+            session_id="s-1",
+        )
+        is not None
     )
     assert engine.drain()
     stored = _by_key(engine, "k")
@@ -540,9 +543,10 @@ def test_extraction_stores_user_facts(engine: MemoryEngine) -> None:
 
 
 def test_extraction_uses_assistant_text_when_enabled(engine: MemoryEngine) -> None:
-    assert not engine.schedule_extraction("k", assistant_text="I always use ESLint in my projects.")
+    said = "I always use ESLint in my projects."
+    assert engine.submit_extraction("k", assistant_text=said) is None
     engine.settings.update({"extractFrom": ["user", "assistant"]})
-    assert engine.schedule_extraction("k", assistant_text="I always use ESLint in my projects.")
+    assert engine.submit_extraction("k", assistant_text=said) is not None
     assert engine.drain()
     stored = _by_key(engine, "k")
     assert len(stored) == 1
@@ -553,6 +557,6 @@ def test_extraction_uses_assistant_text_when_enabled(engine: MemoryEngine) -> No
 
 
 def test_extraction_with_empty_owner_is_refused_quietly(engine: MemoryEngine) -> None:
-    assert engine.schedule_extraction("", user_text="I prefer dark mode.") is False
+    assert engine.submit_extraction("", user_text="I prefer dark mode.") is None
     assert engine.drain()
     assert _row_count(engine) == 0

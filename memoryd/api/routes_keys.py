@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memoryd.api.deps import EngineDep
 from memoryd.api.schemas import ErrorBody
+from memoryd.engine.keys import MAX_ID_CHARS, MAX_NAME_CHARS
 from memoryd.errors import NotFoundError
-from memoryd.keys import MAX_ID_CHARS, MAX_NAME_CHARS
 
 router = APIRouter(prefix="/api/keys", tags=["keys"])
 

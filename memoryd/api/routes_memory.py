@@ -222,7 +222,7 @@ def reindex(engine: EngineDep, body: s.ReindexRequest | None = None) -> dict[str
     if body.target == "qdrant":
         # Push what Qdrant lacks (force: everything) in the background; progress is in
         # engine status under qdrant.sync.
-        tier = engine.indexer.qdrant if engine.indexer is not None else None
+        tier = engine.qdrant
         if tier is None:
             raise ValidationError(
                 "target qdrant: Qdrant needs the sqlite-vec tier, which is not available",

@@ -13,12 +13,12 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from memoryd import qdrant_config
 from memoryd.api.deps import EngineDep
 from memoryd.api.schemas import Strict
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
-from memoryd.qdrant_tier import QdrantTier
+from memoryd.vectors.qdrant import config as qdrant_config
+from memoryd.vectors.qdrant.tier import QdrantTier
 
 router = APIRouter(prefix="/api/settings/qdrant", tags=["qdrant"])
 
@@ -98,7 +98,7 @@ class EmbeddingModels(BaseModel):
 
 
 def _tier(engine: MemoryEngine) -> QdrantTier | None:
-    return engine.indexer.qdrant if engine.indexer is not None else None
+    return engine.qdrant
 
 
 _NO_TIER = "Qdrant needs the sqlite-vec tier, which is not available in this install"

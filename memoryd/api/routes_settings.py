@@ -8,7 +8,7 @@ from fastapi import APIRouter
 
 from memoryd.api import schemas as s
 from memoryd.api.deps import EngineDep
-from memoryd.providers import Provider, save_providers
+from memoryd.engine.providers import Provider, save_providers
 
 router = APIRouter(prefix="/api/settings", tags=["settings"])
 

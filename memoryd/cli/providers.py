@@ -8,8 +8,8 @@ import click
 
 from memoryd.cli._common import emit, handles_errors, json_option, local_engine
 from memoryd.core.injection import SystemRole
+from memoryd.engine.providers import SYSTEM_ROLES, Provider, save_providers, stored_providers
 from memoryd.errors import NotFoundError, ValidationError
-from memoryd.providers import SYSTEM_ROLES, Provider, save_providers, stored_providers
 
 
 @click.group()

@@ -4,7 +4,7 @@ Pure (no I/O), so the rules an untrusted model answer must pass can be pinned by
 tests: ``parse_operations`` rejects the whole answer on any deviation, and an
 UPDATE/DELETE may name only ids in ``allowed_ids``, the memories the model was shown
 (the isolation guard). ``ops_to_reconcile`` turns the operations into the engine's
-``Reconcile`` writes. The call itself is ``memoryd.llm_extraction``.
+``Reconcile`` writes. The call itself is ``memoryd.engine.llm_extraction``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memoryd.providers import Provider
+from memoryd.engine.providers import Provider
 from memoryd.settings import MemorySettings
 
 NO_MEMORY_HEADERS = ("x-memoryd-no-memory", "x-omniroute-no-memory")

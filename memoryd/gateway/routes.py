@@ -23,6 +23,7 @@ from starlette.concurrency import run_in_threadpool
 from memoryd.api.deps import bearer_token
 from memoryd.core.injection import filter_new, inject_memory
 from memoryd.engine import MemoryEngine
+from memoryd.engine.providers import Provider
 from memoryd.gateway.pipeline import (
     SESSION_HEADERS,
     content_problem,
@@ -43,7 +44,6 @@ from memoryd.gateway.upstream import (
     forwarded_headers,
 )
 from memoryd.models import Hit
-from memoryd.providers import Provider
 
 log = logging.getLogger("memoryd.gateway")
 router = APIRouter(prefix="/v1", tags=["gateway"])

@@ -30,10 +30,10 @@ from pydantic import BaseModel, Field
 
 from memoryd import __version__
 from memoryd.engine import MemoryEngine
+from memoryd.engine.retrieval import MAX_LIMIT
+from memoryd.engine.validation import require_owner
 from memoryd.errors import MemorydError
 from memoryd.models import GLOBAL_OWNER, Memory, MemoryType, NewMemory, parse_iso
-from memoryd.retrieval import MAX_LIMIT
-from memoryd.validation import require_owner
 
 #: The ASGI scope key under which the HTTP endpoint leaves the authenticated caller.
 PRINCIPAL_SCOPE_KEY = "memoryd.mcp.principal"

@@ -1,4 +1,4 @@
-"""SQL for the ``api_keys`` table. No business rules here (see ``memoryd.keys``).
+"""SQL for the ``api_keys`` table. No business rules here (see ``memoryd.engine.keys``).
 
 Rows come back as plain tuples in ``COLUMNS`` order; the service turns them into
 ``ApiKey`` records. Times are bound as canonical ISO strings (``models.to_iso``), so

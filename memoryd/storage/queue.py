@@ -1,5 +1,5 @@
 """SQL for ``extraction_queue``: extraction jobs, durable from the gateway's answer
-until their facts are stored (``memoryd.extraction_jobs``)."""
+until their facts are stored (``memoryd.engine.extraction_jobs``)."""
 
 from __future__ import annotations
 

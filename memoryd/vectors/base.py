@@ -18,11 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from memoryd.storage.memories import Filter
+
+if TYPE_CHECKING:
+    from memoryd.embedding import Embedder, EmbeddingResolution
+    from memoryd.embedding.service import EmbeddingService
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,3 +58,13 @@ class VectorStore(Protocol):
     def stats(self) -> dict[str, Any]: ...
 
     def health(self) -> dict[str, Any]: ...
+
+
+class VectorSource(Protocol):
+    """Where a vector tier gets its embeddings (the indexer is one): the active
+    embedder, when one is ready, and the service that runs it. Tiers depend on this,
+    not on the indexer, so the indexer and the tiers never import each other."""
+
+    embeddings: EmbeddingService
+
+    def ready(self) -> tuple[EmbeddingResolution, Embedder] | None: ...

@@ -16,18 +16,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from memoryd.embedding import Embedder, EmbeddingError, EmbeddingResolution
-from memoryd.semantic import EmbeddingService
+from memoryd.embedding.service import EmbeddingService
 from memoryd.storage import memories as sql
 from memoryd.storage.database import Database
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.sqlite_vec import SqliteVecStore
-
-if TYPE_CHECKING:
-    from memoryd.qdrant_tier import QdrantTier
 
 log = logging.getLogger(__name__)
 
@@ -50,9 +47,10 @@ class Indexer:
         self.last_error: str | None = None
         self._skip: set[str] = set()
         self._signature: str | None = None
-        #: The Qdrant tier (set by bootstrap): told after vectors are stored, so Qdrant
-        #: is always written after SQLite (dual write), and closed with the indexer.
-        self.qdrant: QdrantTier | None = None
+        #: Told after a batch of vectors is stored, and when the indexer closes (the
+        #: Qdrant tier listens, so Qdrant is always written after SQLite: dual write).
+        self.stored_listeners: list[Callable[[], None]] = []
+        self.close_listeners: list[Callable[[], None]] = []
         self._thread = threading.Thread(target=self._run, name="memoryd-index", daemon=True)
         self._thread.start()
 
@@ -197,8 +195,9 @@ class Indexer:
 
         done: int = self.db.write(apply)
         self.processed += done
-        if done and self.qdrant is not None:
-            self.qdrant.notify()
+        if done:
+            for listener in self.stored_listeners:
+                listener()
         return done
 
     def backfill_owner(self, owner: str, limit: int = BACKFILL_LIMIT) -> int:
@@ -230,5 +229,5 @@ class Indexer:
             self._closed = True
             self._cond.notify_all()
         self._thread.join(timeout=30)
-        if self.qdrant is not None:
-            self.qdrant.close()
+        for listener in self.close_listeners:
+            listener()

@@ -23,9 +23,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from memoryd.core.masking import mask_secret
 from memoryd.errors import ValidationError
 from memoryd.models import utcnow
-from memoryd.providers import mask_secret
 from memoryd.storage import kv
 from memoryd.storage.database import Database
 

@@ -8,10 +8,10 @@ goes through the engine so the index tiers and the read cache hear about it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.core.decay import SWEEP_SCAN_CAP, is_decayed
 from memoryd.core.jsondepth import MAX_JSON_DEPTH, value_too_deep
@@ -22,7 +22,27 @@ from memoryd.storage import history
 from memoryd.storage import memories as sql
 
 if TYPE_CHECKING:
-    from memoryd.engine import MemoryEngine
+    from memoryd.cache import TTLCache
+    from memoryd.config import EngineConfig
+    from memoryd.storage.database import Database
+
+
+class LifecycleHost(Protocol):
+    """What lifecycle needs of the engine (``MemoryEngine`` is one), typed structurally
+    so this module never imports the engine that imports it."""
+
+    db: Database
+    config: EngineConfig
+    cache: TTLCache[str, Memory | None]
+    tokens: Callable[[str], int]
+
+    def check_new(self, new: NewMemory) -> tuple[NewMemory, str]: ...
+    def create_many(self, items: Iterable[NewMemory]) -> list[tuple[Memory, bool]]: ...
+    def delete(self, memory_id: str, *, owner: str | None = None) -> bool: ...
+    def delete_where(self, where: str, params: list[Any]) -> int: ...
+    def notify_written(self, memories: list[Memory]) -> None: ...
+    def notify_deleted(self, removed: list[tuple[str, int]]) -> None: ...
+
 
 MAX_IMPORT_LINE_BYTES = 1_048_576
 IMPORT_BATCH = 500
@@ -30,7 +50,7 @@ EXPORT_PAGE = 500
 
 
 def summarize(
-    engine: MemoryEngine, owner: str, session_id: str | None, max_tokens: int
+    engine: LifecycleHost, owner: str, session_id: str | None, max_tokens: int
 ) -> dict[str, int]:
     """Keep the newest memories that fit ``max_tokens``; compact the rest in place."""
     rows = sql.for_owner(engine.db.read(), owner, session_id)
@@ -59,7 +79,7 @@ def summarize(
     return {"originalCount": len(rows), "summarizedCount": summarized, "tokensSaved": saved}
 
 
-def _candidate(engine: MemoryEngine, memory: Memory) -> dict[str, Any]:
+def _candidate(engine: LifecycleHost, memory: Memory) -> dict[str, Any]:
     return {
         "id": memory.id,
         "type": memory.type.value,
@@ -71,7 +91,7 @@ def _candidate(engine: MemoryEngine, memory: Memory) -> dict[str, Any]:
 
 
 def summarize_older_than(
-    engine: MemoryEngine,
+    engine: LifecycleHost,
     owner: str,
     days: int,
     *,
@@ -111,8 +131,8 @@ def summarize_older_than(
         return stored, removed
 
     stored, removed = engine.db.write(apply)
-    engine._written(stored)
-    engine._deleted(removed)
+    engine.notify_written(stored)
+    engine.notify_deleted(removed)
     result.update(
         deletedCount=len(removed), summaryId=stored[0].id, summaryIds=[m.id for m in stored]
     )
@@ -120,7 +140,7 @@ def summarize_older_than(
 
 
 def _summary(
-    engine: MemoryEngine, owner: str, user_id: str, old: list[Memory], days: int, now: datetime
+    engine: LifecycleHost, owner: str, user_id: str, old: list[Memory], days: int, now: datetime
 ) -> NewMemory:
     lines = [summary_line(m.type.value, m.key, m.content) for m in old]
     content = f"Summary of {len(old)} memories older than {days} days:\n" + "\n".join(lines)
@@ -135,7 +155,7 @@ def _summary(
 
 
 def sweep_decay(
-    engine: MemoryEngine, *, dry_run: bool, owner: str | None, now: datetime | None
+    engine: LifecycleHost, *, dry_run: bool, owner: str | None, now: datetime | None
 ) -> dict[str, Any]:
     """Delete episodic memories past their typed TTL (opt-in; a dry run always reports)."""
     config = engine.config.decay
@@ -163,7 +183,7 @@ def sweep_decay(
     }
 
 
-def delete_expired(engine: MemoryEngine, now: datetime) -> int:
+def delete_expired(engine: LifecycleHost, now: datetime) -> int:
     count = engine.delete_where("m.expires_at IS NOT NULL AND m.expires_at <= ?", [to_iso(now)])
     if count and engine.db.capabilities.fts5:
         engine.db.write(sql.optimize_fts)
@@ -171,7 +191,7 @@ def delete_expired(engine: MemoryEngine, now: datetime) -> int:
 
 
 def clear(
-    engine: MemoryEngine,
+    engine: LifecycleHost,
     owner: str,
     *,
     type: MemoryType | None = None,
@@ -196,7 +216,7 @@ def clear(
 
 
 def export(
-    engine: MemoryEngine, owner: str, user_id: str | None = None
+    engine: LifecycleHost, owner: str, user_id: str | None = None
 ) -> Iterator[dict[str, Any]]:
     """Every memory of an owner (or of one end user of it), oldest first, streamed page
     by page; superseded ones included, as history."""
@@ -275,7 +295,7 @@ def _unchanged(existing: Memory | None, new: NewMemory) -> bool:
 
 
 def import_jsonl(
-    engine: MemoryEngine,
+    engine: LifecycleHost,
     lines: Iterable[str | bytes],
     *,
     owner: str | None,
@@ -323,7 +343,7 @@ def import_jsonl(
             parsed = parse_line(data, owner)
             if user_id is not None:
                 parsed = replace(parsed, user_id=user_id)
-            new, key = engine._check_new(parsed)
+            new, key = engine.check_new(parsed)
             new = replace(new, key=key)
             at = _time(data.get("supersededAt"), "supersededAt")
             by = data.get("supersededBy")
@@ -347,7 +367,7 @@ def import_jsonl(
 HEALTH_OWNER = "__memoryd_health__"
 
 
-def health_check(engine: MemoryEngine) -> dict[str, Any]:
+def health_check(engine: LifecycleHost) -> dict[str, Any]:
     """A real write -> read -> delete round trip, in one transaction that leaves no
     trace (and no vector work: the index tiers are never told)."""
     import time

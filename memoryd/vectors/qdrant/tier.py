@@ -22,22 +22,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memoryd import qdrant_admin, qdrant_config
 from memoryd.errors import ValidationError
 from memoryd.models import utcnow
-from memoryd.qdrant_config import QdrantConfig
 from memoryd.settings import SettingsService
 from memoryd.storage import kv
 from memoryd.storage import memories as sql
 from memoryd.storage.database import Database
 from memoryd.vectors.base import VectorItem
-from memoryd.vectors.qdrant import QdrantUnavailable, _brief, row_payload
+from memoryd.vectors.qdrant import config as qdrant_config
+from memoryd.vectors.qdrant.admin import TierAdmin
+from memoryd.vectors.qdrant.client import QdrantUnavailable, _brief, row_payload
+from memoryd.vectors.qdrant.config import QdrantConfig
 
 if TYPE_CHECKING:
     from memoryd.embedding import Embedder, EmbeddingResolution
-    from memoryd.indexing import Indexer
+    from memoryd.vectors.base import VectorSource
 
-from memoryd.qdrant_schema import (
+from memoryd.vectors.qdrant.schema import (
     _PENDING_ROWS,
     _PUSHABLE,
     _SCHEMA,
@@ -55,12 +56,12 @@ from memoryd.qdrant_schema import (
 log = logging.getLogger(__name__)
 
 
-class QdrantTier:
+class QdrantTier(TierAdmin):
     def __init__(
         self,
         db: Database,
         settings: SettingsService,
-        indexer: Indexer,
+        indexer: VectorSource,
         *,
         env: Mapping[str, str] | None = None,
         data_dir: Path,
@@ -158,12 +159,12 @@ class QdrantTier:
                 old[1].close()
             store: Backend
             if target.kind == "qdrant-edge":
-                from memoryd.vectors.qdrant_edge import QdrantEdgeStore
+                from memoryd.vectors.qdrant.edge import QdrantEdgeStore
 
                 cfg = self.config()
                 store = QdrantEdgeStore(self.edge_dir, cfg.collection, cfg.quantization)
             else:
-                from memoryd.vectors.qdrant import QdrantStore
+                from memoryd.vectors.qdrant.client import QdrantStore
 
                 store = QdrantStore(self.config())
             self._backend = (target, store)
@@ -300,23 +301,6 @@ class QdrantTier:
             self._mark_down(message)
             return None, None, f"Qdrant search failed ({message})"
         return [(mid, score) for mid, score, _ in hits], store.name, None
-
-    def test_search(self, query: str, top_k: int, owner: str) -> dict[str, Any]:
-        """``POST /api/settings/qdrant/search``: owner-scoped, not expired, in retention."""
-        return qdrant_admin.test_search(self, query, top_k, owner)
-
-    def cleanup(self, retention_days: int | None = None) -> dict[str, Any]:
-        return qdrant_admin.cleanup(self, retention_days)
-
-    def health(self) -> dict[str, Any]:
-        return qdrant_admin.health(self)
-
-    def status(self) -> dict[str, Any]:
-        """The ``qdrant`` block of engine status."""
-        return qdrant_admin.status(self)
-
-    def progress(self) -> dict[str, Any]:
-        return qdrant_admin.progress(self)
 
     # -- writes: the worker ------------------------------------------------------------
 
@@ -471,7 +455,7 @@ class QdrantTier:
                 self.deleted += len(orphans)
 
     def _upkeep(self, store: Backend) -> None:
-        from memoryd.vectors.qdrant_edge import QdrantEdgeStore
+        from memoryd.vectors.qdrant.edge import QdrantEdgeStore
 
         if isinstance(store, QdrantEdgeStore):
             try:

@@ -24,15 +24,16 @@ from memoryd.core.fusion import ContextWeights, apply_context, score_fuse
 from memoryd.core.query import query_window
 from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
 from memoryd.core.temporal import DateRange, mentioned_dates, overlaps
+from memoryd.engine.providers import Provider
 from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, Memory, Resolution, Scope, Strategy, utcnow
-from memoryd.providers import Provider
 from memoryd.settings import MemorySettings
 from memoryd.storage import memories as sql
 from memoryd.storage.database import Database
 
 if TYPE_CHECKING:
-    from memoryd.indexing import Indexer
+    from memoryd.vectors.indexer import Indexer
+    from memoryd.vectors.qdrant.tier import QdrantTier
 
 #: How many recent rows the keyword-scoring fallback looks at.
 KEYWORD_POOL = 200
@@ -118,8 +119,10 @@ class Retriever:
         token_counter: Callable[[str], int],
         indexer: Indexer | None = None,
         providers: Callable[[], Mapping[str, Provider]] | None = None,
+        qdrant: QdrantTier | None = None,
     ) -> None:
         self.providers = providers or dict
+        self.qdrant = qdrant
         self.db = db
         self.config = config
         self.tokens = token_counter
@@ -223,7 +226,7 @@ class Retriever:
     def _rerank(
         self, ranked: list[Hit], query: str, provider_model: str, resolution: Resolution
     ) -> list[Hit]:
-        from memoryd.rerank import rerank
+        from memoryd.engine.rerank import rerank
 
         name, _, model = provider_model.partition("/")
         provider = self.providers().get(name)
@@ -272,7 +275,7 @@ class Retriever:
     ) -> list[tuple[str, float]] | None:
         """Tier 2 first when ``vectorStore`` names it: its KNN, or None (with the reason)
         so that sqlite-vec answers instead."""
-        tier = self.indexer.qdrant if self.indexer is not None else None
+        tier = self.qdrant
         if tier is None:
             return None
         knn, backend, reason = tier.search(vector, self.config.vec_top_k, flt)

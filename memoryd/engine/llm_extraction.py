@@ -18,8 +18,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.core.extraction import strip_injected
 from memoryd.core.llm_ops import (
@@ -35,15 +35,41 @@ from memoryd.core.llm_ops import (
     parse_operations,
 )
 from memoryd.core.scoring import estimate_tokens
-from memoryd.models import Memory, Reconciled, to_iso, utcnow
-from memoryd.providers import Provider
+from memoryd.engine.providers import Provider
+from memoryd.models import Memory, Preview, Reconcile, Reconciled, to_iso, utcnow
 from memoryd.settings import MemorySettings
 from memoryd.storage import kv
 from memoryd.storage import memories as sql
 
 if TYPE_CHECKING:
-    from memoryd.engine import MemoryEngine
+    from memoryd.settings import SettingsService
     from memoryd.storage.database import Database
+
+
+class LlmHost(Protocol):
+    """What LLM extraction needs of the engine (``MemoryEngine`` is one), typed
+    structurally so this module never imports the engine that imports it."""
+
+    db: Database
+    settings: SettingsService
+    llm_stats: LlmStats
+    tokens: Callable[[str], int]
+
+    def providers(self) -> dict[str, Provider]: ...
+    def reconcile(self, items: Iterable[Reconcile]) -> list[Reconciled]: ...
+    def preview(
+        self,
+        owner: str | None,
+        query: str | None = None,
+        *,
+        strategy: str | None = None,
+        max_tokens: int | None = None,
+        scope: str | None = None,
+        session_id: str | None = None,
+        limit: int | None = None,
+        user_id: str | None = None,
+    ) -> Preview: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -273,9 +299,7 @@ def _usage(envelope: object, name: str, estimate: Callable[[], int]) -> int:
     return estimate()
 
 
-def related_memories(
-    engine: MemoryEngine, owner: str, text: str, user_id: str = ""
-) -> list[Memory]:
+def related_memories(engine: LlmHost, owner: str, text: str, user_id: str = "") -> list[Memory]:
     """At most ``MAX_RELATED`` of the owner's current memories for the model to update.
 
     Retrieval's own ranking first (``engine.preview``: keyword, or hybrid when an
@@ -316,7 +340,7 @@ Texts = list[tuple[str, str]]  # (text, source), as the extraction queue stores 
 
 
 def run_llm_extraction(
-    engine: MemoryEngine,
+    engine: LlmHost,
     owner: str,
     session_id: str,
     texts: Texts,
@@ -357,7 +381,7 @@ def run_llm_extraction(
 
 
 def extract_with_mode(
-    engine: MemoryEngine,
+    engine: LlmHost,
     owner: str,
     session_id: str,
     texts: Texts,
@@ -379,7 +403,7 @@ def extract_with_mode(
     return stored
 
 
-def llm_status(engine: MemoryEngine) -> dict[str, Any]:
+def llm_status(engine: LlmHost) -> dict[str, Any]:
     """The ``extraction.llm`` part of engine status: mode, target, counters."""
     settings = engine.settings.get()
     try:

@@ -28,61 +28,65 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.qdrant_config import QdrantConfig, quantization_config, search_quantization_params
 from memoryd.storage.memories import Filter
 from memoryd.vectors.base import ReadyState, VectorItem
-from memoryd.vectors.qdrant_payload import (  # re-exported for the other modules
+from memoryd.vectors.qdrant.config import (
+    QdrantConfig,
+    quantization_config,
+    search_quantization_params,
+)
+from memoryd.vectors.qdrant.payload import (  # re-exported for the other modules
     _ID_NAMESPACE as _ID_NAMESPACE,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     KIND as KIND,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     TIMEOUT_S as TIMEOUT_S,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     UPSERT_BATCH as UPSERT_BATCH,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     QdrantUnavailable as QdrantUnavailable,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     Terms as Terms,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     check_dims as check_dims,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     clamp_score as clamp_score,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     cleanup_cutoffs as cleanup_cutoffs,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     guard_reason as guard_reason,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     item_payload as item_payload,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     memory_payload as memory_payload,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     ms_since as ms_since,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     payload as payload,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     point_id as point_id,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     qdrant_client_installed as qdrant_client_installed,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     row_payload as row_payload,
 )
-from memoryd.vectors.qdrant_payload import (
+from memoryd.vectors.qdrant.payload import (
     unix as unix,
 )
 

@@ -12,18 +12,29 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from datetime import datetime
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd import lifecycle
-from memoryd.background import BackgroundWorker
 from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
 from memoryd.core.scoring import estimate_tokens
+from memoryd.engine import lifecycle
+from memoryd.engine.background import BackgroundWorker
+from memoryd.engine.extraction_jobs import ExtractionJobs
+from memoryd.engine.keys import KeyService
+from memoryd.engine.llm_extraction import LlmStats, extract_with_mode
+from memoryd.engine.providers import Provider, load_providers
+from memoryd.engine.retrieval import Retriever
+from memoryd.engine.validation import (
+    check_content,
+    check_key,
+    check_metadata,
+    derive_key,
+    require_owner,
+)
+from memoryd.engine.validation import (
+    check_new as validate_new,
+)
 from memoryd.errors import ValidationError, field_error
-from memoryd.extraction_jobs import ExtractionJobs
-from memoryd.keys import KeyService
-from memoryd.llm_extraction import LlmStats, extract_with_mode
 from memoryd.models import (
     Hit,
     Memory,
@@ -36,24 +47,15 @@ from memoryd.models import (
     Reconciled,
     utcnow,
 )
-from memoryd.providers import Provider, load_providers
-from memoryd.retrieval import Retriever
 from memoryd.settings import MemorySettings, SettingsService
 from memoryd.storage import history
 from memoryd.storage import memories as sql
 from memoryd.storage.database import Database
-from memoryd.validation import (
-    check_content,
-    check_key,
-    check_metadata,
-    check_new,
-    derive_key,
-    require_owner,
-)
 
 if TYPE_CHECKING:
-    from memoryd.indexing import Indexer
-    from memoryd.semantic import EmbeddingService
+    from memoryd.embedding.service import EmbeddingService
+    from memoryd.vectors.indexer import Indexer
+    from memoryd.vectors.qdrant.tier import QdrantTier
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,8 @@ class MemoryEngine:
         self.tokens = token_counter
         self.embeddings = embeddings
         self.indexer = indexer
+        #: The opt-in Qdrant tier (``attach_qdrant``; None without the sqlite-vec tier).
+        self.qdrant: QdrantTier | None = None
         self.cache: TTLCache[str, Memory | None] = TTLCache(500, 60.0)
         self.env: Mapping[str, str] = env or {}
         self.retriever = Retriever(db, config, token_counter, indexer, self.providers)
@@ -94,38 +98,40 @@ class MemoryEngine:
             self.write_listeners.append(lambda memory: indexer.notify(memory.id))
         self.extraction_stats = {"scheduled": 0, "stored": 0, "failed": 0, "superseded": 0}
         self.extraction = ExtractionJobs(db, self.background, self.reconcile, self.extraction_stats)
-        self.llm_stats = LlmStats(db)  # opt-in LLM extraction (``memoryd.llm_extraction``)
+        self.llm_stats = LlmStats(db)  # opt-in LLM extraction (``memoryd.engine.llm_extraction``)
         self.extraction.llm = partial(extract_with_mode, self)
         self.retrieval_listeners: list[RetrievalListener] = []
 
-    @classmethod
-    def open(cls, data_dir: str | Path | None = None, **env_overrides: str) -> MemoryEngine:
-        """Open (creating if needed) the engine for a data dir, configured from env."""
-        from memoryd.bootstrap import open_engine
-
-        return open_engine(data_dir=data_dir, env_overrides=env_overrides)
+    def attach_qdrant(self, tier: QdrantTier) -> None:
+        """Retrieval asks the tier first; it hears of stored vectors and deletions."""
+        self.qdrant = self.retriever.qdrant = tier
+        if self.indexer is not None:
+            self.indexer.stored_listeners.append(tier.notify)
+            self.indexer.close_listeners.append(tier.close)
+        self.delete_listeners.append(lambda removed: tier.notify())
 
     # -- writes ------------------------------------------------------------------------
 
-    def _check_new(self, new: NewMemory) -> tuple[NewMemory, str]:
-        return new, check_new(new, self.config.max_content_chars)
+    def check_new(self, new: NewMemory) -> tuple[NewMemory, str]:
+        """Validate a new memory: ``(it, its key)``, the key derived when not given."""
+        return new, validate_new(new, self.config.max_content_chars)
 
     def create(self, new: NewMemory) -> tuple[Memory, bool]:
         """Upsert on ``(owner, key)``; returns ``(memory, created)``."""
-        new, key = self._check_new(new)
+        new, key = self.check_new(new)
         now = utcnow()
         memory, created = self.db.write(lambda conn: sql.upsert(conn, new, key, now))
-        self._written([memory])
+        self.notify_written([memory])
         return memory, created
 
     def create_many(self, items: Iterable[NewMemory]) -> list[tuple[Memory, bool]]:
         """Upsert a batch in one transaction (bulk ingest, imports, extraction)."""
-        checked = [self._check_new(item) for item in items]
+        checked = [self.check_new(item) for item in items]
         now = utcnow()
         results = self.db.write(
             lambda conn: [sql.upsert(conn, new, key, now) for new, key in checked]
         )
-        self._written([memory for memory, _ in results])
+        self.notify_written([memory for memory, _ in results])
         return results
 
     def reconcile(self, items: Iterable[Reconcile]) -> list[Reconciled]:
@@ -134,7 +140,7 @@ class MemoryEngine:
         slots (and ``retract_ids``); superseded rows stay as history retrieval skips.
         An item without a memory only retires its ids (an LLM ``DELETE``)."""
         checked: list[tuple[Reconcile, NewMemory | None, str]] = [
-            (i, *self._check_new(i.memory)) if i.memory else (i, None, "") for i in items
+            (i, *self.check_new(i.memory)) if i.memory else (i, None, "") for i in items
         ]
         now = utcnow()
         if not checked:
@@ -145,7 +151,7 @@ class MemoryEngine:
         for result in results:
             for memory_id in result.superseded:
                 self.cache.invalidate(memory_id)
-        self._written([r.memory for r in results if r.memory is not None])
+        self.notify_written([r.memory for r in results if r.memory is not None])
         return results
 
     def update(
@@ -183,17 +189,17 @@ class MemoryEngine:
         seq = self.db.write(lambda conn: sql.delete(conn, memory_id))
         if seq is None:
             return False
-        self._deleted([(memory_id, seq)])
+        self.notify_deleted([(memory_id, seq)])
         return True
 
     def delete_where(self, where: str, params: list[Any]) -> int:
         """Delete rows matching a storage-layer filter (used by lifecycle helpers)."""
         removed = self.db.write(lambda conn: sql.delete_where(conn, where, params))
         if removed:
-            self._deleted(removed)
+            self.notify_deleted(removed)
         return len(removed)
 
-    def _written(self, memories: list[Memory]) -> None:
+    def notify_written(self, memories: list[Memory]) -> None:
         # Invalidated, not set: two writers finishing out of order would cache the older.
         for memory in memories:
             self.cache.invalidate(memory.id)
@@ -207,7 +213,7 @@ class MemoryEngine:
                 except Exception:
                     log.exception("write listener failed")
 
-    def _deleted(self, removed: list[tuple[str, int]]) -> None:
+    def notify_deleted(self, removed: list[tuple[str, int]]) -> None:
         for memory_id, _ in removed:
             self.cache.invalidate(memory_id)
         for listener in self.delete_listeners:
@@ -371,10 +377,6 @@ class MemoryEngine:
 
     # -- extraction --------------------------------------------------------------------
 
-    def schedule_extraction(self, owner: str, **exchange: Any) -> bool:
-        """``submit_extraction`` (same keywords) as a yes/no; never raises, never blocks."""
-        return self.submit_extraction(owner, **exchange) is not None
-
     def submit_extraction(
         self,
         owner: str,
@@ -450,7 +452,7 @@ class MemoryEngine:
     # -- status and shutdown -----------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        from memoryd.status import engine_status
+        from memoryd.engine.status import engine_status
 
         return engine_status(self)
 

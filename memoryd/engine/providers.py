@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from memoryd.core.injection import SystemRole
+from memoryd.core.masking import mask_secret
 from memoryd.storage import kv
 from memoryd.storage.database import Database
 
@@ -37,18 +38,6 @@ class Provider:
             "hasKey": bool(key),
             "systemRole": self.system_role,
         }
-
-
-def mask_secret(secret: str | None) -> str | None:
-    """``sk-a…wxyz``: enough to recognise a key, never enough to use it. At least 12
-    characters always stay hidden: a short key shows its last two or nothing."""
-    if not secret:
-        return None
-    if len(secret) >= 20:
-        return f"{secret[:4]}…{secret[-4:]}"
-    if len(secret) >= 14:
-        return "…" + secret[-2:]
-    return "…"
 
 
 def _parse(item: object) -> Provider | None:

@@ -2,16 +2,33 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from memoryd.llm_extraction import llm_status
+from memoryd.engine.llm_extraction import LlmHost, llm_status
 from memoryd.storage import memories as sql
 
 if TYPE_CHECKING:
-    from memoryd.engine import MemoryEngine
+    from memoryd.cache import TTLCache
+    from memoryd.embedding.service import EmbeddingService
+    from memoryd.engine.background import BackgroundWorker
+    from memoryd.models import Memory
+    from memoryd.vectors.indexer import Indexer
+    from memoryd.vectors.qdrant.tier import QdrantTier
 
 
-def _embedding(engine: MemoryEngine) -> dict[str, Any]:
+class StatusHost(LlmHost, Protocol):
+    """The parts status reads (``MemoryEngine`` has them), typed structurally so this
+    module never imports the engine that calls it."""
+
+    embeddings: EmbeddingService | None
+    indexer: Indexer | None
+    qdrant: QdrantTier | None
+    cache: TTLCache[str, Memory | None]
+    background: BackgroundWorker
+    extraction_stats: dict[str, int]
+
+
+def _embedding(engine: StatusHost) -> dict[str, Any]:
     if engine.embeddings is None:
         return {
             "source": None,
@@ -24,7 +41,7 @@ def _embedding(engine: MemoryEngine) -> dict[str, Any]:
     return engine.embeddings.status()
 
 
-def _vector_store(engine: MemoryEngine, pending: int) -> dict[str, Any]:
+def _vector_store(engine: StatusHost, pending: int) -> dict[str, Any]:
     indexer = engine.indexer
     if indexer is None or indexer.store is None:
         return {
@@ -47,10 +64,10 @@ def _vector_store(engine: MemoryEngine, pending: int) -> dict[str, Any]:
     return {"backend": "sqlite-vec", "available": ready, **stats, "reason": reason}
 
 
-def _qdrant(engine: MemoryEngine) -> dict[str, Any]:
+def _qdrant(engine: StatusHost) -> dict[str, Any]:
     """Tier 2: enabled, healthy, latency, error, point count, and why it does not serve
     (dimension guard, backfill in progress, unreachable) with its sync progress."""
-    tier = engine.indexer.qdrant if engine.indexer is not None else None
+    tier = engine.qdrant
     if tier is None:
         return {
             "enabled": False,
@@ -72,7 +89,7 @@ def _qdrant(engine: MemoryEngine) -> dict[str, Any]:
         }
 
 
-def _storage(engine: MemoryEngine) -> dict[str, Any]:
+def _storage(engine: StatusHost) -> dict[str, Any]:
     """Whether writes work: a disk-full or I/O fault the last writes hit, until the
     next successful write clears it (``Database.probe`` tries one every few seconds)."""
     fault = engine.db.probe()
@@ -81,7 +98,7 @@ def _storage(engine: MemoryEngine) -> dict[str, Any]:
     return {"available": False, "fault": fault.code, "since": fault.since, "reason": fault.reason}
 
 
-def engine_status(engine: MemoryEngine) -> dict[str, Any]:
+def engine_status(engine: StatusHost) -> dict[str, Any]:
     caps = engine.db.capabilities
     settings = engine.settings.get()
     pending = sql.count_pending(engine.db.read())

@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
+from memoryd.engine.providers import Provider
 from memoryd.models import Hit
-from memoryd.providers import Provider
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from memoryd.storage.memories import Filter
 from memoryd.vectors.base import ReadyState, VectorItem
-from memoryd.vectors.qdrant import (
+from memoryd.vectors.qdrant.client import (
     KIND,
     UPSERT_BATCH,
     QdrantUnavailable,

@@ -14,8 +14,8 @@ import logging
 from collections.abc import Callable, Collection
 from concurrent.futures import Future
 
-from memoryd.background import BackgroundWorker
 from memoryd.core.extraction import Fact, extract_facts, fact_metadata
+from memoryd.engine.background import BackgroundWorker
 from memoryd.models import MemoryType, NewMemory, Reconcile, Reconciled, to_iso, utcnow
 from memoryd.storage import queue
 from memoryd.storage.database import Database

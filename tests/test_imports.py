@@ -1,0 +1,504 @@
+"""The import graph of ``memoryd/`` (issue 18): one-way layers, no loops, a pure core.
+
+The graph is read from the source with ``ast``: every ``import``/``from ... import``
+anywhere in a module (module level, inside functions, under ``if TYPE_CHECKING:``)
+plus ``importlib.import_module("memoryd....")`` with a literal name. Relative imports
+are resolved; ``from memoryd.x import y`` is an import of ``memoryd.x.y`` when ``y`` is
+a submodule, else of ``memoryd.x`` (the package's ``__init__.py``).
+
+Rules:
+- layers (``LAYERS``): a module imports only from its own layer or a lower one,
+  core (0) <- storage (1) <- embedding/vectors (2) <- engine (3) <- interfaces (4);
+- inside layer 4 the units (api, gateway, mcp, dashboard, cli, eval and each
+  composition module) import one another only along ``INTERFACE_ALLOWANCES``;
+- no import cycle (a strongly connected component of more than one module);
+- ``import memoryd.core.<any>`` in a fresh interpreter loads no third-party module and
+  no memoryd module outside core, models and errors.
+
+The code does not meet the first three yet: what it breaks today is listed in
+``KNOWN_CYCLES`` and ``KNOWN_LAYER_VIOLATIONS``. The tests fail on anything new *and*
+on any listed item that is gone, so the lists only shrink and stay true. After a
+change that removes or renames listed items, regenerate them with
+
+    .venv/bin/python tests/test_imports.py --print-known
+
+and paste the output over the two literals below, or let ``--write-known`` rewrite them
+in place. Regenerate only to record a removal or a rename, never to admit a new loop.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from fnmatch import fnmatchcase
+from functools import cache
+from itertools import pairwise
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "memoryd"
+
+# -- the allowlists (issue 18 removes these; regenerate: --print-known / --write-known)
+
+# Import cycles in today's code, each the set of modules in one loop. Being removed by
+# issue 18: a test fails when a listed loop changes or disappears, so delete it here.
+KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
+
+# (importer, imported) pairs that break the layer rules today. Being removed by
+# issue 18: a test fails when a listed import is gone, so delete it here.
+KNOWN_LAYER_VIOLATIONS: frozenset[tuple[str, str]] = frozenset()
+
+# -- the rules --------------------------------------------------------------------------
+
+#: Layer -> module patterns. A pattern names a module and everything under it and may
+#: use ``fnmatch`` wildcards; when several match, the longest pattern wins. Update this
+#: table as modules move (a module with no layer fails ``test_every_module_has_a_layer``).
+LAYERS: Mapping[int, tuple[str, ...]] = {
+    # stdlib-only shared vocabulary and utilities
+    0: ("memoryd.core", "memoryd.models", "memoryd.errors", "memoryd.cache"),
+    # the primary store and the static configuration
+    1: ("memoryd.storage", "memoryd.config"),
+    # embedders, vector stores, runtime settings
+    2: ("memoryd.embedding", "memoryd.vectors", "memoryd.settings"),
+    # the engine and its collaborators (retrieval, lifecycle, status, jobs, keys, ...)
+    3: ("memoryd.engine",),
+    # interfaces and composition
+    4: (
+        "memoryd.api",
+        "memoryd.gateway",
+        "memoryd.mcp",
+        "memoryd.dashboard",
+        "memoryd.cli",
+        "memoryd.eval",
+        "memoryd.server",
+        "memoryd.bootstrap",
+        "memoryd.testing",
+        "memoryd.http_protocol",
+    ),
+}
+
+#: Modules outside the rules: the package ``__init__`` re-exports lazily (PEP 562); its
+#: imports run only under TYPE_CHECKING, and ``from memoryd import __version__`` is free.
+EXEMPT = frozenset({"memoryd"})
+
+#: Shared HTTP plumbing every HTTP interface may use: auth dependencies, the error
+#: body, the body and depth limits, the dashboard's session check.
+_HTTP_PLUMBING = ("memoryd.api.deps", "memoryd.api.errors", "memoryd.api.limits")
+_HTTP_INTERFACES = ("memoryd.api", "memoryd.gateway", "memoryd.mcp", "memoryd.dashboard")
+
+#: Inside layer 4, (importer pattern, imported pattern) pairs allowed across units.
+INTERFACE_ALLOWANCES: tuple[tuple[str, str], ...] = (
+    # bootstrap is the composition root: any interface builds its engine through it
+    ("memoryd", "memoryd.bootstrap"),
+    # the CLI is the process entry point: it starts the server, MCP stdio and the evals
+    ("memoryd.cli", "memoryd"),
+    # the server serves the app with the hardened protocol; testing serves ASGI apps
+    ("memoryd.server", "memoryd.api"),
+    ("memoryd.server", "memoryd.http_protocol"),
+    ("memoryd.testing", "memoryd.http_protocol"),
+    # the app is assembled from the interfaces
+    ("memoryd.api.app", "memoryd.gateway"),
+    ("memoryd.api.app", "memoryd.mcp"),
+    ("memoryd.api.app", "memoryd.dashboard"),
+    # the API accepts the dashboard's session (dashboard.auth is a leaf: errors only)
+    ("memoryd.api.deps", "memoryd.dashboard.auth"),
+    *((importer, plumbing) for importer in _HTTP_INTERFACES for plumbing in _HTTP_PLUMBING),
+)
+
+#: What ``import memoryd.core.<any>`` may load besides the stdlib and ``memoryd`` itself.
+CORE_MAY_LOAD = ("memoryd.core", "memoryd.models", "memoryd.errors")
+
+
+def _matches(name: str, pattern: str) -> bool:
+    return fnmatchcase(name, pattern) or fnmatchcase(name, pattern + ".*")
+
+
+def layer_of(module: str) -> int:
+    """The layer of a memoryd module per ``LAYERS``; LookupError when none matches."""
+    found = [(len(p), layer) for layer, pats in LAYERS.items() for p in pats if _matches(module, p)]
+    if not found:
+        raise LookupError(f"{module} has no layer: add it to LAYERS in tests/test_imports.py")
+    return max(found)[1]
+
+
+def unit_of(module: str) -> str:
+    """The unit of a layer-4 module: its top package, or the module itself."""
+    return ".".join(module.split(".")[:2])
+
+
+# -- the graph --------------------------------------------------------------------------
+
+Graph = dict[str, dict[str, int]]  # importer -> imported -> first line
+
+
+def discover(package: Path) -> dict[str, Path]:
+    """Module name -> file for every importable ``.py`` under ``package``."""
+    modules: dict[str, Path] = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        if not all(part.isidentifier() for part in parts):
+            continue
+        is_init = parts[-1] == "__init__"
+        name = ".".join(parts[:-1] if is_init else parts)
+        if is_init or name not in modules:  # a package shadows a module of its name
+            modules[name] = path
+    return modules
+
+
+def _resolve(name: str, modules: Mapping[str, Path]) -> str | None:
+    """The module ``name`` loads: itself or its nearest existing ancestor."""
+    probe = name
+    while probe and probe not in modules:
+        probe = probe.rpartition(".")[0]
+    if not probe or (probe == "memoryd" and name != "memoryd"):
+        return None  # not memoryd, or a name that no longer exists
+    return probe
+
+
+def _targets(
+    node: ast.AST, module: str, is_package: bool, modules: Mapping[str, Path]
+) -> Iterator[str | None]:
+    if isinstance(node, ast.Import):
+        yield from (_resolve(alias.name, modules) for alias in node.names)
+    elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            anchor = module if is_package else module.rpartition(".")[0]
+            parts = anchor.split(".")
+            if node.level - 1 >= len(parts):
+                return
+            anchor = ".".join(parts[: len(parts) - (node.level - 1)])
+            base = f"{anchor}.{base}" if base else anchor
+        for alias in node.names:
+            sub = f"{base}.{alias.name}"
+            yield sub if sub in modules else _resolve(base, modules)
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "import_module"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        yield _resolve(node.args[0].value, modules)
+
+
+def build_graph(package: Path = PACKAGE) -> Graph:
+    """Importer -> imported -> line, over the memoryd modules only (self-imports dropped)."""
+    modules = discover(package)
+    graph: Graph = {}
+    for module, path in modules.items():
+        edges = graph.setdefault(module, {})
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            for target in _targets(node, module, path.name == "__init__.py", modules):
+                if target is not None and target != module:
+                    line = getattr(node, "lineno", 0)
+                    edges[target] = min(edges.get(target, line), line)
+    return graph
+
+
+@cache
+def _graph() -> Graph:
+    return build_graph()
+
+
+def _where(graph: Graph, importer: str, imported: str) -> str:
+    return f"{importer} -> {imported} (line {graph[importer][imported]})"
+
+
+# -- cycles -----------------------------------------------------------------------------
+
+
+def strongly_connected(graph: Mapping[str, Iterable[str]]) -> list[frozenset[str]]:
+    """Tarjan's algorithm, iterative; the components of more than one node."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component: set[str] = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(frozenset(component))
+    return found
+
+
+def _loop(graph: Mapping[str, Iterable[str]], component: frozenset[str]) -> list[str]:
+    """One shortest loop through the component's first module (breadth-first)."""
+    start = min(component)
+    parent: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            for child in sorted(graph.get(node, ())):
+                if child == start:
+                    chain = [node]
+                    while chain[-1] != start:
+                        chain.append(parent[chain[-1]])
+                    return [*reversed(chain), start]
+                if child in component and child not in parent:
+                    parent[child] = node
+                    following.append(child)
+        frontier = following
+    return [start]
+
+
+def cycles(graph: Graph) -> list[frozenset[str]]:
+    """The import loops; the exempt package ``__init__`` has no outgoing edges."""
+    edges = {m: set(targets) for m, targets in graph.items() if m not in EXEMPT}
+    return strongly_connected(edges)
+
+
+def _describe(graph: Graph, component: frozenset[str]) -> str:
+    loop = _loop(graph, component)
+    steps = [f"{a} (line {graph[a][b]})" for a, b in pairwise(loop)]
+    return f"{sorted(component)}\n    e.g. {' -> '.join([*steps, loop[-1]])}"
+
+
+# -- layer violations -------------------------------------------------------------------
+
+
+def _allowed_across_units(importer: str, imported: str) -> bool:
+    return any(
+        _matches(importer, src) and _matches(imported, dst) for src, dst in INTERFACE_ALLOWANCES
+    )
+
+
+def layer_violations(graph: Graph) -> set[tuple[str, str]]:
+    """Imports that point up a layer, or across layer-4 units without an allowance."""
+    bad: set[tuple[str, str]] = set()
+    for importer, targets in graph.items():
+        if importer in EXEMPT:
+            continue
+        for imported in targets:
+            if imported in EXEMPT:
+                continue
+            low, high = layer_of(importer), layer_of(imported)
+            across = low == high == 4 and unit_of(importer) != unit_of(imported)
+            if high > low or (across and not _allowed_across_units(importer, imported)):
+                bad.add((importer, imported))
+    return bad
+
+
+# -- tests ------------------------------------------------------------------------------
+
+_REGENERATE = "\nregenerate the allowlists: python tests/test_imports.py --write-known"
+
+
+def test_the_graph_sees_every_kind_of_import(tmp_path: Path) -> None:
+    pkg = tmp_path / "memoryd"
+    files = {
+        "__init__.py": "",
+        "a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from memoryd import b\n",
+        "b.py": "def f() -> None:\n    import memoryd.sub.c\n",
+        "sub/__init__.py": "from . import c\nfrom .c import NAME\n",
+        "sub/c.py": "NAME = 1\nfrom ..a import X\nfrom memoryd.ns import d\nimport json\n",
+        "ns/d.py": "import importlib\nimportlib.import_module('memoryd.sub')\n"
+        "from memoryd.gone import x\n",
+    }
+    for name, text in files.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text, encoding="utf-8")
+    graph = {m: set(t) for m, t in build_graph(pkg).items()}
+    assert graph == {
+        "memoryd": set(),
+        "memoryd.a": {"memoryd.b"},
+        "memoryd.b": {"memoryd.sub.c"},
+        "memoryd.sub": {"memoryd.sub.c"},
+        "memoryd.sub.c": {"memoryd.a", "memoryd.ns.d"},
+        "memoryd.ns.d": {"memoryd.sub"},
+    }
+    (loop,) = strongly_connected(graph)
+    assert loop == set(graph) - {"memoryd"}
+    assert _loop(graph, loop) == ["memoryd.a", "memoryd.b", "memoryd.sub.c", "memoryd.a"]
+
+
+def test_layer_table() -> None:
+    assert layer_of("memoryd.core.extraction.table") == 0
+    assert layer_of("memoryd.models") == 0
+    assert layer_of("memoryd.storage.sqlite.memories") == 1
+    assert layer_of("memoryd.vectors.qdrant.sync") == 2
+    assert layer_of("memoryd.embedding.service") == 2
+    assert layer_of("memoryd.engine") == layer_of("memoryd.engine.lifecycle") == 3
+    assert layer_of("memoryd.cli") == layer_of("memoryd.bootstrap") == 4
+    assert unit_of("memoryd.cli.keys") == "memoryd.cli"
+    assert unit_of("memoryd.bootstrap") == "memoryd.bootstrap"
+
+
+def test_every_module_has_a_layer() -> None:
+    missing = []
+    for module in _graph():
+        if module in EXEMPT:
+            continue
+        try:
+            layer_of(module)
+        except LookupError:
+            missing.append(module)
+    assert not missing, f"modules with no layer (add them to LAYERS): {sorted(missing)}"
+
+
+def test_no_new_import_cycle() -> None:
+    graph = _graph()
+    new = [c for c in cycles(graph) if not any(c <= known for known in KNOWN_CYCLES)]
+    assert not new, "new import cycles:\n" + "\n".join(_describe(graph, c) for c in new)
+
+
+def test_known_cycles_are_still_there() -> None:
+    """A listed loop that shrank or is gone: delete or regenerate it (--print-known)."""
+    stale = KNOWN_CYCLES - set(cycles(_graph()))
+    assert not stale, (
+        f"KNOWN_CYCLES entries that shrank or are gone: {sorted(map(sorted, stale))}{_REGENERATE}"
+    )
+
+
+def test_no_new_layer_violation() -> None:
+    graph = _graph()
+    new = layer_violations(graph) - KNOWN_LAYER_VIOLATIONS
+    lines = [
+        f"{_where(graph, a, b)}: layer {layer_of(a)} -> layer {layer_of(b)}" for a, b in sorted(new)
+    ]
+    assert not new, "imports against the layers:\n" + "\n".join(lines)
+
+
+def test_known_layer_violations_are_still_there() -> None:
+    stale = KNOWN_LAYER_VIOLATIONS - layer_violations(_graph())
+    assert not stale, f"KNOWN_LAYER_VIOLATIONS entries that are gone: {sorted(stale)}{_REGENERATE}"
+
+
+_PROBE = """
+import importlib, json, sys
+loaded = {}
+for name in sys.argv[1:]:
+    before = set(sys.modules)
+    importlib.import_module(name)
+    loaded[name] = sorted(set(sys.modules) - before)
+print(json.dumps(loaded))
+"""
+
+
+def _core_may_load(module: str) -> bool:
+    if module.split(".")[0] in sys.stdlib_module_names:
+        return True
+    return module in EXEMPT or any(_matches(module, pattern) for pattern in CORE_MAY_LOAD)
+
+
+def test_core_loads_no_third_party_module() -> None:
+    """One fresh interpreter imports every core module in turn; each adds only allowed
+    modules (what the interpreter loaded before the first import is not counted). A
+    module a previous import already loaded is charged to that first importer."""
+    core = sorted(m for m in discover(PACKAGE) if _matches(m, "memoryd.core"))
+    assert "memoryd.core.extraction.table" in core
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *core],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded: dict[str, list[str]] = json.loads(done.stdout)
+    bad = {name: [m for m in mods if not _core_may_load(m)] for name, mods in loaded.items()}
+    bad = {name: mods for name, mods in bad.items() if mods}
+    assert not bad, "core modules that load more than the stdlib:\n" + "\n".join(
+        f"{name}: {mods}" for name, mods in bad.items()
+    )
+
+
+# -- regenerating the allowlists --------------------------------------------------------
+
+
+_CYCLES_COMMENT = """\
+# Import cycles in today's code, each the set of modules in one loop. Being removed by
+# issue 18: a test fails when a listed loop changes or disappears, so delete it here.
+"""
+_VIOLATIONS_COMMENT = """\
+# (importer, imported) pairs that break the layer rules today. Being removed by
+# issue 18: a test fails when a listed import is gone, so delete it here.
+"""
+_ALLOWLISTS = "# -- the allowlists"  # the generated block runs from this line's end ...
+_RULES = "\n\n# -- the rules"  # ... to this one
+
+
+def _frozenset(items: list[str], indent: str) -> list[str]:
+    """A ``frozenset({...})`` literal laid out as ``ruff format`` lays it out."""
+    if not items:
+        return ["frozenset()"]
+    inner = indent + "    "
+    return [
+        "frozenset(",
+        f"{inner}{{",
+        *(f"{inner}    {i}," for i in items),
+        f"{inner}}}",
+        f"{indent})",
+    ]
+
+
+def _literal_known() -> str:
+    """The two allowlists as they should read today, comments included."""
+    graph = build_graph()
+    loops = []
+    for members in sorted(sorted(c) for c in cycles(graph)):
+        loop = _frozenset([f'"{m}"' for m in members], "        ")
+        loops.append("\n".join(loop))
+    pairs = [f'("{a}", "{b}")' for a, b in sorted(layer_violations(graph))]
+    return "\n".join(
+        [
+            _CYCLES_COMMENT
+            + "KNOWN_CYCLES: frozenset[frozenset[str]] = "
+            + "\n".join(_frozenset(loops, "")),
+            "",
+            _VIOLATIONS_COMMENT
+            + "KNOWN_LAYER_VIOLATIONS: frozenset[tuple[str, str]] = "
+            + "\n".join(_frozenset(pairs, "")),
+        ]
+    )
+
+
+def _write_known(path: Path) -> None:
+    """Replace the allowlist block of this file with the current allowlists."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index("\n", text.index(_ALLOWLISTS)) + 2
+    path.write_text(text[:start] + _literal_known() + text[text.index(_RULES) :], encoding="utf-8")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--print-known"]:
+        print(_literal_known())
+    elif sys.argv[1:] == ["--write-known"]:
+        _write_known(Path(__file__).resolve())
+    else:
+        sys.exit(f"usage: {sys.argv[0]} --print-known | --write-known")
