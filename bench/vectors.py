@@ -25,8 +25,8 @@ from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import Memory, NewMemory, utcnow
 from memoryd.settings import SettingsService
-from memoryd.storage.database import Database
-from memoryd.storage.memories import Filter
+from memoryd.storage.sqlite.database import Database
+from memoryd.storage.sqlite.memories import Filter
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.qdrant.client import memory_payload
 

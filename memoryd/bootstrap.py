@@ -12,8 +12,8 @@ from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.settings import MemorySettings, SettingsService
-from memoryd.storage.database import Database
-from memoryd.storage.repair import repair
+from memoryd.storage.sqlite.database import Database
+from memoryd.storage.sqlite.repair import repair
 
 if TYPE_CHECKING:
     from memoryd.embedding.service import EmbeddingService, Resolver

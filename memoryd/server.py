@@ -267,7 +267,7 @@ def serve(
     from memoryd.api.observability import configure_logging, register_secret
     from memoryd.bootstrap import open_engine
     from memoryd.http_protocol import ConnectionLimits, check_fd_headroom, protocol_class
-    from memoryd.storage.files import warn_if_open_dir
+    from memoryd.storage.sqlite.files import warn_if_open_dir
 
     env = os.environ if env is None else env
     try:

@@ -19,8 +19,8 @@ from typing import Any
 
 from memoryd.errors import ValidationError
 from memoryd.models import utcnow
-from memoryd.storage import kv
-from memoryd.storage.database import Database
+from memoryd.storage.sqlite import kv
+from memoryd.storage.sqlite.database import Database
 
 STRATEGIES = ("recent", "semantic", "hybrid")
 SCOPES = ("session", "apiKey", "global")

@@ -29,7 +29,7 @@ from memoryd.cli import main
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ConflictError, NotFoundError
 from memoryd.models import NewMemory
-from memoryd.storage.backup import backup_database
+from memoryd.storage.sqlite.backup import backup_database
 
 
 def inspect(path: Path) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import utcnow
-from memoryd.storage import queue
+from memoryd.storage.sqlite import queue
 
 
 def _open(data: Path) -> MemoryEngine:

@@ -23,7 +23,7 @@ from memoryd.core.fusion import ContextWeights, apply_context, score_fuse
 from memoryd.core.temporal import mentioned_dates, overlaps
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory, utcnow
-from memoryd.storage import memories as sql
+from memoryd.storage.sqlite import memories as sql
 
 # -- score_fuse ------------------------------------------------------------------------
 

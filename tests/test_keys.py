@@ -13,7 +13,7 @@ import pytest
 from memoryd.engine import MemoryEngine
 from memoryd.engine.keys import AUTH_CACHE_TTL_S, KeyService
 from memoryd.errors import ConflictError, ValidationError
-from memoryd.storage.database import Database
+from memoryd.storage.sqlite.database import Database
 
 
 class Clock:

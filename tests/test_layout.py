@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -37,11 +38,116 @@ def test_core_is_pure_stdlib() -> None:
                 assert top in sys.stdlib_module_names, f"{path.name} imports {name}"
 
 
-def test_only_the_storage_layer_talks_sql() -> None:
-    for path in PACKAGE.rglob("*.py"):
-        if "storage" in path.parts:
-            continue
-        assert "apsw" not in _imports(path), f"{path} imports the SQLite driver"
+SQLITE_STORE = PACKAGE / "storage" / "sqlite"
+
+#: What makes a string SQL: a statement's opening words. Upper case only, as every
+#: statement in memoryd is written, so prose ("select from the list") does not count.
+SQL_STATEMENT = re.compile(
+    r"\bSELECT\b[^;]*?\bFROM\b"
+    r"|\bSELECT\s+(?:\d|\w+\()"  # SELECT 1, SELECT vec_version()
+    r"|\bINSERT\s+(?:OR\s+[A-Z]+\s+)?INTO\b"
+    r"|\bUPDATE\s+\w+\s+SET\b"
+    r"|\bDELETE\s+FROM\b"
+    r"|\b(?:CREATE|DROP)\s+(?:UNIQUE\s+|VIRTUAL\s+)?(?:TABLE|INDEX|TRIGGER|VIEW)\b"
+    r"|\bALTER\s+TABLE\b"
+    r"|\bPRAGMA\s+\w+"
+    r"|\bBEGIN\s+(?:IMMEDIATE|EXCLUSIVE|DEFERRED)\b"
+)
+
+
+def _outside_sqlite_store() -> list[Path]:
+    return [p for p in sorted(PACKAGE.rglob("*.py")) if not p.is_relative_to(SQLITE_STORE)]
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """``id()`` of every docstring constant: the first statement of a module, class or
+    function when it is a string (prose that may name SQL words)."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(
+            node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+        ) and (
+            node.body
+            and isinstance(first := node.body[0], ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
+            found.add(id(first.value))
+    return found
+
+
+def _strings(tree: ast.AST) -> list[tuple[int, str]]:
+    """``(line, text)`` of every string literal but docstrings. An f-string is one text
+    with ``{}`` where its values go, so ``f"SELECT {cols} FROM t"`` reads as SQL."""
+    skip = _docstrings(tree)
+    parts_of_fstrings: set[int] = set()
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = ""
+            for value in node.values:
+                parts_of_fstrings.add(id(value))
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    text += value.value
+                else:
+                    text += "{}"
+            found.append((node.lineno, text))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in skip | parts_of_fstrings
+        ):
+            found.append((node.lineno, node.value))
+    return found
+
+
+def _sql_in(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: {match.group(0)!r}"
+        for line, text in sorted(_strings(tree))
+        if (match := SQL_STATEMENT.search(text))
+    ]
+
+
+def test_only_the_sqlite_store_imports_apsw() -> None:
+    outside = _outside_sqlite_store()
+    assert PACKAGE / "storage" / "__init__.py" in outside
+    offenders = [p for p in outside if any(n.split(".")[0] == "apsw" for n in _imports(p))]
+    assert not offenders, f"import the SQLite driver outside storage/sqlite/: {offenders}"
+
+
+def test_only_the_sqlite_store_contains_sql() -> None:
+    """Every SQL statement lives under ``memoryd/storage/sqlite/``; elsewhere code calls
+    its functions with a connection. Docstrings and comments may name SQL words."""
+    found = [hit for path in _outside_sqlite_store() for hit in _sql_in(path)]
+    assert not found, "SQL outside memoryd/storage/sqlite/:\n" + "\n".join(found)
+
+
+def test_the_sql_probe_finds_what_it_should(tmp_path: Path) -> None:
+    source = tmp_path / "probe.py"
+    source.write_text(
+        '"""Module docstring: SELECT id FROM memories is fine here."""\n'
+        "def f(table: str) -> None:\n"
+        '    """UPDATE memories SET x in a docstring is fine too."""\n'
+        "    # DELETE FROM memories (a comment)\n"
+        '    a = "select from the list of options"\n'
+        '    b = f"SELECT COUNT(*) FROM {table}"\n'
+        '    c = ("INSERT OR REPLACE INTO t (a) "\n'
+        '         "VALUES (1)")\n'
+        '    d = "PRAGMA query_only = 1"\n',
+        encoding="utf-8",
+    )
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    hits = [
+        (line, m.group(0)) for line, text in _strings(tree) if (m := SQL_STATEMENT.search(text))
+    ]
+    assert sorted(hits) == [
+        (6, "SELECT COUNT(*) FROM"),
+        (7, "INSERT OR REPLACE INTO"),
+        (9, "PRAGMA query_only"),
+    ]
 
 
 def test_no_module_is_over_500_lines() -> None:

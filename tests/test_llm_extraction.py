@@ -33,7 +33,7 @@ from memoryd.engine.llm_extraction import (
 )
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import Memory
-from memoryd.storage import memories as sql
+from memoryd.storage.sqlite import memories as sql
 
 OWNER, OTHER = "owner-a", "owner-b"
 RULES_TEXT = "I prefer dark mode."

@@ -24,8 +24,8 @@ from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import Memory, MemoryType, NewMemory, utcnow
 from memoryd.settings import SettingsService
-from memoryd.storage.database import Database
-from memoryd.storage.memories import Filter
+from memoryd.storage.sqlite.database import Database
+from memoryd.storage.sqlite.memories import Filter
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.qdrant.client import QdrantStore, memory_payload, point_id
 from memoryd.vectors.qdrant.config import QdrantConfig

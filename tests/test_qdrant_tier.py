@@ -16,7 +16,7 @@ from conftest import add
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryPatch, utcnow
-from memoryd.storage.memories import Filter
+from memoryd.storage.sqlite.memories import Filter
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.qdrant.client import QdrantStore
 from memoryd.vectors.qdrant.config import QdrantConfig

@@ -8,7 +8,7 @@ from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory
-from memoryd.storage.repair import repair
+from memoryd.storage.sqlite.repair import repair
 
 
 def _open(path: Path) -> MemoryEngine:

@@ -16,7 +16,7 @@ from conftest import add
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, utcnow
-from memoryd.storage import memories as sql
+from memoryd.storage.sqlite import memories as sql
 
 KEYWORD_STRATEGIES = ("semantic", "hybrid")
 ALL_STRATEGIES = ("exact", "semantic", "hybrid")

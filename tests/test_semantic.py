@@ -17,7 +17,7 @@ from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryType, NewMemory, utcnow
-from memoryd.storage import memories as sql
+from memoryd.storage.sqlite import memories as sql
 
 
 def vec_rows(engine: MemoryEngine) -> int:

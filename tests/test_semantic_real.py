@@ -17,7 +17,7 @@ from memoryd.config import EngineConfig
 from memoryd.core.fts_query import build_fts_query
 from memoryd.engine import MemoryEngine
 from memoryd.models import utcnow
-from memoryd.storage import memories as sql
+from memoryd.storage.sqlite import memories as sql
 
 PARAPHRASES = [
     ("I drink coffee every morning", "what do I have for breakfast"),

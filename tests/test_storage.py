@@ -15,9 +15,9 @@ from conftest import add
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryPatch, NewMemory, to_iso, utcnow
-from memoryd.storage import memories as sql
-from memoryd.storage.database import Database
-from memoryd.storage.migrations import apply_migrations
+from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.sqlite.database import Database
+from memoryd.storage.sqlite.migrations import apply_migrations
 
 
 @pytest.fixture
@@ -282,7 +282,7 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
     """Migrations 1-4 (the release before supersession) with memories in them: opening
     with this release adds the slot and history columns, fills the slot from metadata,
     and every old memory stays current and retrievable."""
-    from memoryd.storage import migrations
+    from memoryd.storage.sqlite import migrations
 
     path = tmp_path / "old.db"
     conn = apsw.Connection(str(path))

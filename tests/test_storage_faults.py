@@ -28,7 +28,7 @@ from memoryd.api import create_app
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
-from memoryd.storage.database import Database
+from memoryd.storage.sqlite.database import Database
 from memoryd.testing import serve_asgi
 
 MEMORYD = Path(sys.executable).with_name("memoryd")

@@ -15,7 +15,7 @@ from conftest import add
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
 from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, to_iso
-from memoryd.storage import memories as sql
+from memoryd.storage.sqlite import memories as sql
 
 EXPIRES = datetime(2030, 4, 6, tzinfo=UTC)
 

@@ -18,21 +18,22 @@ import numpy as np
 import pytest
 from conftest import add
 
-import memoryd.storage.migrations as migrations_pkg
+import memoryd.storage.sqlite.migrations as migrations_pkg
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import Memory, MemoryType, NewMemory, utcnow
 from memoryd.settings import SettingsService
-from memoryd.storage.database import Database
-from memoryd.storage.memories import (
+from memoryd.storage.sqlite.database import Database
+from memoryd.storage.sqlite.memories import (
     Filter,
     count_pending,
     mark_all_reindex,
     mark_reindex,
     reindex_queue,
 )
+from memoryd.storage.sqlite.vectors import read_meta
 from memoryd.vectors.base import VectorItem
-from memoryd.vectors.sqlite_vec import SqliteVecStore, read_meta
+from memoryd.vectors.sqlite_vec import SqliteVecStore
 
 SIG4 = "test:dim4:4"
 SIG8 = "test:dim8:8"

@@ -137,7 +137,7 @@ def create_app(
         fails writes (disk full) is ``degraded`` with its reason, still 200: reads work,
         and a restart would not free the disk. It probes a cheap write every few
         seconds, so it turns ``ok`` again without traffic."""
-        engine.db.read().execute("SELECT 1").fetchall()
+        engine.db.ping()
         fault = engine.db.probe()
         if fault is not None:
             return {

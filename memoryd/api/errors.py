@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from memoryd.errors import MemorydError, UnavailableError
-from memoryd.storage.faults import DriverError, storage_error
+from memoryd.storage.sqlite.faults import DriverError, storage_error
 
 log = logging.getLogger("memoryd.api")
 

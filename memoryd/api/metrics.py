@@ -38,6 +38,8 @@ from fastapi.responses import PlainTextResponse
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memoryd.storage.sqlite import memories as sql
+
 if TYPE_CHECKING:
     from memoryd.engine import MemoryEngine
     from memoryd.models import Hit
@@ -220,8 +222,7 @@ def _engine_families(engine: MemoryEngine) -> list[_Family]:
     fatal: the request counters still render."""
     families: list[_Family] = []
     try:
-        row = engine.db.read().execute("SELECT COUNT(*) FROM memories").fetchone()
-        count = row[0] if row else 0
+        count = sql.count(engine.db.read())
     except Exception as exc:
         log.debug("metrics: memories count unavailable: %s", exc)
     else:

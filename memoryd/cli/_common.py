@@ -4,10 +4,11 @@ helper for ``--json`` and text, and one error handler (one line, exit 1, no trac
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -91,3 +92,23 @@ def memory_row(memory: Memory) -> str:
         f"{memory.id}  [{memory.type.value}] {memory.key}  owner={memory.api_key_id}{session}\n"
         f"    {memory.content}"
     )
+
+
+def cli_command(fn: F) -> F:
+    """The stack every command wears: ``--json``, the click context, clean errors."""
+    return json_option(cast(F, click.pass_context(handles_errors(fn))))
+
+
+@contextmanager
+def percent_bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr, fed ``(done, total)`` by a long job (distillation)."""
+    with click.progressbar(length=100, label=label, file=sys.stderr) as bar:
+        shown = [0]
+
+        def progress(done: int, total: int) -> None:
+            pct = int(100 * done / max(1, total))
+            if pct > shown[0]:
+                bar.update(pct - shown[0])
+                shown[0] = pct
+
+        yield progress

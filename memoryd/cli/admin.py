@@ -11,13 +11,14 @@ from typing import Any
 import click
 
 from memoryd.cli._common import (
+    cli_command,
     emit,
     handles_errors,
-    json_option,
     local_engine,
+    percent_bar,
 )
 from memoryd.errors import ValidationError
-from memoryd.storage.files import private_output
+from memoryd.storage.sqlite.files import private_output
 
 
 @click.command("export")
@@ -40,9 +41,7 @@ def export_cmd(ctx: click.Context, owner: str, output: Path | None) -> None:
 @click.command("import")
 @click.argument("source", type=click.File("rb"), default="-")
 @click.option("--owner", "-k", default=None, help="Store every line under this owner.")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def import_cmd(ctx: click.Context, source: Any, owner: str | None) -> None:
     """Upsert memories from a JSON Lines file (or stdin) by owner + key."""
     with local_engine(ctx) as engine:
@@ -62,9 +61,7 @@ def import_cmd(ctx: click.Context, source: Any, owner: str | None) -> None:
 
 
 @click.command("gc")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def gc_cmd(ctx: click.Context) -> None:
     """Delete expired memories (and run the typed-decay sweep when enabled)."""
     with local_engine(ctx) as engine:
@@ -75,9 +72,7 @@ def gc_cmd(ctx: click.Context) -> None:
 
 
 @click.command("status")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def status_cmd(ctx: click.Context) -> None:
     """Engine status: keyword tier, embedding, vector store, reindex queue."""
     with local_engine(ctx) as engine:
@@ -89,9 +84,7 @@ def status_cmd(ctx: click.Context) -> None:
 @click.command("reindex")
 @click.option("--force", is_flag=True, help="Re-embed every memory, not only pending ones.")
 @click.option("--wait", is_flag=True, help="Stay until the queue is drained, with a progress bar.")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def reindex_cmd(ctx: click.Context, force: bool, wait: bool) -> None:
     """Embed memories whose vectors are missing or stale."""
     with local_engine(ctx) as engine:
@@ -121,9 +114,7 @@ def models() -> None:
 @models.command("build-static")
 @click.argument("output", type=click.Path(file_okay=False), required=False)
 @click.option("--dims", type=int, default=256, show_default=True, help="PCA dimensions.")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def build_static_cmd(ctx: click.Context, output: str | None, dims: int) -> None:
     """Distill a static (model2vec-style) embedder from the local MiniLM.
 
@@ -134,15 +125,7 @@ def build_static_cmd(ctx: click.Context, output: str | None, dims: int) -> None:
     from memoryd.embedding import EmbeddingError, build_static
 
     target = Path(output) if output else Path(ctx.obj["data_dir"]) / "models" / "static"
-    with click.progressbar(length=100, label="distilling", file=sys.stderr) as bar:
-        shown = [0]
-
-        def progress(done: int, total: int) -> None:
-            pct = int(100 * done / max(1, total))
-            if pct > shown[0]:
-                bar.update(pct - shown[0])
-                shown[0] = pct
-
+    with percent_bar("distilling") as progress:
         try:
             path = build_static(target, pca_dims=dims, progress=progress)
         except EmbeddingError as exc:

@@ -13,17 +13,15 @@ from pathlib import Path
 
 import click
 
-from memoryd.cli._common import emit, handles_errors, json_option
+from memoryd.cli._common import cli_command, emit
 from memoryd.config import EngineConfig
-from memoryd.storage.backup import backup_database
+from memoryd.storage.sqlite.backup import backup_database
 
 
 @click.command("backup")
 @click.argument("dest", type=click.Path(dir_okay=True, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite DEST if it exists.")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def backup_cmd(ctx: click.Context, dest: Path, force: bool) -> None:
     """Back up the database to DEST (a file, or a directory for a dated file).
 

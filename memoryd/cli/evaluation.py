@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from memoryd.cli._common import emit, handles_errors, json_option
+from memoryd.cli._common import cli_command, emit, handles_errors, percent_bar
 from memoryd.embedding import static_model_info
 from memoryd.errors import ValidationError
 from memoryd.eval import extraction, labelled, locomo, observations
@@ -59,15 +59,7 @@ def _embedder(name: str | None, static_model: str | None) -> locomo.EvalEmbedder
         if static_model_info(target.expanduser()) is not None:
             return locomo.static_embedder(target, build=False, env=env)
         _say(f"distilling the static model once into {target}")
-        with click.progressbar(length=100, label="distilling", file=sys.stderr) as bar:
-            shown = [0]
-
-            def progress(done: int, total: int) -> None:
-                pct = int(100 * done / max(1, total))
-                if pct > shown[0]:
-                    bar.update(pct - shown[0])
-                    shown[0] = pct
-
+        with percent_bar("distilling") as progress:
             return locomo.static_embedder(target, env=env, progress=progress)
     except locomo.EvalDataError as exc:
         raise ValidationError(f"embedder: {exc}") from None
@@ -155,9 +147,7 @@ def eval_group() -> None:
     default=None,
     help="Per-hit relevance floor (setting relevanceFloor; 0 = off; default: the engine's).",
 )
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def eval_locomo(
     ctx: click.Context,
     data: str,

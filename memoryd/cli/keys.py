@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from memoryd.cli._common import emit, handles_errors, json_option, local_engine
+from memoryd.cli._common import cli_command, emit, local_engine
 from memoryd.errors import NotFoundError
 
 #: The per-key memory override on the command line: on, off, or follow the global setting.
@@ -29,9 +29,7 @@ def keys() -> None:
     show_default=True,
     help="Memory for this key: on, off, or follow the global setting.",
 )
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def keys_create(ctx: click.Context, name: str, key_id: str | None, memory: str) -> None:
     """Create a key named NAME. Its secret is printed once and never stored."""
     with local_engine(ctx) as engine:
@@ -42,9 +40,7 @@ def keys_create(ctx: click.Context, name: str, key_id: str | None, memory: str) 
 
 @keys.command("list")
 @click.option("--live", is_flag=True, help="Hide revoked keys.")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def keys_list(ctx: click.Context, live: bool) -> None:
     """List keys, newest first (never a secret)."""
     with local_engine(ctx) as engine:
@@ -63,9 +59,7 @@ def keys_list(ctx: click.Context, live: bool) -> None:
 
 @keys.command("revoke")
 @click.argument("key_id")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def keys_revoke(ctx: click.Context, key_id: str) -> None:
     """Revoke a key: it stops authenticating at once. Its memories stay."""
     with local_engine(ctx) as engine:
@@ -77,9 +71,7 @@ def keys_revoke(ctx: click.Context, key_id: str) -> None:
 @keys.command("enable-memory")
 @click.argument("key_id")
 @click.argument("value", type=click.Choice(list(_FLAG)), default="on")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def keys_enable_memory(ctx: click.Context, key_id: str, value: str) -> None:
     """Set memory for one key: on (default), off, or default (follow the global setting)."""
     with local_engine(ctx) as engine:

@@ -10,9 +10,8 @@ import click
 
 from memoryd.cli._common import (
     TYPES,
+    cli_command,
     emit,
-    handles_errors,
-    json_option,
     local_engine,
     memory_row,
     parse_date,
@@ -34,9 +33,7 @@ def memory() -> None:
 @click.option("--session", default="", help="Session id.")
 @click.option("--metadata", default=None, help="JSON object.")
 @click.option("--expires-at", default=None, help="ISO-8601 expiry.")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def memory_add(
     ctx: click.Context,
     content: str,
@@ -75,9 +72,7 @@ def memory_add(
 @click.argument("text")
 @click.option("--owner", "-k", required=True, help="Owner (client API key id).")
 @click.option("--session", default="", help="Session id.")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def memory_remember(ctx: click.Context, text: str, owner: str, session: str) -> None:
     """Extract the facts TEXT states (as from a chat message) and store them."""
     with local_engine(ctx) as engine:
@@ -101,9 +96,7 @@ def memory_remember(ctx: click.Context, text: str, owner: str, session: str) -> 
 @click.option("--limit", type=int, default=50, show_default=True)
 @click.option("--page", type=int, default=1, show_default=True)
 @click.option("--history", is_flag=True, help="Also list superseded memories.")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def memory_list(
     ctx: click.Context,
     owner: str | None,
@@ -147,9 +140,7 @@ def memory_list(
 
 @memory.command("get")
 @click.argument("memory_id")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def memory_get(ctx: click.Context, memory_id: str) -> None:
     """Show one memory."""
     with local_engine(ctx) as engine:
@@ -167,9 +158,7 @@ def memory_get(ctx: click.Context, memory_id: str) -> None:
 @click.option("--max-tokens", type=int, default=None)
 @click.option("--limit", type=int, default=None)
 @click.option("--session", default=None)
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def memory_search(
     ctx: click.Context,
     query: str,
@@ -207,9 +196,7 @@ def memory_search(
 
 @memory.command("delete")
 @click.argument("memory_id")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def memory_delete(ctx: click.Context, memory_id: str) -> None:
     """Delete one memory."""
     with local_engine(ctx) as engine:
@@ -224,9 +211,7 @@ def memory_delete(ctx: click.Context, memory_id: str) -> None:
 @click.option("--type", "type_", type=TYPES, default=None)
 @click.option("--older-than", default=None, help="ISO-8601 date: only memories created before it.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def memory_clear(
     ctx: click.Context, owner: str, type_: str | None, older_than: str | None, yes: bool
 ) -> None:
@@ -244,9 +229,7 @@ def memory_clear(
 @click.option("--content", default=None)
 @click.option("--key", default=None)
 @click.option("--type", "type_", type=TYPES, default=None)
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def memory_update(
     ctx: click.Context, memory_id: str, content: str | None, key: str | None, type_: str | None
 ) -> None:

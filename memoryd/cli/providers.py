@@ -6,7 +6,7 @@ from typing import cast
 
 import click
 
-from memoryd.cli._common import emit, handles_errors, json_option, local_engine
+from memoryd.cli._common import cli_command, emit, local_engine
 from memoryd.core.injection import SystemRole
 from memoryd.engine.providers import SYSTEM_ROLES, Provider, save_providers, stored_providers
 from memoryd.errors import NotFoundError, ValidationError
@@ -22,9 +22,7 @@ def providers() -> None:
 @click.argument("base_url")
 @click.option("--api-key", default=None, help="Sent upstream as Authorization: Bearer.")
 @click.option("--system-role", type=click.Choice(SYSTEM_ROLES), default="auto", show_default=True)
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def providers_add(
     ctx: click.Context, name: str, base_url: str, api_key: str | None, system_role: str
 ) -> None:
@@ -42,9 +40,7 @@ def providers_add(
 
 
 @providers.command("list")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def providers_list(ctx: click.Context) -> None:
     """Configured providers, keys masked (includes the env default)."""
     with local_engine(ctx) as engine:
@@ -64,9 +60,7 @@ def providers_list(ctx: click.Context) -> None:
 
 @providers.command("remove")
 @click.argument("name")
-@json_option
-@click.pass_context
-@handles_errors
+@cli_command
 def providers_remove(ctx: click.Context, name: str) -> None:
     """Remove stored provider NAME."""
     with local_engine(ctx) as engine:

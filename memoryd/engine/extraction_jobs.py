@@ -17,8 +17,8 @@ from concurrent.futures import Future
 from memoryd.core.extraction import Fact, extract_facts, fact_metadata
 from memoryd.engine.background import BackgroundWorker
 from memoryd.models import MemoryType, NewMemory, Reconcile, Reconciled, to_iso, utcnow
-from memoryd.storage import queue
-from memoryd.storage.database import Database
+from memoryd.storage.sqlite import queue
+from memoryd.storage.sqlite.database import Database
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,8 @@ from typing import Any
 from memoryd.cache import TTLCache
 from memoryd.errors import ConflictError, field_error
 from memoryd.models import GLOBAL_OWNER, parse_iso, to_iso, utcnow
-from memoryd.storage import keys as sql
-from memoryd.storage.database import Database
+from memoryd.storage.sqlite import keys as sql
+from memoryd.storage.sqlite.database import Database
 
 SECRET_PREFIX = "mk_"
 PREFIX_CHARS = 8

@@ -18,13 +18,13 @@ from memoryd.core.jsondepth import MAX_JSON_DEPTH, value_too_deep
 from memoryd.core.summary import summarize_text, summary_line
 from memoryd.errors import MemorydError, ValidationError, field_error
 from memoryd.models import Memory, MemoryType, NewMemory, parse_iso, to_iso, utcnow
-from memoryd.storage import history
-from memoryd.storage import memories as sql
+from memoryd.storage.sqlite import history
+from memoryd.storage.sqlite import memories as sql
 
 if TYPE_CHECKING:
     from memoryd.cache import TTLCache
     from memoryd.config import EngineConfig
-    from memoryd.storage.database import Database
+    from memoryd.storage.sqlite.database import Database
 
 
 class LifecycleHost(Protocol):

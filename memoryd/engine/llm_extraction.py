@@ -38,12 +38,12 @@ from memoryd.core.scoring import estimate_tokens
 from memoryd.engine.providers import Provider
 from memoryd.models import Memory, Preview, Reconcile, Reconciled, to_iso, utcnow
 from memoryd.settings import MemorySettings
-from memoryd.storage import kv
-from memoryd.storage import memories as sql
+from memoryd.storage.sqlite import kv
+from memoryd.storage.sqlite import memories as sql
 
 if TYPE_CHECKING:
     from memoryd.settings import SettingsService
-    from memoryd.storage.database import Database
+    from memoryd.storage.sqlite.database import Database
 
 
 class LlmHost(Protocol):
@@ -57,18 +57,10 @@ class LlmHost(Protocol):
 
     def providers(self) -> dict[str, Provider]: ...
     def reconcile(self, items: Iterable[Reconcile]) -> list[Reconciled]: ...
-    def preview(
-        self,
-        owner: str | None,
-        query: str | None = None,
-        *,
-        strategy: str | None = None,
-        max_tokens: int | None = None,
-        scope: str | None = None,
-        session_id: str | None = None,
-        limit: int | None = None,
-        user_id: str | None = None,
-    ) -> Preview: ...
+    @property
+    def preview(self) -> Callable[..., Preview]:
+        """Retrieval's dry run (``MemoryEngine.preview``)."""
+        ...
 
 
 log = logging.getLogger(__name__)

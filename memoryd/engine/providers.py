@@ -15,8 +15,8 @@ from typing import Any, cast
 
 from memoryd.core.injection import SystemRole
 from memoryd.core.masking import mask_secret
-from memoryd.storage import kv
-from memoryd.storage.database import Database
+from memoryd.storage.sqlite import kv
+from memoryd.storage.sqlite.database import Database
 
 SYSTEM_ROLES = ("auto", "system", "user", "first")
 SETTINGS_KEY = "providers"

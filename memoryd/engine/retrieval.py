@@ -28,8 +28,8 @@ from memoryd.engine.providers import Provider
 from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, Memory, Resolution, Scope, Strategy, utcnow
 from memoryd.settings import MemorySettings
-from memoryd.storage import memories as sql
-from memoryd.storage.database import Database
+from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.sqlite.database import Database
 
 if TYPE_CHECKING:
     from memoryd.vectors.indexer import Indexer
@@ -304,16 +304,7 @@ class Retriever:
         tier = "vector"
         if qdrant_knn is not None:
             # Payloads can lag SQLite by a moment: the SQL filter has the last word.
-            where, params = flt.sql()
-            ids = [mid for mid, _ in qdrant_knn]
-            marks = ", ".join("?" for _ in ids)
-            passing = {
-                r[0]
-                for r in conn.execute(
-                    f"SELECT m.id FROM memories m WHERE m.id IN ({marks}) AND {where}",
-                    [*ids, *params],
-                )
-            }
+            passing = sql.existing_ids(conn, [mid for mid, _ in qdrant_knn], flt)
             knn = [(mid, score) for mid, score in qdrant_knn if mid in passing]
             tier = "qdrant"
         else:

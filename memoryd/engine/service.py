@@ -48,9 +48,9 @@ from memoryd.models import (
     utcnow,
 )
 from memoryd.settings import MemorySettings, SettingsService
-from memoryd.storage import history
-from memoryd.storage import memories as sql
-from memoryd.storage.database import Database
+from memoryd.storage.sqlite import history
+from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.sqlite.database import Database
 
 if TYPE_CHECKING:
     from memoryd.embedding.service import EmbeddingService

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.engine.llm_extraction import LlmHost, llm_status
-from memoryd.storage import memories as sql
+from memoryd.storage.sqlite import memories as sql
 
 if TYPE_CHECKING:
     from memoryd.cache import TTLCache

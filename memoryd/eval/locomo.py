@@ -40,7 +40,7 @@ from memoryd.embedding import EmbeddingResolution
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryType, NewMemory
 from memoryd.settings import MemorySettings
-from memoryd.storage import memories as sql
+from memoryd.storage.sqlite import memories as sql
 
 CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 STRATEGIES = ("recent", "semantic", "hybrid")

@@ -29,6 +29,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from memoryd import __version__
+from memoryd.api.schemas import MemoryPublic
 from memoryd.engine import MemoryEngine
 from memoryd.engine.retrieval import MAX_LIMIT
 from memoryd.engine.validation import require_owner
@@ -88,24 +89,8 @@ UserArg = Annotated[
 ]
 
 
-class McpMemory(BaseModel):
-    """One memory, as in the REST API (SPEC §13)."""
-
-    id: str
-    apiKeyId: str
-    sessionId: str
-    type: TypeName
-    key: str
-    content: str
-    metadata: dict[str, Any]
-    createdAt: str
-    updatedAt: str
-    expiresAt: str | None
-    accessCount: int
-    lastAccessedAt: str | None
-    supersededAt: str | None = None  # set when a newer statement replaced it (history)
-    userId: str | None = None  # the end user of the key it belongs to; null: shared
-    supersededBy: str | None = None
+class McpMemory(MemoryPublic):
+    """One memory, exactly as in the REST API (SPEC §13): one public shape."""
 
     @classmethod
     def of(cls, memory: Memory) -> McpMemory:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from memoryd.storage.memories import Filter
+from memoryd.storage.sqlite.memories import Filter
 
 if TYPE_CHECKING:
     from memoryd.embedding import Embedder, EmbeddingResolution

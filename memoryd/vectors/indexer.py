@@ -21,8 +21,9 @@ from typing import Any
 
 from memoryd.embedding import Embedder, EmbeddingError, EmbeddingResolution
 from memoryd.embedding.service import EmbeddingService
-from memoryd.storage import memories as sql
-from memoryd.storage.database import Database
+from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.sqlite import vectors as vec_sql
+from memoryd.storage.sqlite.database import Database
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.sqlite_vec import SqliteVecStore
 
@@ -136,22 +137,11 @@ class Indexer:
                     self._cond.notify_all()
 
     def _rows(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
-        marks = ", ".join("?" for _ in ids)
-        rows = self.db.read().execute(
-            f"SELECT id, api_key_id, content FROM memories WHERE needs_reindex = 1 "
-            f"AND id IN ({marks})",
-            list(ids),
-        )
-        return [(r[0], r[1], r[2]) for r in rows]
+        return vec_sql.flagged(self.db.read(), ids)
 
     def _reindex_step(self) -> None:
-        conn: Any = self.db.read()
-        rows = conn.execute(
-            "SELECT id, api_key_id, content FROM memories WHERE needs_reindex = 1 "
-            "ORDER BY created_at, seq LIMIT ?",
-            (BATCH + len(self._skip),),
-        ).fetchall()
-        batch = [(r[0], r[1], r[2]) for r in rows if r[0] not in self._skip][:BATCH]
+        rows = vec_sql.oldest_flagged(self.db.read(), BATCH + len(self._skip))
+        batch = [row for row in rows if row[0] not in self._skip][:BATCH]
         if not batch or self.ready() is None:
             self.reindex_running = False
             return
@@ -184,11 +174,7 @@ class Indexer:
         def apply(conn: Any) -> int:
             done = 0
             for item in items:
-                conn.execute(
-                    "UPDATE memories SET needs_reindex = 0 WHERE id = ? AND content = ?",
-                    (item.memory_id, contents[item.memory_id]),
-                )
-                if conn.changes():
+                if vec_sql.clear_flag_if_unchanged(conn, item.memory_id, contents[item.memory_id]):
                     store.upsert_in(conn, [item])
                     done += 1
             return done
@@ -202,12 +188,7 @@ class Indexer:
 
     def backfill_owner(self, owner: str, limit: int = BACKFILL_LIMIT) -> int:
         """Embed up to ``limit`` pending memories of one owner now (before a search)."""
-        rows = self.db.read().execute(
-            "SELECT id, api_key_id, content FROM memories WHERE needs_reindex = 1 "
-            "AND api_key_id = ? ORDER BY created_at DESC LIMIT ?",
-            (owner, limit),
-        )
-        batch = [(r[0], r[1], r[2]) for r in rows]
+        batch = vec_sql.newest_flagged_of(self.db.read(), owner, limit)
         return self._index(batch) if batch else 0
 
     # -- shutdown ----------------------------------------------------------------------

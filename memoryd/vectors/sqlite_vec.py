@@ -20,55 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.models import to_iso, utcnow
-from memoryd.storage.database import Database
-from memoryd.storage.memories import Filter, mark_all_reindex
+from memoryd.storage.sqlite import vectors as vec_sql
+from memoryd.storage.sqlite.database import Database
+from memoryd.storage.sqlite.memories import Filter, count_pending, mark_all_reindex
 from memoryd.vectors.base import ReadyState, VectorItem
-
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS vec_memories (seq INTEGER PRIMARY KEY, emb BLOB NOT NULL);"
-    "CREATE TRIGGER IF NOT EXISTS vec_memories_ad AFTER DELETE ON memories BEGIN "
-    "DELETE FROM vec_memories WHERE seq = old.seq; END;"
-)
-
-
-def _table_exists(conn: Any) -> bool:
-    rows = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec_memories'"
-    ).fetchall()
-    return bool(rows)
-
-
-def _schema_present(conn: Any) -> bool:
-    rows = conn.execute(
-        "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('vec_memories', 'vec_memories_ad')"
-    ).fetchall()
-    return int(rows[0][0]) == 2
-
-
-def read_meta(conn: Any) -> dict[str, Any]:
-    row = conn.execute(
-        "SELECT active_dim, embedding_signature, last_reset_at, vec_ready "
-        "FROM memory_vec_meta WHERE id = 1"
-    ).fetchone()
-    if row is None:
-        return {"activeDim": None, "signature": None, "lastResetAt": None, "vecReady": False}
-    return {
-        "activeDim": row[0],
-        "signature": row[1],
-        "lastResetAt": row[2],
-        "vecReady": bool(row[3]),
-    }
-
-
-def _write_meta(conn: Any, dim: int | None, signature: str | None, reset: bool) -> None:
-    conn.execute(
-        "INSERT INTO memory_vec_meta (id, active_dim, embedding_signature, last_reset_at, "
-        "vec_ready) VALUES (1, ?, ?, ?, 1) ON CONFLICT (id) DO UPDATE SET "
-        "active_dim = excluded.active_dim, embedding_signature = excluded.embedding_signature,"
-        " last_reset_at = COALESCE(excluded.last_reset_at, last_reset_at), vec_ready = 1",
-        (dim, signature, to_iso(utcnow()) if reset else None),
-    )
 
 
 class SqliteVecStore:
@@ -94,25 +49,22 @@ class SqliteVecStore:
         if (
             self._signature == wanted
             and self._dim == dimensions
-            and _schema_present(self.db.read())  # else self-heal, even in a long-lived store
+            and vec_sql.schema_present(self.db.read())  # else self-heal, even in a long-lived store
         ):
             return ReadyState(True, "sqlite-vec ready")
 
         def apply(conn: Any) -> ReadyState:
-            meta = read_meta(conn)
-            healed = not _table_exists(conn)
-            conn.execute(_SCHEMA)
-            if (
-                meta["signature"] is None
-                and not conn.execute("SELECT 1 FROM vec_memories LIMIT 1").fetchall()
-            ):
+            meta = vec_sql.read_meta(conn)
+            healed = not vec_sql.table_exists(conn)
+            vec_sql.create_schema(conn)
+            if meta["signature"] is None and not vec_sql.has_vectors(conn):
                 # First embedder on this database: nothing to discard, nothing to reset.
-                _write_meta(conn, dimensions, wanted, reset=False)
+                vec_sql.write_meta(conn, dimensions, wanted, reset=False)
                 return ReadyState(True, f"vec_memories ready for {wanted}")
             if meta["signature"] != wanted or meta["activeDim"] != dimensions:
-                conn.execute("DELETE FROM vec_memories")
+                vec_sql.clear(conn)
                 marked = mark_all_reindex(conn)
-                _write_meta(conn, dimensions, wanted, reset=True)
+                vec_sql.write_meta(conn, dimensions, wanted, reset=True)
                 return ReadyState(
                     True,
                     f"vec_memories recreated for {wanted} (was {meta['signature']}); "
@@ -128,9 +80,6 @@ class SqliteVecStore:
         self._signature, self._dim = wanted, dimensions
         return state
 
-    def _blob_sql(self) -> str:
-        return "vec_quantize_int8(?, 'unit')" if self.quantization == "int8" else "?"
-
     def _blob_len(self) -> int:
         assert self._dim is not None
         return self._dim if self.quantization == "int8" else self._dim * 4
@@ -140,16 +89,12 @@ class SqliteVecStore:
     def upsert_in(self, conn: Any, items: Sequence[VectorItem]) -> int:
         """Write vectors inside the caller's transaction; returns how many rows existed."""
         written = 0
-        sql = (
-            f"INSERT OR REPLACE INTO vec_memories (seq, emb) "
-            f"SELECT seq, {self._blob_sql()} FROM memories WHERE id = ?"
-        )
+        quantized = self.quantization == "int8"
         for item in items:
             vector = np.asarray(item.vector, dtype=np.float32)
             if self._dim is not None and vector.shape[0] != self._dim:
                 raise ValueError(f"vector has {vector.shape[0]} dims, store expects {self._dim}")
-            conn.execute(sql, (vector.tobytes(), item.memory_id))
-            written += conn.changes()
+            written += vec_sql.upsert(conn, item.memory_id, vector.tobytes(), quantized=quantized)
         return written
 
     def upsert(self, items: Sequence[VectorItem]) -> None:
@@ -160,14 +105,7 @@ class SqliteVecStore:
         ids = list(memory_ids)
         if not ids:
             return
-        marks = ", ".join("?" for _ in ids)
-        self.db.write(
-            lambda conn: conn.execute(
-                "DELETE FROM vec_memories WHERE seq IN "
-                f"(SELECT seq FROM memories WHERE id IN ({marks}))",
-                ids,
-            )
-        )
+        self.db.write(lambda conn: vec_sql.delete(conn, ids))
 
     # -- reads -------------------------------------------------------------------------
 
@@ -176,32 +114,24 @@ class SqliteVecStore:
     ) -> list[tuple[str, float]]:
         if self._dim is None or k <= 0:
             return []  # (a negative LIMIT would mean "no limit" to SQLite)
-        where, params = flt.sql()
         query = np.asarray(vector, dtype=np.float32).tobytes()
-        if self.quantization == "int8":
-            dist = "vec_distance_cosine(vec_int8(v.emb), vec_quantize_int8(?, 'unit'))"
-        else:
-            dist = "vec_distance_cosine(v.emb, ?)"
-        rows = (conn or self.db.read()).execute(
-            f"SELECT m.id, {dist} AS d FROM memories m JOIN vec_memories v ON v.seq = m.seq "
-            f"WHERE {where} AND length(v.emb) = ? ORDER BY d LIMIT ?",
-            [query, *params, self._blob_len(), k],
+        rows = vec_sql.knn(
+            conn or self.db.read(),
+            query,
+            k,
+            flt,
+            blob_len=self._blob_len(),
+            quantized=self.quantization == "int8",
         )
         # float32 rounding can put an exact match a hair past 1: keep scores in [-1, 1].
-        return [(r[0], max(-1.0, min(1.0, 1.0 - float(r[1])))) for r in rows]
+        return [(mid, max(-1.0, min(1.0, 1.0 - dist))) for mid, dist in rows]
 
     def stats(self) -> dict[str, Any]:
         conn: Any = self.db.read()
-        meta = read_meta(conn)
-        count = (
-            conn.execute("SELECT COUNT(*) FROM vec_memories").fetchall()
-            if _table_exists(conn)
-            else [(0,)]
-        )
-        pending = conn.execute("SELECT COUNT(*) FROM memories WHERE needs_reindex = 1").fetchall()
+        meta = vec_sql.read_meta(conn)
         return {
-            "rowCount": int(count[0][0]),
-            "needsReindex": int(pending[0][0]),
+            "rowCount": vec_sql.count(conn),
+            "needsReindex": count_pending(conn),
             "activeDim": meta["activeDim"],
             "signature": meta["signature"],
             "quantization": self.quantization,
@@ -210,7 +140,7 @@ class SqliteVecStore:
     def health(self) -> dict[str, Any]:
         start = time.perf_counter()
         try:
-            self.db.read().execute("SELECT vec_version()").fetchone()
+            vec_sql.version(self.db.read())
         except Exception as exc:
             return {"ok": False, "latencyMs": 0.0, "error": str(exc)}
         return {"ok": True, "latencyMs": round((time.perf_counter() - start) * 1000, 3)}

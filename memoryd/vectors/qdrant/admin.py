@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from memoryd.models import utcnow
-from memoryd.storage import memories as sql
+from memoryd.storage.sqlite import memories as sql
 from memoryd.vectors.qdrant.client import QdrantUnavailable, _brief
 from memoryd.vectors.qdrant.schema import HEALTH_TTL_S
 

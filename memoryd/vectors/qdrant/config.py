@@ -26,8 +26,8 @@ from urllib.parse import urlsplit
 from memoryd.core.masking import mask_secret
 from memoryd.errors import ValidationError
 from memoryd.models import utcnow
-from memoryd.storage import kv
-from memoryd.storage.database import Database
+from memoryd.storage.sqlite import kv
+from memoryd.storage.sqlite.database import Database
 
 PREFIX = "qdrant."
 DEFAULT_PORT = 6333
@@ -145,8 +145,7 @@ def save(db: Database, values: Mapping[str, Any]) -> None:
 
     def apply(conn: Any) -> None:
         kv.write_many(conn, {k: v for k, v in values.items() if v is not None}, now, PREFIX)
-        for name in (k for k, v in values.items() if v is None):
-            conn.execute("DELETE FROM settings WHERE key = ?", (PREFIX + name,))
+        kv.delete_many(conn, (k for k, v in values.items() if v is None), PREFIX)
 
     db.write(apply)
 

@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,9 +26,9 @@ import numpy as np
 from memoryd.errors import ValidationError
 from memoryd.models import utcnow
 from memoryd.settings import SettingsService
-from memoryd.storage import kv
-from memoryd.storage import memories as sql
-from memoryd.storage.database import Database
+from memoryd.storage.sqlite import kv, qdrant_sync
+from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.sqlite.database import Database
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.qdrant import config as qdrant_config
 from memoryd.vectors.qdrant.admin import TierAdmin
@@ -39,10 +40,6 @@ if TYPE_CHECKING:
     from memoryd.vectors.base import VectorSource
 
 from memoryd.vectors.qdrant.schema import (
-    _PENDING_ROWS,
-    _PUSHABLE,
-    _SCHEMA,
-    _SCHEMA_NAMES,
     BATCH,
     COOLDOWN_S,
     MAX_BACKOFF_S,
@@ -50,7 +47,6 @@ from memoryd.vectors.qdrant.schema import (
     TICK_S,
     Backend,
     Target,
-    _executemany,
 )
 
 log = logging.getLogger(__name__)
@@ -174,14 +170,9 @@ class QdrantTier(TierAdmin):
     # -- bookkeeping in SQLite ---------------------------------------------------------
 
     def ensure_schema(self) -> None:
-        if self._schema_ok:
-            conn: Any = self.db.read()
-            marks = ", ".join("?" for _ in _SCHEMA_NAMES)
-            query = f"SELECT COUNT(*) FROM sqlite_master WHERE name IN ({marks})"
-            (n,) = next(iter(conn.execute(query, _SCHEMA_NAMES)))
-            if int(n) == len(_SCHEMA_NAMES):
-                return
-        self.db.write(lambda c: c.execute(_SCHEMA))
+        if self._schema_ok and qdrant_sync.schema_complete(self.db.read()):
+            return
+        self.db.write(qdrant_sync.create_schema)
         self._schema_ok = True
 
     def _sync_state(self) -> dict[str, Any]:
@@ -197,25 +188,15 @@ class QdrantTier(TierAdmin):
             self._sync = state
         self.db.write(lambda c: kv.write_many(c, {SYNC_KEY: state}, utcnow()))
 
-    def _mark_all(self, conn: Any) -> int:
-        conn.execute("DELETE FROM qdrant_tombstones")
-        conn.execute(
-            "INSERT INTO qdrant_pending (seq, memory_id, gen) SELECT seq, id, 1 FROM memories "
-            "WHERE true ON CONFLICT (seq) DO UPDATE SET gen = gen + 1"
-        )
-        return int(conn.changes())
-
     def pending(self) -> int:
         """Memories the backend lacks (all of them before the first backfill)."""
-        table = "qdrant_pending" if self._schema_present() else "memories"
-        (n,) = next(iter(self.db.read().execute(f"SELECT COUNT(*) FROM {table}")))
-        return int(n)
+        conn: Any = self.db.read()
+        if self._schema_present():
+            return qdrant_sync.count_pending(conn)
+        return sql.count(conn)
 
     def _schema_present(self) -> bool:
-        rows = self.db.read().execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'qdrant_pending'"
-        )
-        return bool(list(rows))
+        return qdrant_sync.pending_table_exists(self.db.read())
 
     # -- readiness ---------------------------------------------------------------------
 
@@ -248,7 +229,7 @@ class QdrantTier(TierAdmin):
         with self._lock:
             sync = self._sync_state()
             if sync.get("identity") != identity or state.recreated:
-                queued = self.db.write(self._mark_all)
+                queued = self.db.write(qdrant_sync.queue_all)
                 log.info("Qdrant sync target %s: %d memories queued", identity, queued)
                 self._set_sync(identity=identity, complete=False)
                 self._reconcile = self._reconcile or not state.recreated
@@ -320,7 +301,7 @@ class QdrantTier(TierAdmin):
             )
         self.ensure_schema()
         if force:
-            self.db.write(self._mark_all)
+            self.db.write(qdrant_sync.queue_all)
         with self._lock:
             self._reconcile = self._reconcile or reconcile or force
             self._backoff = 0.0
@@ -390,33 +371,28 @@ class QdrantTier(TierAdmin):
         log.warning("Qdrant sync paused (retry in %.0f s): %s", self._backoff, reason)
 
     def _pushable(self) -> int:
-        (n,) = next(iter(self.db.read().execute(_PUSHABLE)))
-        return int(n)
+        return qdrant_sync.count_pushable(self.db.read())
 
     def _drain_tombstones(self, store: Backend) -> None:
         while not self._closed:
-            rows = self.db.read().execute("SELECT memory_id FROM qdrant_tombstones LIMIT 1000")
-            ids = [(str(r[0]),) for r in rows]
+            ids = qdrant_sync.tombstones(self.db.read(), 1000)
             if not ids:
                 return
-            store.delete([i for (i,) in ids])
-            self.db.write(_executemany("DELETE FROM qdrant_tombstones WHERE memory_id = ?", ids))
+            store.delete(ids)
+            self.db.write(partial(qdrant_sync.drop_tombstones, memory_ids=ids))
             self.deleted += len(ids)
 
     def _drain_pending(self, store: Backend) -> None:
         after = -1
         while not self._closed:
-            conn: Any = self.db.read()
-            rows: list[Any] = conn.execute(_PENDING_ROWS, (after, BATCH)).fetchall()
+            rows = qdrant_sync.pending_rows(self.db.read(), after, BATCH)
             if not rows:
                 return
             after = int(rows[-1][0])
             items = self._items(rows, store.dimensions)
             store.upsert(items)
             done = [(int(r[0]), int(r[1])) for r in rows]
-            self.db.write(
-                _executemany("DELETE FROM qdrant_pending WHERE seq = ? AND gen = ?", done)
-            )
+            self.db.write(partial(qdrant_sync.drop_pending, done=done))
             self.processed += len(items)
 
     def _items(self, rows: Sequence[Any], dim: int | None) -> list[VectorItem]:
@@ -442,13 +418,7 @@ class QdrantTier(TierAdmin):
     def _reconcile_orphans(self, store: Backend) -> None:
         """Delete points whose memory no longer exists (deleted while Qdrant was off)."""
         for page in store.memory_ids():
-            marks = ", ".join("?" for _ in page)
-            found = {
-                r[0]
-                for r in self.db.read().execute(
-                    f"SELECT id FROM memories WHERE id IN ({marks})", page
-                )
-            }
+            found = sql.existing_ids(self.db.read(), page)
             orphans = [mid for mid in page if mid not in found]
             if orphans:
                 store.delete(orphans)

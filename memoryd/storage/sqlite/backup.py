@@ -28,7 +28,7 @@ from typing import Any
 import apsw
 
 from memoryd.errors import ConflictError, NotFoundError, UnavailableError, ValidationError
-from memoryd.storage.files import check_database_file
+from memoryd.storage.sqlite.files import check_database_file
 
 BUSY_RETRY_S = 30.0
 

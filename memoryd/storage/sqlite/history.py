@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from memoryd.models import NewMemory, Reconcile, Reconciled, to_iso
-from memoryd.storage.memories import escape_like, upsert
+from memoryd.storage.sqlite.memories import escape_like, upsert
 
 
 def supersede(

@@ -121,6 +121,21 @@ def get_many(conn: Any, ids: Sequence[str]) -> dict[str, Memory]:
     return found
 
 
+def existing_ids(conn: Any, ids: Sequence[str], flt: Filter | None = None) -> set[str]:
+    """Those of ``ids`` that exist (and pass ``flt``): vector tiers outside SQLite can lag
+    a delete or an edit, so SQL has the last word on what they return."""
+    where, params = flt.sql() if flt is not None else ("1", [])
+    marks = ", ".join("?" for _ in ids)
+    query = f"SELECT m.id FROM memories m WHERE m.id IN ({marks}) AND {where}"
+    return {r[0] for r in conn.execute(query, [*ids, *params])}
+
+
+def count(conn: Any) -> int:
+    """Every stored memory, every owner (history included)."""
+    (n,) = next(iter(conn.execute("SELECT COUNT(*) FROM memories")))
+    return int(n)
+
+
 def neighbours(conn: Any, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
     """The memories written just before and just after each of ``ids`` by the same
     owner in the same session (by ``seq``, the write order). Two index seeks per id

@@ -34,9 +34,9 @@ from typing import Any, TypeVar
 import apsw
 
 from memoryd.errors import UnavailableError
-from memoryd.storage.faults import StorageFault, fault_of, probe_write, storage_error
-from memoryd.storage.files import discard_if_empty, prepare_database_file
-from memoryd.storage.migrations import apply_migrations
+from memoryd.storage.sqlite.faults import StorageFault, fault_of, probe_write, storage_error
+from memoryd.storage.sqlite.files import discard_if_empty, prepare_database_file
+from memoryd.storage.sqlite.migrations import apply_migrations
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +180,10 @@ class Database:
             with self._readers_lock:
                 self._readers.append(conn)
         return conn
+
+    def ping(self) -> None:
+        """One trivial read: raises when the database does not answer (``/healthz``)."""
+        self.read().execute("SELECT 1").fetchall()
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[Connection]:

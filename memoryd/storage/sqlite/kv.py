@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -32,6 +32,12 @@ def write_many(conn: Any, values: Mapping[str, Any], now: datetime, prefix: str 
             "value = excluded.value, updated_at = excluded.updated_at",
             (prefix + key, json.dumps(value, ensure_ascii=False), to_iso(now)),
         )
+
+
+def delete_many(conn: Any, keys: Iterable[str], prefix: str = "") -> None:
+    """Forget stored values, so the env or the default applies again."""
+    for key in keys:
+        conn.execute("DELETE FROM settings WHERE key = ?", (prefix + key,))
 
 
 def read_one(conn: Any, key: str, default: Any = None) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 import apsw
 
-from memoryd.storage.database import Database
+from memoryd.storage.sqlite.database import Database
 
 log = logging.getLogger(__name__)
 
