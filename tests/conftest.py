@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -11,21 +11,37 @@ import pytest
 
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
+from memoryd.embedding.service import Resolver
 from memoryd.engine import MemoryEngine
 from memoryd.models import Memory, MemoryType, NewMemory, to_iso
+
+
+def make_engine(
+    data_dir: Path,
+    env: Mapping[str, str] | None = None,
+    *,
+    resolver: Resolver | None,
+    start_indexing: bool = True,
+) -> MemoryEngine:
+    """The one way a test builds an engine by hand: a real SQLite file in ``data_dir``,
+    configured from ``env`` (the data dir added) as ``memoryd serve`` would be, with
+    ``resolver`` choosing the embedder (``embedders.no_source``: keyword only)."""
+    full = {"MEMORYD_DATA_DIR": str(data_dir), **(env or {})}
+    return build_engine(
+        EngineConfig.from_env(full, data_dir=data_dir),
+        full,
+        embedding_resolver=resolver,
+        start_indexing=start_indexing,
+    )
 
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
     """Keyword-only: no embedding source (the vector tier has its own fixtures)."""
-    from embedders import no_source
+    from tests.embedders import no_source
 
     data = tmp_path / "data"
-    eng = build_engine(
-        EngineConfig.from_env({}, data_dir=data),
-        {"MEMORYD_DATA_DIR": str(data)},
-        embedding_resolver=no_source,
-    )
+    eng = make_engine(data, resolver=no_source)
     try:
         yield eng
     finally:
@@ -35,14 +51,10 @@ def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
 @pytest.fixture
 def semantic_engine(tmp_path: Path) -> Iterator[MemoryEngine]:
     """The vector tier on, with the deterministic hash embedder (tests/embedders.py)."""
-    from embedders import fixed_resolver
+    from tests.embedders import fixed_resolver
 
     data = tmp_path / "sdata"
-    eng = build_engine(
-        EngineConfig.from_env({}, data_dir=data),
-        {"MEMORYD_DATA_DIR": str(data)},
-        embedding_resolver=fixed_resolver("hash", 64),
-    )
+    eng = make_engine(data, resolver=fixed_resolver("hash", 64))
     try:
         yield eng
     finally:

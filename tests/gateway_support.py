@@ -12,12 +12,12 @@ from typing import Any
 
 import httpx
 import openai
-from conftest import ADMIN
 
 from memoryd.api import create_app
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.testing import FakeUpstream, serve_asgi
+from tests.conftest import ADMIN
 
 
 @dataclass

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from conftest import ADMIN
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -20,6 +19,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from memoryd.api import create_app
 from memoryd.engine import MemoryEngine
 from memoryd.testing import serve_asgi
+from tests.conftest import ADMIN
 
 MEMORYD = Path(sys.executable).with_name("memoryd")
 PREFIXED = ("omniroute_memory_search", "omniroute_memory_add", "omniroute_memory_clear")

@@ -15,13 +15,11 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import ADMIN
 from playwright.sync_api import Browser, Locator, Page, StorageState, expect, sync_playwright
 
 from memoryd.api import create_app
-from memoryd.bootstrap import build_engine
-from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
+from tests.conftest import ADMIN, make_engine
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -43,14 +41,10 @@ SKIP_REASON = "Debian's Chromium is not installed (/usr/bin/chromium): apt-get i
 @contextmanager
 def studio_server(data: Path) -> Iterator[tuple[MemoryEngine, str]]:
     """``(engine, base_url)`` of a real memoryd app served on 127.0.0.1."""
-    from embedders import fixed_resolver
-    from fakes import serve_asgi
+    from tests.embedders import fixed_resolver
+    from tests.fakes import serve_asgi
 
-    engine = build_engine(
-        EngineConfig.from_env({}, data_dir=data),
-        {"MEMORYD_DATA_DIR": str(data)},
-        embedding_resolver=fixed_resolver("hash", 64),
-    )
+    engine = make_engine(data, resolver=fixed_resolver("hash", 64))
     try:
         with serve_asgi(create_app(engine, admin_token=ADMIN)) as url:
             yield engine, url

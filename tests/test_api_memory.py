@@ -10,10 +10,10 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from conftest import add
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import to_iso, utcnow
+from tests.conftest import add
 
 MEMORY_FIELDS = {
     "id",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_api_memory import assert_error
+
+from tests.test_api_memory import assert_error
 
 
 def test_get_memory_settings_has_every_field(client: Any) -> None:

@@ -21,8 +21,6 @@ import apsw
 import httpx
 import pytest
 from click.testing import CliRunner
-from conftest import add
-from test_server import MEMORYD, ServerProcess
 
 from memoryd.bootstrap import open_engine
 from memoryd.cli import main
@@ -30,6 +28,8 @@ from memoryd.engine import MemoryEngine
 from memoryd.errors import ConflictError, NotFoundError
 from memoryd.models import NewMemory
 from memoryd.storage.sqlite.backup import backup_database
+from tests.conftest import add
+from tests.test_server import MEMORYD, ServerProcess
 
 
 def inspect(path: Path) -> dict[str, Any]:

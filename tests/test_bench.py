@@ -16,8 +16,6 @@ from memoryd.core.scoring import estimate_tokens
 from memoryd.eval import locomo
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # bench/ is a top-level package of the repo, not installed
-    sys.path.insert(0, str(REPO))
 
 from bench import peers  # noqa: E402
 from bench.tables import peers_section  # noqa: E402

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-from test_eval_locomo import CONVERSATION
 
 from memoryd.embedding import EmbeddingResolution
 from memoryd.eval import locomo
+from tests.test_eval_locomo import CONVERSATION
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # bench/ is a top-level package of the repo, not installed
-    sys.path.insert(0, str(REPO))
 
 from bench import ablation  # noqa: E402
 
@@ -27,7 +24,7 @@ def conversations(tmp_path: Path) -> list[locomo.Conversation]:
 
 @pytest.fixture
 def hash_embedder() -> locomo.EvalEmbedder:
-    import embedders  # noqa: F401  (registers the deterministic "hash" source)
+    import tests.embedders as embedders  # noqa: F401  (registers the deterministic "hash" source)
 
     return locomo.EvalEmbedder("hash", EmbeddingResolution("hash", "hash-64", 64, "test"))
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import ADMIN, add
 
 from memoryd.api import create_app
 from memoryd.cache import TTLCache
 from memoryd.engine import MemoryEngine
 from memoryd.engine import service as engine_module
 from memoryd.testing import serve_asgi
+from tests.conftest import ADMIN, add
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}
 

@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from gateway_support import Gateway as BaseGateway
-from gateway_support import running_gateway
 
 from memoryd.engine import MemoryEngine
+from tests.gateway_support import Gateway as BaseGateway
+from tests.gateway_support import running_gateway
 
 EXTRACTOR = "extract-1"
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import apsw
 import httpx
-from test_server import ServerProcess
 
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.testing import FakeUpstream, serve_asgi
+from tests.test_server import ServerProcess
 
 ADMIN = "crash-test-admin-token-000000"
 KILLS = 10

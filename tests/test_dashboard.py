@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ADMIN, add
 from fastapi.testclient import TestClient
 
 from memoryd.api import create_app
 from memoryd.dashboard.auth import SessionStore
 from memoryd.engine import MemoryEngine
+from tests.conftest import ADMIN, add
 
 STATIC = Path(__file__).resolve().parent.parent / "memoryd" / "dashboard" / "static"
 TAB_TESTIDS = {

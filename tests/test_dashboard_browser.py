@@ -14,10 +14,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import ADMIN, add
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryType
+from tests.conftest import ADMIN, add
 
 if not Path("/usr/bin/chromium").exists():
     pytest.skip(
@@ -26,7 +26,8 @@ if not Path("/usr/bin/chromium").exists():
     )
 
 from playwright.sync_api import Browser, Page, StorageState, expect
-from studio_support import (  # noqa: F401  (fixtures: studio, engine, base_url, browser, page)
+
+from tests.studio_support import (  # noqa: F401  (fixtures: studio, engine, base_url, browser, page)
     STACK_TRACE,
     VIEWPORT,
     base_url,

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import ADMIN, add
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryType
+from tests.conftest import ADMIN, add
 
 if not Path("/usr/bin/chromium").exists():
     pytest.skip(
@@ -25,7 +25,8 @@ if not Path("/usr/bin/chromium").exists():
     )
 
 from playwright.sync_api import Browser, Page, StorageState, expect
-from studio_support import (  # noqa: F401  (fixtures: studio, engine, base_url, browser, page)
+
+from tests.studio_support import (  # noqa: F401  (fixtures: studio, engine, base_url, browser, page)
     SHOTS,
     STACK_TRACE,
     api,

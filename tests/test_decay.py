@@ -199,13 +199,10 @@ def test_the_server_sweeps_decayed_memories_on_its_interval(tmp_path: object) ->
     import time
     from pathlib import Path
 
-    from conftest import ADMIN, add
-    from embedders import no_source
-    from fakes import serve_asgi
-
     from memoryd.api import create_app
-    from memoryd.bootstrap import build_engine
-    from memoryd.config import EngineConfig
+    from tests.conftest import ADMIN, add, make_engine
+    from tests.embedders import no_source
+    from tests.fakes import serve_asgi
 
     data = Path(str(tmp_path)) / "data"
     env = {
@@ -213,9 +210,7 @@ def test_the_server_sweeps_decayed_memories_on_its_interval(tmp_path: object) ->
         "MEMORY_TYPED_DECAY_ENABLED": "true",
         "MEMORY_TYPED_DECAY_SWEEP_INTERVAL": "1",
     }
-    engine = build_engine(
-        EngineConfig.from_env(env, data_dir=data), env, embedding_resolver=no_source
-    )
+    engine = make_engine(data, env, resolver=no_source)
     try:
         old = datetime.now(UTC) - timedelta(days=400)
         add(engine, "k", "went to a concert", type=MemoryType.EPISODIC, created_at=old)

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_embedding_remote import KEY, FakeProvider
 
 from memoryd.embedding import (
     Embedder,
@@ -31,6 +30,7 @@ from memoryd.embedding import (
     unregister,
 )
 from memoryd.settings import MemorySettings
+from tests.test_embedding_remote import KEY, FakeProvider
 
 INSTALLED = local_model_files() is not None
 needs_local = pytest.mark.skipif(not INSTALLED, reason="pip install 'memoryd[local]'")

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_embedding_static import make_tiny_model
 
 from memoryd.embedding import (
     EmbeddingContext,
@@ -27,6 +26,7 @@ from memoryd.embedding import (
     unregister,
 )
 from memoryd.settings import MemorySettings
+from tests.test_embedding_static import make_tiny_model
 
 INSTALLED = local_model_files() is not None
 OPENAI = ProviderConfig("openai", "https://api.openai.com/v1", "sk-x")

@@ -11,14 +11,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import add
-from gateway_support import Gateway as BaseGateway
-from gateway_support import running_gateway
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory
+from tests.conftest import add
+from tests.gateway_support import Gateway as BaseGateway
+from tests.gateway_support import running_gateway
 
 
 class Gateway(BaseGateway):

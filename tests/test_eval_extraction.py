@@ -6,7 +6,6 @@ acceptance thresholds on the real dev split."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -458,8 +457,6 @@ def test_cli_data_errors_are_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_bench_rows_and_the_generated_table(data_dir: Path, short_long_messages: None) -> None:
-    if str(REPO) not in sys.path:  # bench/ is a top-level package of the repo, not installed
-        sys.path.insert(0, str(REPO))
     from bench import extraction as stage
     from bench.tables import extraction_section
 

@@ -145,7 +145,7 @@ def test_json_shape_recall_by_hand_and_category_5_skipped(
 
 
 def test_vector_strategies_use_the_vector_tier(data_dir: Path) -> None:
-    import embedders  # noqa: F401  (registers the deterministic "hash" source)
+    import tests.embedders as embedders  # noqa: F401  (registers the deterministic "hash" source)
 
     conversations = locomo.load_conversations(data_dir)
     source = locomo.EvalEmbedder("hash", EmbeddingResolution("hash", "hash-64", 64, "test"))

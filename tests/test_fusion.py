@@ -12,18 +12,16 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from conftest import add
-from embedders import fixed_resolver
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.bootstrap import build_engine
-from memoryd.config import EngineConfig
 from memoryd.core.fusion import ContextWeights, apply_context, score_fuse
 from memoryd.core.temporal import mentioned_dates, overlaps
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory, utcnow
 from memoryd.storage.sqlite import memories as sql
+from tests.conftest import add, make_engine
+from tests.embedders import fixed_resolver
 
 # -- score_fuse ------------------------------------------------------------------------
 
@@ -141,11 +139,7 @@ def test_no_text_breaks_date_parsing(text: str) -> None:
 
 def _engine(tmp_path: Path, name: str, env: Mapping[str, str]) -> MemoryEngine:
     data = tmp_path / name
-    return build_engine(
-        EngineConfig.from_env(env, data_dir=data),
-        {"MEMORYD_DATA_DIR": str(data)},
-        embedding_resolver=fixed_resolver("hash", 64),
-    )
+    return make_engine(data, env, resolver=fixed_resolver("hash", 64))
 
 
 OFF = {"MEMORY_NEIGHBOUR_WEIGHT": "0", "MEMORY_SESSION_WEIGHT": "0", "MEMORY_DATE_BOOST": "0"}

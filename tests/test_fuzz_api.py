@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 import schemathesis
-from conftest import ADMIN
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 
 from memoryd.api import create_app
 from memoryd.engine import MemoryEngine
+from tests.conftest import ADMIN
 
 EXAMPLES = 25
 STATUSES: list[int] = []

@@ -13,13 +13,13 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from conftest import ADMIN, add
-from fakes import FakeUpstream, serve_asgi
 
 from memoryd.api import create_app
 from memoryd.core.injection import format_memory_context
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers
+from tests.conftest import ADMIN, add
+from tests.fakes import FakeUpstream, serve_asgi
 
 
 @dataclass

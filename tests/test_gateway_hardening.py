@@ -22,15 +22,13 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from conftest import ADMIN
-from embedders import no_source
 
 from memoryd.api import create_app
-from memoryd.bootstrap import build_engine
-from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.testing import FakeUpstream, serve_asgi
+from tests.conftest import ADMIN, make_engine
+from tests.embedders import no_source
 
 FACT = "I live in Lisbon."
 
@@ -63,11 +61,7 @@ class Site:
 @contextmanager
 def site(tmp_path: Path, upstream_url: str, **env: str) -> Iterator[Site]:
     data = tmp_path / "data"
-    engine = build_engine(
-        EngineConfig.from_env(env, data_dir=data),
-        {"MEMORYD_DATA_DIR": str(data)},
-        embedding_resolver=no_source,
-    )
+    engine = make_engine(data, env, resolver=no_source)
     try:
         save_providers(engine.db, [Provider("default", f"{upstream_url}/v1", "provider-secret")])
         app = create_app(engine, admin_token=ADMIN)

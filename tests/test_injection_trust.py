@@ -12,14 +12,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import add
-from gateway_support import Gateway as BaseGateway
-from gateway_support import running_gateway
 
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import utcnow
+from tests.conftest import add
+from tests.gateway_support import Gateway as BaseGateway
+from tests.gateway_support import running_gateway
 
 FACTS = [
     "User has a dog named Rex",

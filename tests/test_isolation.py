@@ -9,7 +9,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import add
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -18,6 +17,7 @@ from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import GLOBAL_OWNER, MemoryPatch, MemoryType, NewMemory, utcnow
+from tests.conftest import add
 
 OWNERS = ("a", "b", "c", GLOBAL_OWNER)
 READERS = ("a", "b", "c", "d", GLOBAL_OWNER)  # "d" owns nothing

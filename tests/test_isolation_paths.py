@@ -32,20 +32,15 @@ import httpx
 import httpx2
 import openai
 import pytest
-from conftest import ADMIN, add
-from embedders import fixed_resolver, no_source
 from fastapi import FastAPI
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_support import MEMORYD, Session, over_http, over_stdio
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from starlette.routing import Mount
 
 from memoryd.api import create_app
-from memoryd.bootstrap import build_engine
-from memoryd.config import EngineConfig
 from memoryd.core.extraction import extract_facts
 from memoryd.dashboard.auth import CSRF_HEADER, SESSION_COOKIE
 from memoryd.engine import MemoryEngine
@@ -53,6 +48,9 @@ from memoryd.engine.keys import AUTH_CACHE_TTL_S
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import GLOBAL_OWNER, MemoryType, utcnow
 from memoryd.testing import FakeUpstream, serve_asgi
+from tests.conftest import ADMIN, add, make_engine
+from tests.embedders import fixed_resolver, no_source
+from tests.mcp_support import MEMORYD, Session, over_http, over_stdio
 
 A = "iso_a"
 B = "iso_b"
@@ -154,11 +152,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     """One engine (hash embedder, so the vector tier is on), one served app, one fake
     upstream, for the whole module."""
     data = tmp_path_factory.mktemp("isolation-paths") / "data"
-    engine = build_engine(
-        EngineConfig.from_env({}, data_dir=data),
-        {"MEMORYD_DATA_DIR": str(data)},
-        embedding_resolver=fixed_resolver("hash", 64),
-    )
+    engine = make_engine(data, resolver=fixed_resolver("hash", 64))
     upstream = FakeUpstream()
     try:
         with serve_asgi(upstream.app) as upstream_url:
@@ -889,11 +883,7 @@ def test_mcp_stdio_as_key_a_and_after_a_revoke(tmp_path: Path) -> None:
     pool's refused, and a revoke by another process ends the session within the auth
     cache's TTL; a revoked key cannot start a server."""
     data = tmp_path / "stdio"
-    engine = build_engine(
-        EngineConfig.from_env({}, data_dir=data),
-        {"MEMORYD_DATA_DIR": str(data)},
-        embedding_resolver=no_source,
-    )
+    engine = make_engine(data, resolver=no_source)
     try:
         engine.settings.update({"transformersEnabled": False, "strategy": "hybrid"})
         _, secret = engine.keys.create("Key A", key_id=A)

@@ -102,7 +102,7 @@ def test_revoke_takes_effect_immediately_and_keeps_the_row(engine: MemoryEngine)
 
 
 def test_revoke_keeps_the_keys_memories(engine: MemoryEngine) -> None:
-    from conftest import add
+    from tests.conftest import add
 
     key, _ = engine.keys.create("owner", key_id="bob")
     add(engine, key.id, "bob likes tea")

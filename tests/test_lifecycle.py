@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import add
 
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
@@ -23,6 +22,7 @@ from memoryd.engine import MemoryEngine
 from memoryd.engine.lifecycle import MAX_IMPORT_LINE_BYTES
 from memoryd.errors import ValidationError
 from memoryd.models import MemoryType, NewMemory, to_iso, utcnow
+from tests.conftest import add
 
 MEMORY_FIELDS = {
     "supersededAt",

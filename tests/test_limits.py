@@ -18,8 +18,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import ADMIN, add
-from fakes import http_server
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -34,6 +32,8 @@ from memoryd.engine.lifecycle import MAX_IMPORT_LINE_BYTES
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.engine.rerank import rerank
 from memoryd.testing import FakeUpstream, serve_asgi
+from tests.conftest import ADMIN, add
+from tests.fakes import http_server
 
 LIMIT = 64 * 1024
 ADMIN_AUTH = {"Authorization": f"Bearer {ADMIN}"}
@@ -187,7 +187,7 @@ def test_413s_are_logged_and_counted(server: Server) -> None:
 
 
 def test_the_limit_comes_from_the_environment(tmp_path: Path) -> None:
-    from embedders import no_source
+    from tests.embedders import no_source
 
     config = EngineConfig.from_env({"MEMORYD_MAX_BODY_BYTES": "2048"}, data_dir=tmp_path / "d")
     assert config.max_body_bytes == 2048

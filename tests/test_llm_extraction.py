@@ -16,10 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from conftest import add
-from fakes import http_server
-from gateway_support import Gateway as BaseGateway
-from gateway_support import running_gateway
 
 from memoryd.api.metrics import Metrics
 from memoryd.core.llm_ops import MAX_OPERATIONS
@@ -34,6 +30,10 @@ from memoryd.engine.llm_extraction import (
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import Memory
 from memoryd.storage.sqlite import memories as sql
+from tests.conftest import add
+from tests.fakes import http_server
+from tests.gateway_support import Gateway as BaseGateway
+from tests.gateway_support import running_gateway
 
 OWNER, OTHER = "owner-a", "owner-b"
 RULES_TEXT = "I prefer dark mode."

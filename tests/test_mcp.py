@@ -11,13 +11,13 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import ADMIN, add
 from mcp.shared.exceptions import MCPError
-from mcp_support import PREFIXED, Served, Session, contents, over_http, served
 
 from memoryd.engine import MemoryEngine
 from memoryd.mcp import TOOL_NAMES
 from memoryd.models import MemoryType, NewMemory
+from tests.conftest import ADMIN, add
+from tests.mcp_support import PREFIXED, Served, Session, contents, over_http, served
 
 
 @pytest.fixture

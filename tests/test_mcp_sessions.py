@@ -14,8 +14,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import ADMIN
-from mcp_support import Session, over_http
 
 from memoryd.api import create_app
 from memoryd.bootstrap import build_engine
@@ -23,6 +21,8 @@ from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.mcp import McpHttpEndpoint
 from memoryd.testing import serve_asgi
+from tests.conftest import ADMIN
+from tests.mcp_support import Session, over_http
 
 PER_KEY, PER_ADMIN = 3, 2
 INIT = {
@@ -64,7 +64,7 @@ class Srv:
 
 
 def _engine(tmp_path: Path, idle_s: float) -> MemoryEngine:
-    from embedders import no_source
+    from tests.embedders import no_source
 
     data = tmp_path / "data"
     env = {

@@ -7,25 +7,21 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import add
-from embedders import no_source
-from mcp_support import MEMORYD, Session, contents, over_stdio
 
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.mcp import TOOL_NAMES
+from tests.conftest import add, make_engine
+from tests.embedders import no_source
+from tests.mcp_support import MEMORYD, Session, contents, over_stdio
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> tuple[Path, str]:
     """A data dir with keys alice and bob, one memory of bob's, keyword-only search."""
     data = tmp_path / "stdio"
-    engine = build_engine(
-        EngineConfig.from_env({}, data_dir=data),
-        {"MEMORYD_DATA_DIR": str(data)},
-        embedding_resolver=no_source,
-    )
+    engine = make_engine(data, resolver=no_source)
     try:
         engine.settings.update({"transformersEnabled": False, "strategy": "hybrid"})
         _, secret = engine.keys.create("Alice", key_id="alice")

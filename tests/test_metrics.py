@@ -9,7 +9,6 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from conftest import add
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
@@ -22,6 +21,7 @@ from memoryd.api.observability import (
     register_secret,
 )
 from memoryd.engine import MemoryEngine
+from tests.conftest import add
 
 ADMIN = "admin-token-for-metrics-tests"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}

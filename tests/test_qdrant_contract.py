@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import add
 
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
@@ -31,6 +30,7 @@ from memoryd.vectors.qdrant.client import QdrantStore, memory_payload, point_id
 from memoryd.vectors.qdrant.config import QdrantConfig
 from memoryd.vectors.qdrant.edge import QdrantEdgeStore
 from memoryd.vectors.sqlite_vec import SqliteVecStore
+from tests.conftest import add
 
 pytest.importorskip("qdrant_client")
 pytest.importorskip("qdrant_edge")

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ADMIN, add
 
 from memoryd.engine import MemoryEngine
+from tests.conftest import ADMIN, add
 
 pytest.importorskip("qdrant_client")
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import add
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryPatch, utcnow
@@ -21,6 +20,7 @@ from memoryd.vectors.base import VectorItem
 from memoryd.vectors.qdrant.client import QdrantStore
 from memoryd.vectors.qdrant.config import QdrantConfig
 from memoryd.vectors.qdrant.tier import QdrantTier
+from tests.conftest import add, make_engine
 
 qdrant_client = pytest.importorskip("qdrant_client")
 pytest.importorskip("qdrant_edge")
@@ -360,19 +360,12 @@ def test_qdrant_edge_backend_through_vector_store_setting(
 
 
 def test_qdrant_edge_survives_a_restart(tmp_path: Path) -> None:
-    from embedders import fixed_resolver
-
-    from memoryd.bootstrap import build_engine
-    from memoryd.config import EngineConfig
+    from tests.embedders import fixed_resolver
 
     data = tmp_path / "edge-data"
 
     def open_engine() -> MemoryEngine:
-        return build_engine(
-            EngineConfig.from_env({}, data_dir=data),
-            {"MEMORYD_DATA_DIR": str(data)},
-            embedding_resolver=fixed_resolver("hash", 64),
-        )
+        return make_engine(data, resolver=fixed_resolver("hash", 64))
 
     first = open_engine()
     try:

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memoryd.bootstrap import build_engine
-from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory
 from memoryd.storage.sqlite.repair import repair
+from tests.conftest import make_engine
 
 
 def _open(path: Path) -> MemoryEngine:
     env = {"MEMORYD_DATA_DIR": str(path)}
-    from embedders import no_source
+    from tests.embedders import no_source
 
-    return build_engine(
-        EngineConfig.from_env(env, data_dir=path), env, embedding_resolver=no_source
-    )
+    return make_engine(path, env, resolver=no_source)
 
 
 def test_damage_is_repaired_when_the_engine_opens(tmp_path: Path) -> None:

@@ -15,13 +15,13 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from conftest import ADMIN
-from gateway_support import Gateway, running_gateway
 
 from memoryd.core.jsondepth import MAX_JSON_DEPTH
 from memoryd.core.query import MAX_QUERY_CHARS, query_window
 from memoryd.engine import MemoryEngine
 from memoryd.engine.validation import MAX_METADATA_DEPTH
+from tests.conftest import ADMIN
+from tests.gateway_support import Gateway, running_gateway
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}
 

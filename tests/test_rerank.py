@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import add
-from fakes import http_server
-
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers
+from tests.conftest import add
+from tests.fakes import http_server
 
 
 def _reverse(path: str, body: dict[str, Any]) -> tuple[int, Any]:

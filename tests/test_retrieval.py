@@ -11,12 +11,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from conftest import add
 
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, utcnow
 from memoryd.storage.sqlite import memories as sql
+from tests.conftest import add
 
 KEYWORD_STRATEGIES = ("semantic", "hybrid")
 ALL_STRATEGIES = ("exact", "semantic", "hybrid")

@@ -10,14 +10,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import add
-from embedders import fixed_resolver
 
-from memoryd.bootstrap import build_engine
-from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryType, NewMemory, utcnow
 from memoryd.storage.sqlite import memories as sql
+from tests.conftest import add, make_engine
+from tests.embedders import fixed_resolver
 
 
 def vec_rows(engine: MemoryEngine) -> int:
@@ -79,11 +77,7 @@ def test_semantic_and_hybrid_use_the_vector_tier(semantic_engine: MemoryEngine) 
 def test_rrf_fusion_is_still_available(tmp_path: Path) -> None:
     data = tmp_path / "rrf"
     env = {"MEMORY_FUSION": "rrf", "MEMORY_NEIGHBOUR_WEIGHT": "0", "MEMORY_SESSION_WEIGHT": "0"}
-    eng = build_engine(
-        EngineConfig.from_env(env, data_dir=data),
-        {"MEMORYD_DATA_DIR": str(data)},
-        embedding_resolver=fixed_resolver("hash", 64),
-    )
+    eng = make_engine(data, env, resolver=fixed_resolver("hash", 64))
     try:
         add(eng, "alice", "the cat sat on the warm mat")
         add(eng, "alice", "quarterly revenue grew strongly")

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import add
 
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
@@ -18,6 +17,7 @@ from memoryd.core.fts_query import build_fts_query
 from memoryd.engine import MemoryEngine
 from memoryd.models import utcnow
 from memoryd.storage.sqlite import memories as sql
+from tests.conftest import add
 
 PARAPHRASES = [
     ("I drink coffee every morning", "what do I have for breakfast"),

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import add
 
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
 from memoryd.settings import MemorySettings, SettingsService, normalize
+from tests.conftest import add
 
 ALL_FIELDS = {
     "enabled",

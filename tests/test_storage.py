@@ -11,13 +11,13 @@ from typing import Any
 
 import apsw
 import pytest
-from conftest import add
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryPatch, NewMemory, to_iso, utcnow
 from memoryd.storage.sqlite import memories as sql
 from memoryd.storage.sqlite.database import Database
 from memoryd.storage.sqlite.migrations import apply_migrations
+from tests.conftest import add
 
 
 @pytest.fixture

@@ -21,8 +21,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import ADMIN
-from gateway_support import running_gateway
 
 from memoryd.api import create_app
 from memoryd.bootstrap import build_engine
@@ -30,6 +28,8 @@ from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.storage.sqlite.database import Database
 from memoryd.testing import serve_asgi
+from tests.conftest import ADMIN
+from tests.gateway_support import running_gateway
 
 MEMORYD = Path(sys.executable).with_name("memoryd")
 READY = re.compile(r"memoryd listening on (http://\S+)")

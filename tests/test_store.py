@@ -10,12 +10,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from conftest import add
 
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
 from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, to_iso
 from memoryd.storage.sqlite import memories as sql
+from tests.conftest import add
 
 EXPIRES = datetime(2030, 4, 6, tzinfo=UTC)
 

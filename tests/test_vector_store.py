@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import add
 
 import memoryd.storage.sqlite.migrations as migrations_pkg
 from memoryd.config import EngineConfig
@@ -34,6 +33,7 @@ from memoryd.storage.sqlite.memories import (
 from memoryd.storage.sqlite.vectors import read_meta
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.sqlite_vec import SqliteVecStore
+from tests.conftest import add
 
 SIG4 = "test:dim4:4"
 SIG8 = "test:dim8:8"
