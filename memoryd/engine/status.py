@@ -42,26 +42,18 @@ def _embedding(engine: StatusHost) -> dict[str, Any]:
 
 
 def _vector_store(engine: StatusHost, pending: int) -> dict[str, Any]:
-    indexer = engine.indexer
-    if indexer is None or indexer.store is None:
-        return {
-            "backend": "none",
-            "available": False,
-            "rowCount": 0,
-            "needsReindex": pending,
-            "activeDim": None,
-            "signature": None,
-            "reason": "sqlite-vec not available — using FTS5 only "
-            f"({engine.db.capabilities.vec_reason})",
-        }
-    stats = indexer.store.stats()
-    ready = indexer.ready() is not None
-    reason = (
-        f"sqlite-vec active, dim={stats['activeDim']}"
-        if ready
-        else "sqlite-vec loaded; waiting for an embedding source"
-    )
-    return {"backend": "sqlite-vec", "available": ready, **stats, "reason": reason}
+    if engine.indexer is not None:
+        return engine.indexer.status(pending)
+    return {
+        "backend": "none",
+        "available": False,
+        "rowCount": 0,
+        "needsReindex": pending,
+        "activeDim": None,
+        "signature": None,
+        "reason": "sqlite-vec not available — using FTS5 only "
+        f"({engine.db.capabilities.vec_reason})",
+    }
 
 
 def _qdrant(engine: StatusHost) -> dict[str, Any]:
@@ -89,15 +81,6 @@ def _qdrant(engine: StatusHost) -> dict[str, Any]:
         }
 
 
-def _storage(engine: StatusHost) -> dict[str, Any]:
-    """Whether writes work: a disk-full or I/O fault the last writes hit, until the
-    next successful write clears it (``Database.probe`` tries one every few seconds)."""
-    fault = engine.db.probe()
-    if fault is None:
-        return {"available": True, "fault": None, "since": None, "reason": "writes work"}
-    return {"available": False, "fault": fault.code, "since": fault.since, "reason": fault.reason}
-
-
 def engine_status(engine: StatusHost) -> dict[str, Any]:
     caps = engine.db.capabilities
     settings = engine.settings.get()
@@ -109,7 +92,7 @@ def engine_status(engine: StatusHost) -> dict[str, Any]:
     )
     rerank_ready = bool(settings.rerank_enabled and settings.rerank_provider_model)
     return {
-        "storage": _storage(engine),
+        "storage": engine.db.storage_status(),
         "keyword": {"available": caps.fts5, "backend": "FTS5", "reason": caps.fts5_reason},
         "embedding": _embedding(engine),
         "vectorStore": _vector_store(engine, pending),

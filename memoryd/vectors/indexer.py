@@ -57,6 +57,29 @@ class Indexer:
 
     # -- readiness ---------------------------------------------------------------------
 
+    def status(self, pending: int) -> dict[str, Any]:
+        """The ``vectorStore`` block of engine status: the sqlite-vec tier, and why it
+        does not serve (not loadable, or no embedding source yet)."""
+        if self.store is None:
+            return {
+                "backend": "none",
+                "available": False,
+                "rowCount": 0,
+                "needsReindex": pending,
+                "activeDim": None,
+                "signature": None,
+                "reason": "sqlite-vec not available — using FTS5 only "
+                f"({self.db.capabilities.vec_reason})",
+            }
+        stats = self.store.stats()
+        ready = self.ready() is not None
+        reason = (
+            f"sqlite-vec active, dim={stats['activeDim']}"
+            if ready
+            else "sqlite-vec loaded; waiting for an embedding source"
+        )
+        return {"backend": "sqlite-vec", "available": ready, **stats, "reason": reason}
+
     def ready(self) -> tuple[EmbeddingResolution, Embedder] | None:
         """The active embedder with the store prepared for its signature, or None."""
         if self.store is None:

@@ -304,6 +304,15 @@ class Database:
             log.warning("storage recovered (fault since %s): writes work again", self._fault.since)
             self._fault = None
 
+    def storage_status(self) -> dict[str, Any]:
+        """The ``storage`` block of engine status: whether writes work (a disk-full or
+        I/O fault the last writes hit, until the next successful write clears it)."""
+        fault = self.probe()
+        if fault is None:
+            return {"available": True, "fault": None, "since": None, "reason": "writes work"}
+        reason = fault.reason
+        return {"available": False, "fault": fault.code, "since": fault.since, "reason": reason}
+
     def probe(self) -> StorageFault | None:
         """The current fault, after one cheap write attempt if degraded and the last
         attempt is ``probe_interval_s`` old: a fault clears without any traffic."""
