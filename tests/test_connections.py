@@ -240,6 +240,9 @@ def test_connection_cap_answers_fast_503(serve: Callable[..., Server]) -> None:
         time.sleep(0.1)
     assert status == 200
     assert "connection limit reached" in server.stderr
+    metrics = httpx.get(f"{server.url}/metrics", timeout=10).text
+    refused = 'memoryd_connections_closed_total{reason="over_cap"} '
+    assert int(next(ln for ln in metrics.splitlines() if ln.startswith(refused)).split()[-1]) >= 2
 
 
 def test_keepalive_idle_timeout_and_request_cap(serve: Callable[..., Server]) -> None:

@@ -106,6 +106,8 @@ INTERFACE_ALLOWANCES: tuple[tuple[str, str], ...] = (
     ("memoryd.api.app", "memoryd.dashboard"),
     # MCP returns memories in the REST API's one public shape
     ("memoryd.mcp.server", "memoryd.api.schemas"),
+    # /metrics reports the connection guard's counters
+    ("memoryd.api.metrics", "memoryd.http_protocol"),
     # the API accepts the dashboard's session (dashboard.auth is a leaf: errors only)
     ("memoryd.api.deps", "memoryd.dashboard.auth"),
     *((importer, plumbing) for importer in _HTTP_INTERFACES for plumbing in _HTTP_PLUMBING),

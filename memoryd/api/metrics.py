@@ -17,6 +17,8 @@ unknown paths), and ``GET /metrics`` (no auth) rendering:
   ``memoryd_extraction_llm_tokens_total{kind}`` (counter: ``prompt``, ``completion``)
 - ``memoryd_gateway_events_total{event}`` (counter: ``concurrency_limited``,
   ``pool_exhausted``, ``stream_broken``)
+- ``memoryd_connections_closed_total{reason}`` (counter: ``over_cap``,
+  ``header_timeout``, ``body_timeout``; ``memoryd serve`` only)
 - ``memoryd_embedding_latency_ms_mean`` and ``memoryd_reindex_pending`` (gauges)
 
 Counters live in a ``Metrics`` object at ``app.state.metrics`` behind one lock; the
@@ -212,9 +214,23 @@ class Metrics:
             fam.sample(name, (("event", event),), gateway.get(event, 0))
         families.append(fam)
 
+        families.append(_connection_family())
         if engine is not None:
             families.extend(_engine_families(engine))
         return "\n".join(line for f in families for line in f.lines) + "\n"
+
+
+def _connection_family() -> _Family:
+    """Connections ``memoryd serve``'s guarded protocol closed (all 0 when the app runs
+    under another server): over the cap, headers too slow, body too slow."""
+    from memoryd.http_protocol import STATS
+
+    name = "memoryd_connections_closed_total"
+    fam = _Family(name, "counter", "Client connections memoryd closed to protect itself.")
+    fam.sample(name, (("reason", "over_cap"),), STATS.rejected)
+    fam.sample(name, (("reason", "header_timeout"),), STATS.header_timeouts)
+    fam.sample(name, (("reason", "body_timeout"),), STATS.body_timeouts)
+    return fam
 
 
 def _engine_families(engine: MemoryEngine) -> list[_Family]:
