@@ -278,16 +278,16 @@ class Retriever:
         tier = self.qdrant
         if tier is None:
             return None
-        knn, backend, reason = tier.search(vector, self.config.vec_top_k, flt)
-        if knn is None:
-            if reason:
-                resolution.fallback_reason = f"{reason}: sqlite-vec"
+        found = tier.search(vector, self.config.vec_top_k, flt)
+        if found.hits is None:
+            if found.reason:
+                resolution.fallback_reason = f"{found.reason}: sqlite-vec"
             return None
-        if not knn:
+        if not found.hits:
             resolution.fallback_reason = "Qdrant returned no results: sqlite-vec"
             return None
-        resolution.vector_store = backend or "qdrant"
-        return knn
+        resolution.vector_store = found.backend or "qdrant"
+        return found.hits
 
     def _vector(
         self,

@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,16 @@ from memoryd.vectors.qdrant.schema import (
 )
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class TierSearch:
+    """One tier-2 search: ``hits`` (memory id, score) and the ``backend`` that served
+    them, or ``hits`` None and the ``reason`` retrieval records as its fallback."""
+
+    hits: list[tuple[str, float]] | None
+    backend: str | None
+    reason: str | None
 
 
 class QdrantTier(TierAdmin):
@@ -268,20 +279,18 @@ class QdrantTier(TierAdmin):
             return None, f"Qdrant backfill in progress ({self.pending()} memories to push)"
         return store, None
 
-    def search(
-        self, vector: np.ndarray, k: int, flt: sql.Filter
-    ) -> tuple[list[tuple[str, float]] | None, str | None, str | None]:
-        """``(hits, backend name, None)``, or ``(None, None, reason)`` for the ladder."""
+    def search(self, vector: np.ndarray, k: int, flt: sql.Filter) -> TierSearch:
+        """The tier's KNN, or why the ladder should go on to sqlite-vec."""
         store, reason = self.reader()
         if store is None:
-            return None, None, reason
+            return TierSearch(None, None, reason)
         try:
             hits = store.search_payloads(vector, k, flt, ())
         except Exception as exc:
             message = _brief(exc)
             self._mark_down(message)
-            return None, None, f"Qdrant search failed ({message})"
-        return [(mid, score) for mid, score, _ in hits], store.name, None
+            return TierSearch(None, None, f"Qdrant search failed ({message})")
+        return TierSearch([(mid, score) for mid, score, _ in hits], store.name, None)
 
     # -- writes: the worker ------------------------------------------------------------
 
