@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import numpy as np
 
@@ -55,6 +55,18 @@ def parse_strategy(value: str) -> Strategy:
             f"strategy: must be one of recent, exact, semantic, hybrid (got {value!r})",
             details=[{"field": "strategy", "message": "unknown strategy"}],
         ) from None
+
+
+class RetrievalOptions(TypedDict, total=False):
+    """What a caller may choose for one retrieval (the rest comes from settings); the
+    same keywords ``MemoryEngine.retrieve`` and ``preview`` take."""
+
+    strategy: str | None
+    max_tokens: int | None
+    scope: str | None
+    session_id: str | None
+    limit: int | None
+    user_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,13 +146,11 @@ class Retriever:
         *,
         owner: str | None,
         query: str | None,
-        strategy: str | None,
-        max_tokens: int | None,
-        scope: str | None,
-        session_id: str | None,
-        limit: int | None,
-        user_id: str | None = None,
+        **options: Unpack[RetrievalOptions],
     ) -> Request:
+        strategy, max_tokens = options.get("strategy"), options.get("max_tokens")
+        scope, session_id = options.get("scope"), options.get("session_id")
+        limit, user_id = options.get("limit"), options.get("user_id")
         chosen = parse_strategy(strategy or settings.retrieval_strategy)
         scope_value = scope or settings.scope
         if scope_value not in ("session", "apiKey", "global"):

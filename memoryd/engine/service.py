@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
@@ -23,7 +23,7 @@ from memoryd.engine.extraction_jobs import ExtractionJobs
 from memoryd.engine.keys import KeyService
 from memoryd.engine.llm_extraction import LlmStats, extract_with_mode
 from memoryd.engine.providers import Provider, load_providers
-from memoryd.engine.retrieval import Retriever
+from memoryd.engine.retrieval import RetrievalOptions, Retriever
 from memoryd.engine.validation import (
     check_content,
     check_key,
@@ -294,32 +294,17 @@ class MemoryEngine:
         owner: str,
         query: str | None = None,
         *,
-        strategy: str | None = None,
-        max_tokens: int | None = None,
-        scope: str | None = None,
-        session_id: str | None = None,
-        limit: int | None = None,
         settings: MemorySettings | None = None,
-        user_id: str | None = None,
+        **options: Unpack[RetrievalOptions],
     ) -> list[Hit]:
         """The memories to inject for one request; bumps their access counters. With
         ``user_id`` (the gateway always gives one; "" = none named) only that end user's
         memories and the key's shared ones are seen."""
         require_owner(owner)
         settings = settings or self.settings.get()
-        if max_tokens is None and settings.max_tokens == 0:
+        if options.get("max_tokens") is None and settings.max_tokens == 0:
             return []
-        req = self.retriever.resolve(
-            settings,
-            owner=owner,
-            query=query,
-            strategy=strategy,
-            max_tokens=max_tokens,
-            scope=scope,
-            session_id=session_id,
-            limit=limit,
-            user_id=user_id,
-        )
+        req = self.retriever.resolve(settings, owner=owner, query=query, **options)
         hits, _ = self.retriever.run(req, settings)
         if hits:
             self._bump([h.memory.id for h in hits])
@@ -331,33 +316,14 @@ class MemoryEngine:
         return hits
 
     def preview(
-        self,
-        owner: str | None,
-        query: str | None = None,
-        *,
-        strategy: str | None = None,
-        max_tokens: int | None = None,
-        scope: str | None = None,
-        session_id: str | None = None,
-        limit: int | None = None,
-        user_id: str | None = None,
+        self, owner: str | None, query: str | None = None, **options: Unpack[RetrievalOptions]
     ) -> Preview:
         """A dry run of retrieval (no access bump) with its resolution. ``owner=None``
         previews across every owner (the admin dashboard)."""
         if owner is not None:
             require_owner(owner)
         settings = self.settings.get()
-        req = self.retriever.resolve(
-            settings,
-            owner=owner,
-            query=query,
-            strategy=strategy,
-            max_tokens=max_tokens,
-            scope=scope,
-            session_id=session_id,
-            limit=limit,
-            user_id=user_id,
-        )
+        req = self.retriever.resolve(settings, owner=owner, query=query, **options)
         hits, resolution, dropped = self.retriever.explain(req, settings)
         resolution.hidden = self.retriever.hidden(req, settings)
         preview = Preview(hits, resolution, budget_max_tokens=req.max_tokens)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.engine.llm_extraction import LlmHost, llm_status
 from memoryd.storage.sqlite import memories as sql
+from memoryd.vectors.indexer import no_vector_store
 
 if TYPE_CHECKING:
     from memoryd.cache import TTLCache
@@ -44,16 +45,7 @@ def _embedding(engine: StatusHost) -> dict[str, Any]:
 def _vector_store(engine: StatusHost, pending: int) -> dict[str, Any]:
     if engine.indexer is not None:
         return engine.indexer.status(pending)
-    return {
-        "backend": "none",
-        "available": False,
-        "rowCount": 0,
-        "needsReindex": pending,
-        "activeDim": None,
-        "signature": None,
-        "reason": "sqlite-vec not available — using FTS5 only "
-        f"({engine.db.capabilities.vec_reason})",
-    }
+    return no_vector_store(pending, engine.db.capabilities.vec_reason)
 
 
 def _qdrant(engine: StatusHost) -> dict[str, Any]:

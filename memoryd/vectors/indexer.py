@@ -33,6 +33,19 @@ BATCH = 64
 BACKFILL_LIMIT = 16
 
 
+def no_vector_store(pending: int, why: str) -> dict[str, Any]:
+    """The ``vectorStore`` status block when there is no sqlite-vec tier."""
+    return {
+        "backend": "none",
+        "available": False,
+        "rowCount": 0,
+        "needsReindex": pending,
+        "activeDim": None,
+        "signature": None,
+        "reason": f"sqlite-vec not available — using FTS5 only ({why})",
+    }
+
+
 class Indexer:
     def __init__(self, db: Database, store: SqliteVecStore | None, embeddings: EmbeddingService):
         self.db = db
@@ -61,16 +74,7 @@ class Indexer:
         """The ``vectorStore`` block of engine status: the sqlite-vec tier, and why it
         does not serve (not loadable, or no embedding source yet)."""
         if self.store is None:
-            return {
-                "backend": "none",
-                "available": False,
-                "rowCount": 0,
-                "needsReindex": pending,
-                "activeDim": None,
-                "signature": None,
-                "reason": "sqlite-vec not available — using FTS5 only "
-                f"({self.db.capabilities.vec_reason})",
-            }
+            return no_vector_store(pending, self.db.capabilities.vec_reason)
         stats = self.store.stats()
         ready = self.ready() is not None
         reason = (
