@@ -77,7 +77,8 @@ class ExtractionJobs:
         def committed(done: Future[int]) -> None:
             job_id = None if done.exception() else done.result()
             self.background.submit(self.run, job_id, owner, session_id, texts, user_id)
-            durable.set_result(None)
+            if not durable.cancelled():  # a waiter that gave up may have cancelled it
+                durable.set_result(None)
 
         queued.add_done_callback(committed)
         return durable

@@ -248,7 +248,8 @@ async def _extract(engine: MemoryEngine, prepared: Prepared, assistant_text: str
     )
     if durable is not None:
         try:
-            await asyncio.wait_for(asyncio.wrap_future(durable), DURABLE_WAIT_S)
+            # shielded: a client that disconnects meanwhile must not cancel the job
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(durable)), DURABLE_WAIT_S)
         except TimeoutError:  # the writer is stalled: answer anyway, the job is queued
             log.warning("extraction job not committed within %.0f s", DURABLE_WAIT_S)
 
