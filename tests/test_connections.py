@@ -10,81 +10,36 @@ uvicorn's 5 s keep-alive).
 from __future__ import annotations
 
 import json
-import os
-import re
 import select
-import signal
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
 
 import httpx
 import pytest
 
 from memoryd.http_protocol import ConnectionLimits, default_max_connections
+from tests.test_server import MEMORYD, ServerProcess
 
-MEMORYD = Path(sys.executable).with_name("memoryd")
-READY = re.compile(r"memoryd listening on http://127\.0\.0\.1:(\d+)")
 TOKEN = "connection-tests-admin-token"
-START_TIMEOUT_S = 30.0
 
 pytestmark = pytest.mark.skipif(not MEMORYD.exists(), reason="console script not installed")
 
 
-class Server:
-    """One ``memoryd serve`` child on a free port; stderr goes to a file."""
+class Server(ServerProcess):
+    """``memoryd serve`` (tests.test_server) with what an attacker needs: raw sockets."""
 
     def __init__(self, tmp: Path, env: dict[str, str]) -> None:
-        self.log_path = tmp / "server.log"
-        self._log: IO[bytes] = self.log_path.open("wb")
-        base = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")}
-        base |= {"MEMORYD_ADMIN_TOKEN": TOKEN, "MEMORYD_LOG_FORMAT": "text"}
-        cmd = [str(MEMORYD), "--data-dir", str(tmp / "data"), "serve", "--port", "0"]
-        self.proc = subprocess.Popen(
-            cmd, stdout=subprocess.DEVNULL, stderr=self._log, env=base | env
-        )
-        self.port = 0
-
-    @property
-    def stderr(self) -> str:
-        return self.log_path.read_text(encoding="utf-8", errors="replace")
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(f"server exited with {self.proc.returncode}:\n{self.stderr}")
-            found = READY.search(self.stderr)
-            if found:
-                self.port = int(found[1])
-                return
-            time.sleep(0.05)
-        pytest.fail(f"server not ready after {START_TIMEOUT_S}s:\n{self.stderr}")
+        env = {"MEMORYD_ADMIN_TOKEN": TOKEN, "MEMORYD_LOG_FORMAT": "text", **env}
+        super().__init__(tmp / "data", tmp / "server.log", env=env)
 
     def connect(self) -> socket.socket:
-        return socket.create_connection(("127.0.0.1", self.port), timeout=10)
+        url = httpx.URL(self.url)
+        return socket.create_connection((url.host, url.port or 80), timeout=10)
 
     def healthz(self) -> int:
         return httpx.get(f"{self.url}/healthz", timeout=10).status_code
-
-    def stop(self, timeout: float) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(10)
-        self._log.close()
 
 
 @pytest.fixture

@@ -313,7 +313,7 @@ def _take_slot(request: Request, key_id: str) -> Slot:
 
 @router.post("/chat/completions", response_model=None)
 async def chat_completions(request: Request) -> Response | RelayResponse:
-    slot: Slot | None = None
+    slot: Slot | None = None  # released on every way out, unless a relay took it over
     try:
         key = authenticate(request)
         slot = _take_slot(request, key.id)
@@ -330,32 +330,24 @@ async def chat_completions(request: Request) -> Response | RelayResponse:
             if error.code == "upstream_pool_exhausted":
                 _count(request, "pool_exhausted")
             raise error from None
-    except GatewayError as exc:
-        if slot is not None:
-            slot.release()
-        return exc.response()
-    except BaseException:
-        if slot is not None:
-            slot.release()
-        raise
-    headers = {
-        k: v for k, v in response.headers.items() if k.lower() not in DROP_RESPONSE_HEADERS
-    } | prepared.headers()
-    if streaming:
+        headers = {
+            k: v for k, v in response.headers.items() if k.lower() not in DROP_RESPONSE_HEADERS
+        } | prepared.headers()
+        if streaming:
 
-        async def complete(text: str) -> None:
-            await _extract(engine, prepared, text)
+            async def complete(text: str) -> None:
+                await _extract(engine, prepared, text)
 
-        return RelayResponse(
-            response,
-            headers,
-            on_complete=complete,
-            on_broken=lambda _: _count(request, "stream_broken"),
-            release=slot.release,
-        )
-    try:
+            relay = RelayResponse(
+                response,
+                headers,
+                on_complete=complete,
+                on_broken=lambda _: _count(request, "stream_broken"),
+                release=slot.release,
+            )
+            slot = None  # the relay holds it until the stream ends
+            return relay
         content = response.content
-        reply = ""
         if response.status_code < 400:
             try:
                 reply = response_text(json.loads(content))
@@ -365,9 +357,12 @@ async def chat_completions(request: Request) -> Response | RelayResponse:
             # the upstream response is complete, and a client that sends its next turn
             # right away must find this exchange already on its way into memory.
             await _extract(engine, prepared, reply)
+        return Response(content, status_code=response.status_code, headers=headers)
+    except GatewayError as exc:
+        return exc.response()
     finally:
-        slot.release()
-    return Response(content, status_code=response.status_code, headers=headers)
+        if slot is not None:
+            slot.release()
 
 
 @router.get("/models", response_model=None)
