@@ -116,7 +116,7 @@ async def client_loop(
 def verify(data_dir: Path, env: dict[str, str], rec: Recorder) -> dict[str, Any]:
     engine = build_engine(EngineConfig.from_env(env, data_dir=data_dir), env, start_indexing=False)
     try:
-        conn: Any = engine.db.read()
+        conn: Any = engine.store.db.read()  # the SQLite file itself: integrity_check too
         rows = conn.execute("SELECT api_key_id, key, content FROM memories").fetchall()
         by_key: dict[str, list[str]] = defaultdict(list)
         for owner, key, content in rows:

@@ -25,8 +25,9 @@ from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import Memory, NewMemory, utcnow
 from memoryd.settings import SettingsService
+from memoryd.storage.base import Filter
 from memoryd.storage.sqlite.database import Database
-from memoryd.storage.sqlite.memories import Filter
+from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.qdrant.client import memory_payload
 
@@ -115,7 +116,8 @@ def _one_size(n: int, progress: Callable[[str], None]) -> list[dict[str, Any]]:
         config = EngineConfig.from_env({}, data_dir=Path(tmp) / "data")
         config.data_dir.mkdir(parents=True)
         db = Database(config.db_path)
-        engine = MemoryEngine(db, config, SettingsService(db))
+        store = SqliteStore(db)
+        engine = MemoryEngine(store, config, SettingsService(store))
         try:
             progress(f"{n}: writing memories")
             memories = _memories(engine, n)
@@ -124,7 +126,7 @@ def _one_size(n: int, progress: Callable[[str], None]) -> list[dict[str, Any]]:
                 VectorItem(m.id, OWNER, data[i], memory_payload(m)) for i, m in enumerate(memories)
             ]
             flt = Filter(owners=(OWNER,), now=utcnow())
-            sqlite = SqliteVecStore(engine.db)
+            sqlite = SqliteVecStore(db)
             sqlite.ensure_ready("bench:384", DIM)
             start = time.perf_counter()
             sqlite.upsert(items)

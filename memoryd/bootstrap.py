@@ -12,8 +12,10 @@ from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.settings import MemorySettings, SettingsService
+from memoryd.storage.base import Store
 from memoryd.storage.sqlite.database import Database
 from memoryd.storage.sqlite.repair import repair
+from memoryd.storage.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
     from memoryd.embedding.service import EmbeddingService, Resolver
@@ -46,10 +48,11 @@ def build_engine(
     config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     db = Database(config.db_path, load_vec=config.load_vec)
     repair(db)  # indexes agree with memories, whatever the last run left
+    store = SqliteStore(db)
     defaults = MemorySettings(transformers_enabled=local_model_installed(env))
-    settings = SettingsService(db, defaults=defaults)
-    embeddings, indexer, tier = _semantic_tier(db, config, settings, env, embedding_resolver)
-    engine = MemoryEngine(db, config, settings, embeddings=embeddings, indexer=indexer, env=env)
+    settings = SettingsService(store, defaults=defaults)
+    embeddings, indexer, tier = _semantic_tier(store, db, config, settings, env, embedding_resolver)
+    engine = MemoryEngine(store, config, settings, embeddings=embeddings, indexer=indexer, env=env)
     if tier is not None:
         engine.attach_qdrant(tier)
     if start_indexing and indexer is not None and indexer.ready() is not None:
@@ -58,6 +61,7 @@ def build_engine(
 
 
 def _semantic_tier(
+    primary: Store,
     db: Database,
     config: EngineConfig,
     settings: SettingsService,
@@ -77,7 +81,7 @@ def _semantic_tier(
     def context() -> EmbeddingContext:
         providers = {
             name: ProviderConfig(p.name, p.base_url, p.api_key)
-            for name, p in load_providers(db, env).items()
+            for name, p in load_providers(primary, env).items()
         }
         return EmbeddingContext(env=env, providers=providers, data_dir=config.data_dir)
 
@@ -90,12 +94,12 @@ def _semantic_tier(
         store = SqliteVecStore(db, quantization=config.vec_quantization)
     else:
         log.warning("vector search disabled: %s", db.capabilities.vec_reason)
-    indexer = Indexer(db, store, embeddings)
+    indexer = Indexer(primary, store, embeddings)
     tier = None
     if store is not None:  # Qdrant rides on the sqlite-vec tier (it pushes those vectors)
         from memoryd.vectors.qdrant.tier import QdrantTier
 
-        tier = QdrantTier(db, settings, indexer, env=env, data_dir=config.data_dir)
+        tier = QdrantTier(primary, settings, indexer, env=env, data_dir=config.data_dir)
     return embeddings, indexer, tier
 
 

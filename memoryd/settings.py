@@ -19,8 +19,7 @@ from typing import Any
 
 from memoryd.errors import ValidationError
 from memoryd.models import utcnow
-from memoryd.storage.sqlite import kv
-from memoryd.storage.sqlite.database import Database
+from memoryd.storage.base import Store
 
 STRATEGIES = ("recent", "semantic", "hybrid")
 SCOPES = ("session", "apiKey", "global")
@@ -222,7 +221,7 @@ class SettingsService:
     """Cached, DB-backed settings. ``defaults`` lets bootstrap decide install-dependent
     defaults (``transformersEnabled`` is true only when the local model is installed)."""
 
-    db: Database
+    store: Store
     defaults: MemorySettings = field(default_factory=MemorySettings)
     ttl_s: float = 2.0
     clock: Callable[[], float] = time.monotonic
@@ -234,7 +233,7 @@ class SettingsService:
         with self._lock:
             if self._cached is not None and self.clock() - self._loaded_at < self.ttl_s:
                 return self._cached
-        settings = normalize(kv.read_all(self.db.read(), PREFIX), self.defaults)
+        settings = normalize(self.store.read().settings(PREFIX), self.defaults)
         with self._lock:
             self._cached, self._loaded_at = settings, self.clock()
         return settings
@@ -242,7 +241,7 @@ class SettingsService:
     def update(self, partial: Mapping[str, Any]) -> MemorySettings:
         values = validate_update(partial)
         now = utcnow()
-        self.db.write(lambda conn: kv.write_many(conn, values, now, PREFIX))
+        self.store.write(lambda tx: tx.write_settings(values, now, PREFIX))
         self.invalidate()
         return self.get()
 

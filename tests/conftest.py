@@ -87,7 +87,7 @@ def add(
     )
     if created_at is not None:
         stamp = to_iso(created_at)
-        engine.db.write(
+        engine.store.db.write(
             lambda conn: conn.execute(
                 "UPDATE memories SET created_at = ?, updated_at = ? WHERE id = ?",
                 (stamp, stamp, memory.id),

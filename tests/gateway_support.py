@@ -61,7 +61,7 @@ class Gateway:
 def running_gateway(engine: MemoryEngine, key_name: str = "app") -> Iterator[Gateway]:
     upstream = FakeUpstream()
     with serve_asgi(upstream.app) as upstream_url:
-        save_providers(engine.db, [Provider("default", f"{upstream_url}/v1", "secret")])
+        save_providers(engine.store, [Provider("default", f"{upstream_url}/v1", "secret")])
         record, secret = engine.keys.create(key_name)
         with serve_asgi(create_app(engine, admin_token=ADMIN)) as url:
             yield Gateway(engine, upstream, url, secret, record.id)

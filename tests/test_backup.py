@@ -54,7 +54,7 @@ def test_backup_of_an_open_engine_has_every_memory(engine: MemoryEngine, tmp_pat
     made = [add(engine, "alice" if i % 2 else "bob", f"fact number {i}") for i in range(50)]
     dest = tmp_path / "out" / "copy.db"
     dest.parent.mkdir()
-    result = backup_database(engine.db.path, dest)
+    result = backup_database(engine.store.db.path, dest)
     assert result.path == dest
     assert result.memories == 50
     assert result.bytes == dest.stat().st_size > 0
@@ -78,10 +78,10 @@ def test_an_existing_destination_is_kept_unless_forced(
     dest = tmp_path / "copy.db"
     dest.write_bytes(b"precious")
     with pytest.raises(ConflictError, match="--force"):
-        backup_database(engine.db.path, dest)
+        backup_database(engine.store.db.path, dest)
     assert dest.read_bytes() == b"precious"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
-    result = backup_database(engine.db.path, dest, force=True)
+    result = backup_database(engine.store.db.path, dest, force=True)
     assert result.memories == 1
     assert inspect(dest)["integrity"] == ["ok"]
 
@@ -101,7 +101,7 @@ def test_missing_source_or_directory_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_a_directory_destination_gets_a_dated_file(engine: MemoryEngine, tmp_path: Path) -> None:
     add(engine, "alice", "one")
-    result = backup_database(engine.db.path, tmp_path)
+    result = backup_database(engine.store.db.path, tmp_path)
     assert result.path.parent == tmp_path
     assert result.path.name.startswith("memoryd-")
     assert result.path.suffix == ".db"
@@ -134,7 +134,7 @@ def test_backups_taken_while_writes_happen(engine: MemoryEngine, tmp_path: Path)
         time.sleep(0.1)
         for n in range(5):
             before = set(acked)
-            result = backup_database(engine.db.path, tmp_path / f"b{n}.db")
+            result = backup_database(engine.store.db.path, tmp_path / f"b{n}.db")
             after = len(acked)
             seen = inspect(result.path)
             assert seen["integrity"] == ["ok"]

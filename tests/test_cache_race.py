@@ -17,7 +17,7 @@ import pytest
 from memoryd.api import create_app
 from memoryd.cache import TTLCache
 from memoryd.engine import MemoryEngine
-from memoryd.engine import service as engine_module
+from memoryd.storage.sqlite import memories as memory_sql
 from memoryd.testing import serve_asgi
 from tests.conftest import ADMIN, add
 
@@ -44,8 +44,8 @@ class PausedRead:
 
 @pytest.fixture
 def paused(monkeypatch: pytest.MonkeyPatch) -> Iterator[PausedRead]:
-    pause = PausedRead(engine_module.sql.get)
-    monkeypatch.setattr(engine_module.sql, "get", pause)
+    pause = PausedRead(memory_sql.get)
+    monkeypatch.setattr(memory_sql, "get", pause)
     yield pause
     pause.proceed.set()
 

@@ -136,12 +136,12 @@ def test_summaries_never_merge_end_users_into_a_shared_memory(gateway: Gateway) 
     gateway.chat("I'm allergic to peanuts.", user="alice")
     gateway.chat("I live in Oslo.", user="bob")
     stamp = to_iso(old)
-    gateway.engine.db.write(  # backdate the extracted facts
+    gateway.engine.store.db.write(  # backdate the extracted facts
         lambda conn: conn.execute("UPDATE memories SET created_at = ?", (stamp,))
     )
     result = gateway.engine.summarize_older_than(gateway.owner, 30)
-    assert result["deletedCount"] == 3
-    assert len(result["summaryIds"]) == 3
+    assert result.deleted_count == 3
+    assert len(result.summary_ids) == 3
     for user, mine, other in (("alice", "peanuts", "Oslo"), ("bob", "Oslo", "peanuts")):
         injected = " ".join(gateway.chat("hi", user=user))
         assert mine in injected

@@ -17,7 +17,7 @@ def _open(data: Path) -> MemoryEngine:
 
 
 def _queue_rows(engine: MemoryEngine) -> int:
-    (n,) = engine.db.read().execute("SELECT COUNT(*) FROM extraction_queue").fetchone()
+    (n,) = engine.store.db.read().execute("SELECT COUNT(*) FROM extraction_queue").fetchone()
     return int(n)
 
 
@@ -53,12 +53,12 @@ def test_nothing_to_extract_queues_nothing(engine: MemoryEngine) -> None:
 def test_jobs_left_by_a_killed_process_run_at_the_next_start(tmp_path: Path) -> None:
     data = tmp_path / "d"
     first = _open(data)
-    first.db.write(
+    first.store.db.write(
         lambda conn: queue.queue_extraction(
             conn, "bob", "s1", [("I prefer dark mode.", "user")], utcnow()
         )
     )
-    first.db.write(lambda conn: queue.queue_extraction(conn, "bob", "", [], utcnow()))
+    first.store.db.write(lambda conn: queue.queue_extraction(conn, "bob", "", [], utcnow()))
     first.close()  # as if killed: the jobs were committed and never ran
 
     second = _open(data)

@@ -174,7 +174,7 @@ def test_neighbours_are_the_adjacent_writes_of_the_same_owner_and_session(
     ]:
         memory, _ = engine.create(NewMemory(owner, f"content {key}", key=key, session_id=session))
         ids[key] = memory.id
-    found = sql.neighbours(engine.db.read(), list(ids.values()))
+    found = sql.neighbours(engine.store.db.read(), list(ids.values()))
     assert found[ids["a1"]] == (ids["a2"],)
     assert found[ids["a2"]] == (ids["a1"], ids["a3"])
     assert found[ids["a3"]] == (ids["a2"],)

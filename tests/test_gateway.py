@@ -44,7 +44,7 @@ def gateway(engine: MemoryEngine) -> Iterator[Gateway]:
     upstream = FakeUpstream()
     with serve_asgi(upstream.app) as upstream_url:
         save_providers(
-            engine.db,
+            engine.store,
             [
                 Provider("default", f"{upstream_url}/v1", "upstream-secret"),
                 Provider("glm", f"{upstream_url}/v1", None),
@@ -320,7 +320,7 @@ def test_upstream_errors_pass_through(gateway: Gateway) -> None:
 
 
 def test_upstream_down_is_502_in_openai_shape(gateway: Gateway) -> None:
-    save_providers(gateway.engine.db, [Provider("default", "http://127.0.0.1:9/v1", None)])
+    save_providers(gateway.engine.store, [Provider("default", "http://127.0.0.1:9/v1", None)])
     response = httpx.post(
         f"{gateway.url}/v1/chat/completions",
         headers={"Authorization": f"Bearer {gateway.key}"},

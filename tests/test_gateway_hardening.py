@@ -71,7 +71,7 @@ def site(tmp_path: Path, upstream_url: str, **env: str) -> Iterator[Site]:
     data = tmp_path / "data"
     engine = make_engine(data, env, resolver=no_source)
     try:
-        save_providers(engine.db, [Provider("default", f"{upstream_url}/v1", "provider-secret")])
+        save_providers(engine.store, [Provider("default", f"{upstream_url}/v1", "provider-secret")])
         app = create_app(engine, admin_token=ADMIN)
         with serve_asgi(app) as url:
             built = Site(engine, app, url)

@@ -17,6 +17,7 @@ from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import GLOBAL_OWNER, MemoryPatch, MemoryType, NewMemory, utcnow
+from memoryd.storage.base import Clearing
 from tests.conftest import add
 
 OWNERS = ("a", "b", "c", GLOBAL_OWNER)
@@ -69,7 +70,9 @@ def test_no_read_path_leaks_another_owner(
     session: str,
 ) -> None:
     engine = shared_engine
-    engine.delete_where("1 = 1", [])
+    engine.delete_by(
+        lambda tx: [gone for o in tx.owners() for gone in tx.delete_matching(Clearing(o))]
+    )
     engine.cache.clear()
     engine.create_many(
         NewMemory(api_key_id=owner, session_id=sess, content=text) for owner, sess, text in rows
@@ -77,7 +80,7 @@ def test_no_read_path_leaks_another_owner(
     # Ground truth straight from the table (upserts may have merged duplicates).
     truth = {
         r[0]: (r[1], r[2])
-        for r in engine.db.read().execute("SELECT id, api_key_id, session_id FROM memories")
+        for r in engine.store.db.read().execute("SELECT id, api_key_id, session_id FROM memories")
     }
     own = {o: {i for i, (ow, _) in truth.items() if ow == o} for o in READERS}
 
@@ -128,8 +131,10 @@ def test_no_read_path_leaks_another_owner(
                 )
                 assert engine.delete(memory_id, owner=reader) is False
     # The refused writes really changed nothing.
-    assert len(truth) == len(list(engine.db.read().execute("SELECT 1 FROM memories")))
-    assert not list(engine.db.read().execute("SELECT 1 FROM memories WHERE content = 'hijacked'"))
+    assert len(truth) == len(list(engine.store.db.read().execute("SELECT 1 FROM memories")))
+    assert not list(
+        engine.store.db.read().execute("SELECT 1 FROM memories WHERE content = 'hijacked'")
+    )
     engine.drain()
 
 
@@ -203,14 +208,14 @@ def test_summarize_older_than_stays_within_the_owner(engine: MemoryEngine) -> No
     b_before = {m.id: m for m in engine.list_memories(owner="b").data}
 
     dry = engine.summarize_older_than("a", 30, dry_run=True)
-    assert {c["id"] for c in dry["candidates"]} == a_old
-    assert dry["deletedCount"] == 0
-    assert dry["summaryId"] is None
+    assert {c.id for c in dry.candidates} == a_old
+    assert dry.deleted_count == 0
+    assert dry.summary_id is None
 
     result = engine.summarize_older_than("a", 30)
-    assert {c["id"] for c in result["candidates"]} == a_old
-    assert result["deletedCount"] == 3
-    summary = engine.get(result["summaryId"])
+    assert {c.id for c in result.candidates} == a_old
+    assert result.deleted_count == 3
+    summary = engine.get(result.summary_id)
     assert summary is not None
     assert summary.api_key_id == "a"
     assert summary.type == MemoryType.SEMANTIC

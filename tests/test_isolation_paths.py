@@ -157,7 +157,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     try:
         with serve_asgi(upstream.app) as upstream_url:
             save_providers(
-                engine.db,
+                engine.store,
                 [
                     Provider("default", f"{upstream_url}/v1", "upstream-secret"),
                     Provider("alt", f"{upstream_url}/v1", None),

@@ -14,6 +14,7 @@ from memoryd.engine import MemoryEngine
 from memoryd.engine.keys import AUTH_CACHE_TTL_S, KeyService
 from memoryd.errors import ConflictError, ValidationError
 from memoryd.storage.sqlite.database import Database
+from memoryd.storage.sqlite.store import SqliteStore
 
 
 class Clock:
@@ -25,13 +26,13 @@ class Clock:
 
 
 @pytest.fixture
-def other_process(engine: MemoryEngine) -> Iterator[Database]:
+def other_process(engine: MemoryEngine) -> Iterator[SqliteStore]:
     """A second connection set on the same file, as another process would have."""
-    db = Database(engine.db.path, load_vec=False)
+    store = SqliteStore(Database(engine.store.db.path, load_vec=False))
     try:
-        yield db
+        yield store
     finally:
-        db.close()
+        store.close()
 
 
 def test_create_returns_a_secret_once_and_stores_only_its_hash(engine: MemoryEngine) -> None:
@@ -44,7 +45,9 @@ def test_create_returns_a_secret_once_and_stores_only_its_hash(engine: MemoryEng
     assert key.name == "laptop"
     assert key.revoked_at is None
     assert key.memory_enabled is None
-    rows = engine.db.read().execute("SELECT * FROM api_keys WHERE id = ?", (key.id,)).fetchall()
+    rows = (
+        engine.store.db.read().execute("SELECT * FROM api_keys WHERE id = ?", (key.id,)).fetchall()
+    )
     assert len(rows) == 1
     row = [str(v) for v in rows[0]]
     assert hashlib.sha256(secret.encode()).hexdigest() in row
@@ -184,7 +187,7 @@ def test_list_is_newest_first(engine: MemoryEngine) -> None:
 
 
 def test_another_process_sees_a_revoke_within_the_cache_ttl(
-    engine: MemoryEngine, other_process: Database
+    engine: MemoryEngine, other_process: SqliteStore
 ) -> None:
     clock = Clock()
     server = KeyService(other_process, clock=clock)  # e.g. the running server
@@ -201,7 +204,7 @@ def test_another_process_sees_a_revoke_within_the_cache_ttl(
 
 
 def test_another_process_sees_a_new_key_at_once(
-    engine: MemoryEngine, other_process: Database
+    engine: MemoryEngine, other_process: SqliteStore
 ) -> None:
     server = KeyService(other_process, clock=Clock())
     assert server.authenticate("mk_" + "B" * 43) is None  # misses are not cached
@@ -211,7 +214,7 @@ def test_another_process_sees_a_new_key_at_once(
     assert found.id == key.id
 
 
-def test_zero_ttl_disables_the_cache(engine: MemoryEngine, other_process: Database) -> None:
+def test_zero_ttl_disables_the_cache(engine: MemoryEngine, other_process: SqliteStore) -> None:
     server = KeyService(other_process, cache_ttl_s=0)
     key, secret = engine.keys.create("k")
     assert server.authenticate(secret) is not None

@@ -52,6 +52,9 @@ SQL_STATEMENT = re.compile(
     r"|\bALTER\s+TABLE\b"
     r"|\bPRAGMA\s+\w+"
     r"|\bBEGIN\s+(?:IMMEDIATE|EXCLUSIVE|DEFERRED)\b"
+    # a WHERE-clause fragment passed around as a string: "m.expires_at <= ?"
+    r"|\b[a-z]\.[a-z_]+\s+(?:IS\s+(?:NOT\s+)?NULL\b|(?:[<>]=?|=|IN)\s*[?(])"
+    r"|\b[a-z_]+\s+(?:[<>]=?|=)\s+\?"
 )
 
 
@@ -136,7 +139,10 @@ def test_the_sql_probe_finds_what_it_should(tmp_path: Path) -> None:
         '    b = f"SELECT COUNT(*) FROM {table}"\n'
         '    c = ("INSERT OR REPLACE INTO t (a) "\n'
         '         "VALUES (1)")\n'
-        '    d = "PRAGMA query_only = 1"\n',
+        '    d = "PRAGMA query_only = 1"\n'
+        '    e = "m.expires_at IS NOT NULL"\n'
+        '    g = "api_key_id = ?"\n'
+        '    h = "a = b, if x is None"\n',
         encoding="utf-8",
     )
     tree = ast.parse(source.read_text(encoding="utf-8"))
@@ -147,6 +153,8 @@ def test_the_sql_probe_finds_what_it_should(tmp_path: Path) -> None:
         (6, "SELECT COUNT(*) FROM"),
         (7, "INSERT OR REPLACE INTO"),
         (9, "PRAGMA query_only"),
+        (10, "m.expires_at IS NOT NULL"),
+        (11, "api_key_id = ?"),
     ]
 
 

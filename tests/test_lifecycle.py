@@ -18,6 +18,7 @@ import pytest
 
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
+from memoryd.core.public import public
 from memoryd.engine import MemoryEngine
 from memoryd.engine.lifecycle import MAX_IMPORT_LINE_BYTES
 from memoryd.errors import ValidationError
@@ -49,7 +50,7 @@ def days_ago(days: float) -> datetime:
 
 def row(engine: MemoryEngine, memory_id: str) -> dict[str, Any] | None:
     """The raw DB row (bypassing the engine's read cache)."""
-    rows = engine.db.read().execute(
+    rows = engine.store.db.read().execute(
         "SELECT content, needs_reindex, access_count, api_key_id, type FROM memories WHERE id = ?",
         (memory_id,),
     )
@@ -68,14 +69,14 @@ def row(engine: MemoryEngine, memory_id: str) -> dict[str, Any] | None:
 
 def count(engine: MemoryEngine, owner: str | None = None) -> int:
     sql = "SELECT COUNT(*) FROM memories"
-    conn = engine.db.read()
+    conn = engine.store.db.read()
     rows = conn.execute(sql + " WHERE api_key_id = ?", (owner,)) if owner else conn.execute(sql)
     return int(next(iter(rows))[0])
 
 
 def fts_ids(engine: MemoryEngine, word: str) -> set[str]:
     """Ids of the memories the FTS5 index matches for ``word``."""
-    rows = engine.db.read().execute(
+    rows = engine.store.db.read().execute(
         "SELECT m.id FROM memory_fts JOIN memories m ON m.seq = memory_fts.rowid "
         "WHERE memory_fts MATCH ?",
         (word,),
@@ -85,14 +86,14 @@ def fts_ids(engine: MemoryEngine, word: str) -> set[str]:
 
 def fts_index_rowids(engine: MemoryEngine, word: str) -> set[int]:
     """Rowids in the FTS index itself (catches index rows left behind by deletes)."""
-    rows = engine.db.read().execute(
+    rows = engine.store.db.read().execute(
         "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?", (word,)
     )
     return {int(r[0]) for r in rows}
 
 
 def sql(engine: MemoryEngine, statement: str, params: tuple[Any, ...] = ()) -> None:
-    engine.db.write(lambda conn: conn.execute(statement, params))
+    engine.store.db.write(lambda conn: conn.execute(statement, params))
 
 
 @pytest.fixture
@@ -119,7 +120,7 @@ def fresh(tmp_path: Path) -> Iterator[MemoryEngine]:
 
 def test_summarize_missing_owner_data(engine: MemoryEngine) -> None:
     result = engine.summarize("missing-key", "missing-session")
-    assert result == {"originalCount": 0, "summarizedCount": 0, "tokensSaved": 0}
+    assert public(result) == {"originalCount": 0, "summarizedCount": 0, "tokensSaved": 0}
 
 
 def test_summarize_compacts_the_older_memory(engine: MemoryEngine) -> None:
@@ -140,10 +141,10 @@ def test_summarize_compacts_the_older_memory(engine: MemoryEngine) -> None:
         created_at=datetime(2026, 4, 2, tzinfo=UTC),
     )
     result = engine.summarize("key-a", "session-a", max_tokens=8)
-    assert result["originalCount"] == 2
-    assert result["summarizedCount"] == 1
-    assert result["tokensSaved"] > 0
-    assert result["tokensSaved"] == math.ceil(26 / 4) - math.ceil(len("Alpha. Beta. Gamma.") / 4)
+    assert result.original_count == 2
+    assert result.summarized_count == 1
+    assert result.tokens_saved > 0
+    assert result.tokens_saved == math.ceil(26 / 4) - math.ceil(len("Alpha. Beta. Gamma.") / 4)
     new_row, old_row = row(engine, new.id), row(engine, old.id)
     assert new_row is not None
     assert old_row is not None
@@ -204,8 +205,8 @@ def test_summarize_restricted_to_a_session(engine: MemoryEngine) -> None:
         created_at=datetime(2026, 3, 1, tzinfo=UTC),
     )
     result = engine.summarize("key-a", "session-target", max_tokens=8)
-    assert result["originalCount"] == 2
-    assert result["summarizedCount"] == 1
+    assert result.original_count == 2
+    assert result.summarized_count == 1
     assert (row(engine, t1.id) or {})["content"] == "One. Two. Three."
     assert (row(engine, t2.id) or {})["content"] == "Five. Six. Seven. Eight."
     assert (row(engine, other.id) or {})["content"] == "Nine. Ten. Eleven. Twelve."
@@ -236,8 +237,8 @@ def test_summarize_without_session_covers_the_owner_only(engine: MemoryEngine) -
         created_at=datetime(2026, 3, 1, tzinfo=UTC),
     )
     result = engine.summarize("key-a", None, max_tokens=9)
-    assert result["originalCount"] == 2
-    assert result["summarizedCount"] == 1
+    assert result.original_count == 2
+    assert result.summarized_count == 1
     assert (row(engine, older.id) or {})["content"] == "Red. Blue. Green."
     assert (row(engine, newer.id) or {})["content"] == "One. Two. Three. Four."
     assert (row(engine, b_row.id) or {})["content"] == "Cat. Dog. Cow. Pig."
@@ -246,7 +247,7 @@ def test_summarize_without_session_covers_the_owner_only(engine: MemoryEngine) -
 def test_summarize_short_memory_is_counted_but_unchanged(engine: MemoryEngine) -> None:
     memory = add(engine, "key-a", "One. Two. Three.")
     result = engine.summarize("key-a", None, max_tokens=0)
-    assert result == {"originalCount": 1, "summarizedCount": 1, "tokensSaved": 0}
+    assert public(result) == {"originalCount": 1, "summarizedCount": 1, "tokensSaved": 0}
     assert (row(engine, memory.id) or {})["content"] == "One. Two. Three."
 
 
@@ -277,19 +278,19 @@ def _old_rows(engine: MemoryEngine, owner: str, n: int, age_days: float, prefix:
 def test_older_than_dry_run_reports_and_keeps_rows(engine: MemoryEngine) -> None:
     rows = _old_rows(engine, "api-dry", 5, 35)
     result = engine.summarize_older_than("api-dry", 30, dry_run=True)
-    assert result["dryRun"] is True
-    assert result["deletedCount"] == 0
-    assert result["summaryId"] is None
-    candidates = result["candidates"]
+    assert result.dry_run is True
+    assert result.deleted_count == 0
+    assert result.summary_id is None
+    candidates = result.candidates
     assert len(candidates) == 5
-    assert {c["id"] for c in candidates} == {m.id for m in rows}
+    assert {c.id for c in candidates} == {m.id for m in rows}
     for c in candidates:
-        assert set(c) == {"id", "type", "key", "content", "tokens", "createdAt"}
-        assert c["tokens"] == math.ceil(len(c["content"]) / 4)
-    assert result["totalTokens"] == sum(math.ceil(len(m.content) / 4) for m in rows)
-    assert result["totalTokens"] > 0
+        assert set(public(c)) == {"id", "type", "key", "content", "tokens", "createdAt"}
+        assert c.tokens == math.ceil(len(c.content) / 4)
+    assert result.total_tokens == sum(math.ceil(len(m.content) / 4) for m in rows)
+    assert result.total_tokens > 0
     # Oldest first.
-    created = [c["createdAt"] for c in candidates]
+    created = [c.created_at for c in candidates]
     assert created == sorted(created)
     assert count(engine, "api-dry") == 5
 
@@ -297,10 +298,10 @@ def test_older_than_dry_run_reports_and_keeps_rows(engine: MemoryEngine) -> None
 def test_older_than_creates_one_summary_and_deletes_originals(engine: MemoryEngine) -> None:
     rows = _old_rows(engine, "api-real", 5, 40)
     result = engine.summarize_older_than("api-real", 30, dry_run=False)
-    assert result["dryRun"] is False
-    assert len(result["candidates"]) == 5
-    assert result["deletedCount"] == 5
-    summary_id = result["summaryId"]
+    assert result.dry_run is False
+    assert len(result.candidates) == 5
+    assert result.deleted_count == 5
+    summary_id = result.summary_id
     assert isinstance(summary_id, str)
     assert summary_id
     for m in rows:
@@ -324,12 +325,13 @@ def test_older_than_empty_non_dry_run_reports_dry_run_false(engine: MemoryEngine
     # result took its dry-run return path; memoryd reports what the caller asked for.
     fresh_row = add(engine, "api-fresh", "A fresh memory.")
     result = engine.summarize_older_than("api-fresh", 30, dry_run=False)
-    assert result == {
+    assert public(result) == {
         "candidates": [],
         "totalTokens": 0,
         "deletedCount": 0,
         "summaryId": None,
         "dryRun": False,
+        "summaryIds": [],
     }
     assert row(engine, fresh_row.id) is not None
     assert count(engine, "api-fresh") == 1
@@ -339,9 +341,9 @@ def test_older_than_only_old_rows_are_candidates(engine: MemoryEngine) -> None:
     old = _old_rows(engine, "api-mix", 3, 35, prefix="old")
     young = _old_rows(engine, "api-mix", 2, 1, prefix="young")
     result = engine.summarize_older_than("api-mix", 30, dry_run=True)
-    assert {c["id"] for c in result["candidates"]} == {m.id for m in old}
+    assert {c.id for c in result.candidates} == {m.id for m in old}
     result = engine.summarize_older_than("api-mix", 30, dry_run=False)
-    assert result["deletedCount"] == 3
+    assert result.deleted_count == 3
     for m in young:
         assert row(engine, m.id) is not None
 
@@ -351,12 +353,12 @@ def test_older_than_never_touches_other_owners(engine: MemoryEngine) -> None:
     mine = _old_rows(engine, "owner-a", 3, 40, prefix="a")
     theirs = _old_rows(engine, "owner-b", 4, 40, prefix="b")
     dry = engine.summarize_older_than("owner-a", 30, dry_run=True)
-    assert {c["id"] for c in dry["candidates"]} == {m.id for m in mine}
+    assert {c.id for c in dry.candidates} == {m.id for m in mine}
     result = engine.summarize_older_than("owner-a", 30, dry_run=False)
-    assert result["deletedCount"] == 3
+    assert result.deleted_count == 3
     for m in theirs:
         assert row(engine, m.id) is not None
-    summary = engine.get(result["summaryId"])
+    summary = engine.get(result.summary_id)
     assert summary is not None
     assert summary.api_key_id == "owner-a"
     for m in theirs:
@@ -375,8 +377,8 @@ def test_older_than_days_out_of_range(engine: MemoryEngine, days: Any) -> None:
 
 def test_older_than_days_boundaries(engine: MemoryEngine) -> None:
     _old_rows(engine, "api-b", 2, 400)
-    assert len(engine.summarize_older_than("api-b", 365, dry_run=True)["candidates"]) == 2
-    assert len(engine.summarize_older_than("api-b", 1, dry_run=True)["candidates"]) == 2
+    assert len(engine.summarize_older_than("api-b", 365, dry_run=True).candidates) == 2
+    assert len(engine.summarize_older_than("api-b", 1, dry_run=True).candidates) == 2
 
 
 def test_older_than_rejects_an_empty_owner(engine: MemoryEngine) -> None:
@@ -393,7 +395,7 @@ def test_summary_sentence_splitting_keeps_decimals_and_urls(engine: MemoryEngine
     )
     add(engine, "api-s", content, key="note:pi", created_at=days_ago(40))
     result = engine.summarize_older_than("api-s", 30, dry_run=False)
-    summary = engine.get(result["summaryId"])
+    summary = engine.get(result.summary_id)
     assert summary is not None
     expected_line = (
         "[factual] note:pi: Pi is 3.14 today. Docs at https://example.com/v2.1/guide.html "
@@ -412,8 +414,8 @@ def test_decay_disabled_sweep_skips(engine: MemoryEngine) -> None:
     )
     assert engine.config.decay.enabled is False
     result = engine.sweep_decay()
-    assert result["skippedDisabled"] is True
-    assert result["deletedIds"] == []
+    assert result.skipped_disabled is True
+    assert result.deleted_ids == []
     assert row(engine, old.id) is not None
 
 
@@ -422,8 +424,8 @@ def test_decay_disabled_dry_run_still_reports_nothing_deleted(engine: MemoryEngi
         engine, "k1", "We talked about it.", type=MemoryType.EPISODIC, created_at=days_ago(60)
     )
     result = engine.sweep_decay(dry_run=True)
-    assert result["skippedDisabled"] is False
-    assert result["deletedIds"] == []
+    assert result.skipped_disabled is False
+    assert result.deleted_ids == []
     assert row(engine, old.id) is not None
 
 
@@ -432,10 +434,10 @@ def test_decay_enabled_dry_run(decay_engine: MemoryEngine) -> None:
         decay_engine, "k1", "We talked about it.", type=MemoryType.EPISODIC, created_at=days_ago(60)
     )
     result = decay_engine.sweep_decay(dry_run=True)
-    assert result["skippedDisabled"] is False
-    assert result["decayed"] == 1
-    assert result["scanned"] == 1
-    assert result["deletedIds"] == []
+    assert result.skipped_disabled is False
+    assert result.decayed == 1
+    assert result.scanned == 1
+    assert result.deleted_ids == []
     assert row(decay_engine, old.id) is not None
 
 
@@ -450,8 +452,8 @@ def test_decay_enabled_sweep_deletes_old_episodic_only(decay_engine: MemoryEngin
         decay_engine, "k1", "We discussed Y.", type=MemoryType.EPISODIC, created_at=days_ago(5)
     )
     result = decay_engine.sweep_decay()
-    assert result["deletedIds"] == [episodic.id]
-    assert result["decayed"] == 1
+    assert result.deleted_ids == [episodic.id]
+    assert result.decayed == 1
     assert row(decay_engine, episodic.id) is None
     assert decay_engine.get(episodic.id) is None
     assert row(decay_engine, factual.id) is not None
@@ -471,7 +473,7 @@ def test_decay_access_immunity(decay_engine: MemoryEngine) -> None:
     stamp = to_iso(days_ago(60))
     sql(decay_engine, "UPDATE memories SET created_at = ?, last_accessed_at = ?", (stamp, stamp))
     result = decay_engine.sweep_decay()
-    assert result["deletedIds"] == [twice.id]
+    assert result.deleted_ids == [twice.id]
     assert row(decay_engine, used.id) is not None
 
 
@@ -485,7 +487,7 @@ def test_decay_recent_access_keeps_old_memory(decay_engine: MemoryEngine) -> Non
     recent = to_iso(days_ago(2))
     sql(decay_engine, "UPDATE memories SET last_accessed_at = ? WHERE id = ?", (recent, kept.id))
     result = decay_engine.sweep_decay()
-    assert result["deletedIds"] == [gone.id]
+    assert result.deleted_ids == [gone.id]
     assert row(decay_engine, kept.id) is not None
 
 
@@ -497,7 +499,7 @@ def test_decay_sweep_scoped_to_one_owner(decay_engine: MemoryEngine) -> None:
         decay_engine, "k2", "We discussed X.", type=MemoryType.EPISODIC, created_at=days_ago(60)
     )
     result = decay_engine.sweep_decay(owner="k1")
-    assert result["deletedIds"] == [mine.id]
+    assert result.deleted_ids == [mine.id]
     assert row(decay_engine, theirs.id) is not None
 
 
@@ -673,12 +675,12 @@ def test_import_round_trip_and_idempotency(engine: MemoryEngine, fresh: MemoryEn
     _populate(engine, "k1", 1234)
     lines = _export_lines(engine, "k1")
     result = fresh.import_jsonl(lines)
-    assert result.to_dict() == {"imported": 1234, "updated": 0, "skipped": 0, "errors": []}
+    assert public(result) == {"imported": 1234, "updated": 0, "skipped": 0, "errors": []}
     assert _by_key(fresh, "k1") == _by_key(engine, "k1")
     assert fresh.owners() == ["k1"]
 
     again = fresh.import_jsonl(lines)
-    assert again.to_dict() == {"imported": 0, "updated": 0, "skipped": 1234, "errors": []}
+    assert public(again) == {"imported": 0, "updated": 0, "skipped": 1234, "errors": []}
     assert count(fresh, "k1") == 1234
 
     changed = json.loads(lines[10])

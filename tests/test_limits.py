@@ -70,7 +70,7 @@ class Server:
 def server(engine: MemoryEngine) -> Iterator[Server]:
     upstream = FakeUpstream()
     with serve_asgi(upstream.app) as upstream_url:
-        save_providers(engine.db, [Provider("default", f"{upstream_url}/v1", None)])
+        save_providers(engine.store, [Provider("default", f"{upstream_url}/v1", None)])
         _, secret = engine.keys.create("limits")
         app = create_app(engine, admin_token=ADMIN, max_body_bytes=LIMIT)
         with serve_asgi(app) as url:
@@ -303,7 +303,7 @@ def test_a_slow_upstream_is_cut_off_with_a_504(engine: MemoryEngine) -> None:
     auth = {"Authorization": f"Bearer {secret}"}
     body = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
     with serve_asgi(slow_upstream(1.5)) as upstream_url:
-        save_providers(engine.db, [Provider("default", f"{upstream_url}/v1", None)])
+        save_providers(engine.store, [Provider("default", f"{upstream_url}/v1", None)])
         app = create_app(engine, admin_token=ADMIN, upstream_timeout_s=0.3)
         with serve_asgi(app) as url:
             start = time.monotonic()

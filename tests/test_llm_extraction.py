@@ -99,7 +99,7 @@ def model(engine: MemoryEngine) -> Iterator[Model]:
     holder: list[Model] = []
     with http_server(lambda path, body: holder[0].handle(body)) as (url, received):
         holder.append(Model(engine, received))
-        save_providers(engine.db, [Provider("llm", f"{url}/v1", "llm-secret")])
+        save_providers(engine.store, [Provider("llm", f"{url}/v1", "llm-secret")])
         engine.settings.update(
             {
                 "extractionMode": "llm",
@@ -174,7 +174,7 @@ def test_add_update_delete_are_applied_and_the_old_memory_stays_as_history(
     assert exported[dog.id]["supersededBy"] is None  # retracted, not replaced
     assert exported[dog.id]["supersededAt"] is not None
     assert exported[keep.id]["supersededAt"] is None
-    with model.engine.db.snapshot() as conn:
+    with model.engine.store.db.snapshot() as conn:
         rows, total, _ = sql.list_page(
             conn, owner=OWNER, type=None, session_id=None, q=None, limit=50, offset=0,
             include_superseded=True,
@@ -329,7 +329,7 @@ def test_another_owners_id_is_refused_even_when_the_answer_names_it(model: Model
 
 
 def test_an_unreachable_provider_falls_back(model: Model) -> None:
-    save_providers(model.engine.db, [Provider("llm", "http://127.0.0.1:9/v1")])
+    save_providers(model.engine.store, [Provider("llm", "http://127.0.0.1:9/v1")])
     model.extract(RULES_TEXT)
     assert set(model.current()) == {RULES_FACT}
     assert model.llm()["fallbacks"]["upstream"] == 1
@@ -398,14 +398,14 @@ def test_the_day_total_survives_a_restart_and_starts_over_the_next_day(
     engine: MemoryEngine,
 ) -> None:
     day = ["2026-03-01"]
-    stats = LlmStats(engine.db, today=lambda: day[0])
+    stats = LlmStats(engine.store, today=lambda: day[0])
     stats.record_usage(70, 30)
-    engine.db.flush()
-    again = LlmStats(engine.db, today=lambda: day[0])
+    engine.store.db.flush()
+    again = LlmStats(engine.store, today=lambda: day[0])
     assert again.tokens_today() == 100
     day[0] = "2026-03-02"
     assert again.tokens_today() == 0
-    assert LlmStats(engine.db, today=lambda: day[0]).tokens_today() == 0
+    assert LlmStats(engine.store, today=lambda: day[0]).tokens_today() == 0
 
 
 # -- status and metrics -----------------------------------------------------------------
@@ -435,7 +435,7 @@ def test_status_of_the_default_target(engine: MemoryEngine) -> None:
     assert llm["mode"] == "rules"
     assert llm["available"] is False
     assert llm["calls"] == 0
-    save_providers(engine.db, [Provider("default", "http://127.0.0.1:9/v1")])
+    save_providers(engine.store, [Provider("default", "http://127.0.0.1:9/v1")])
     engine.settings.update({"extractionMode": "hybrid"})
     llm = engine.status()["extraction"]["llm"]
     assert llm["providerModel"] == "default/gpt-4o-mini"

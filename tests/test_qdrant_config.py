@@ -169,12 +169,12 @@ def test_valid_update_and_removal_values() -> None:
 
 
 def test_save_and_load_round_trip_and_removal(engine: MemoryEngine) -> None:
-    save(engine.db, validate_update({"host": "h1", "apiKey": "key-123456789", "port": 7000}))
-    cfg = load(engine.db)
+    save(engine.store, validate_update({"host": "h1", "apiKey": "key-123456789", "port": 7000}))
+    cfg = load(engine.store)
     assert (cfg.host, cfg.api_key, cfg.port) == ("h1", "key-123456789", 7000)
-    save(engine.db, validate_update({"apiKey": ""}))
-    assert load(engine.db).api_key is None
-    assert load(engine.db, {"QDRANT_API_KEY": "from-env"}).api_key == "from-env"
+    save(engine.store, validate_update({"apiKey": ""}))
+    assert load(engine.store).api_key is None
+    assert load(engine.store, {"QDRANT_API_KEY": "from-env"}).api_key == "from-env"
 
 
 # -- the local-mode path (fuzzer find, ec434f6) ------------------------------------------

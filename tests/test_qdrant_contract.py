@@ -23,8 +23,9 @@ from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import Memory, MemoryType, NewMemory, utcnow
 from memoryd.settings import SettingsService
+from memoryd.storage.base import Filter
 from memoryd.storage.sqlite.database import Database
-from memoryd.storage.sqlite.memories import Filter
+from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.qdrant.client import QdrantStore, memory_payload, point_id
 from memoryd.vectors.qdrant.config import QdrantConfig
@@ -45,7 +46,8 @@ def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
     config = EngineConfig.from_env({}, data_dir=tmp_path / "data")
     config.data_dir.mkdir(parents=True)
     db = Database(config.db_path)
-    eng = MemoryEngine(db, config, SettingsService(db))
+    store = SqliteStore(db)
+    eng = MemoryEngine(store, config, SettingsService(store))
     try:
         yield eng
     finally:
@@ -77,7 +79,7 @@ def item(memory: Memory, vector: np.ndarray) -> VectorItem:
 def make_backend(name: str, engine: MemoryEngine, tmp: Path, sig: str, dim: int) -> Backend:
     store: Any
     if name == "sqlite-vec":
-        store = SqliteVecStore(engine.db)
+        store = SqliteVecStore(engine.store.db)
     elif name == "qdrant-local":
         store = QdrantStore(QdrantConfig(enabled=True, path=":memory:", collection="contract"))
     else:

@@ -15,7 +15,7 @@ import pytest
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryPatch, utcnow
-from memoryd.storage.sqlite.memories import Filter
+from memoryd.storage.base import Filter
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.qdrant.client import QdrantStore
 from memoryd.vectors.qdrant.config import QdrantConfig
@@ -197,7 +197,7 @@ def test_stale_payloads_never_override_sqlite_filters(
     tier.close()  # stop the worker: the payload stays stale
     target = facts[0]
     stamp = "2000-01-01T00:00:00.000Z"
-    semantic_engine.db.write(
+    semantic_engine.store.db.write(
         lambda c: c.execute("UPDATE memories SET expires_at = ? WHERE id = ?", (stamp, target.id))
     )
     semantic_engine.cache.invalidate(target.id)
@@ -323,7 +323,7 @@ def test_dimension_guard_leaves_a_mismatched_collection_alone(
     check.close()
     # The fix: a new collection name, created with the right size and backfilled.
     semantic_engine.attach_qdrant(QdrantTier(
-        semantic_engine.db, semantic_engine.settings, semantic_engine.indexer,  # type: ignore[arg-type]
+        semantic_engine.store, semantic_engine.settings, semantic_engine.indexer,  # type: ignore[arg-type]
         data_dir=semantic_engine.config.data_dir,
     ))  # fmt: skip
     fixed = tier_of(semantic_engine)

@@ -29,12 +29,12 @@ def test_damage_is_repaired_when_the_engine_opens(tmp_path: Path) -> None:
         conn.execute("INSERT INTO vec_memories (seq, emb) VALUES (12345, x'00')")  # type: ignore[attr-defined]
         conn.execute("UPDATE memories SET needs_reindex = 0 WHERE id = ?", (indexed.id,))  # type: ignore[attr-defined]
 
-    engine.db.write(damage)
+    engine.store.db.write(damage)
     engine.close()
 
     engine = _open(tmp_path)
     try:
-        conn = engine.db.read()
+        conn = engine.store.db.read()
         ghost = conn.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH 'ghost'")
         assert ghost.fetchall() == []
         fox = engine.preview("alice", "quick fox", strategy="hybrid")
@@ -43,7 +43,7 @@ def test_damage_is_repaired_when_the_engine_opens(tmp_path: Path) -> None:
         flag = conn.execute("SELECT needs_reindex FROM memories WHERE id = ?", (indexed.id,))
         assert flag.fetchone() == (1,)
         # and a healthy database is left alone
-        report = repair(engine.db)
+        report = repair(engine.store.db)
         assert not report.changed
     finally:
         engine.close()

@@ -27,7 +27,7 @@ def _memories(engine: MemoryEngine) -> None:
 def _setup(engine: MemoryEngine, base_url: str) -> None:
     if not engine.list_memories(owner="alice").total:
         _memories(engine)
-    save_providers(engine.db, [Provider("rr", base_url + "/v1", "secret")])
+    save_providers(engine.store, [Provider("rr", base_url + "/v1", "secret")])
     engine.settings.update({"rerankEnabled": True, "rerankProviderModel": "rr/rerank-1"})
 
 

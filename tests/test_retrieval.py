@@ -27,7 +27,9 @@ def contents(hits: list[Hit]) -> list[str]:
 
 
 def seq_of(engine: MemoryEngine, memory_id: str) -> int:
-    rows = list(engine.db.read().execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)))
+    rows = list(
+        engine.store.db.read().execute("SELECT seq FROM memories WHERE id = ?", (memory_id,))
+    )
     return int(rows[0][0])
 
 
@@ -133,7 +135,7 @@ def test_hostile_queries_keep_their_fts_results(
 def test_new_memory_is_immediately_in_fts(engine: MemoryEngine) -> None:
     memory = add(engine, "n", "a zebracorn was seen at noon")
     rows = list(
-        engine.db.read().execute(
+        engine.store.db.read().execute(
             "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?", ('"zebracorn"',)
         )
     )
@@ -321,7 +323,7 @@ def test_min_score_abstains(engine: MemoryEngine) -> None:
 
 
 def access_of(engine: MemoryEngine, memory_id: str) -> tuple[int, str | None]:
-    rows = engine.db.read().execute(
+    rows = engine.store.db.read().execute(
         "SELECT access_count, last_accessed_at FROM memories WHERE id = ?", (memory_id,)
     )
     count, last = next(iter(rows))
@@ -451,7 +453,7 @@ class RecordingConnection:
 def test_fts_search_plan_drives_from_the_fts_index(engine: MemoryEngine) -> None:
     for i in range(30):
         add(engine, f"owner{i % 3}", f"plan row {i} about orbit")
-    conn = engine.db.read()
+    conn = engine.store.db.read()
     flt = sql.Filter(owners=("owner1",), now=utcnow(), created_after=utcnow() - timedelta(days=30))
     recorder = RecordingConnection(conn)
     found = sql.fts_search(recorder, '"orbit"', flt, 20)

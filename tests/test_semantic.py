@@ -19,7 +19,7 @@ from tests.embedders import fixed_resolver
 
 
 def vec_rows(engine: MemoryEngine) -> int:
-    (n,) = engine.db.read().execute("SELECT COUNT(*) FROM vec_memories").fetchone()
+    (n,) = engine.store.db.read().execute("SELECT COUNT(*) FROM vec_memories").fetchone()
     return int(n)
 
 
@@ -28,7 +28,7 @@ def test_writes_are_embedded_in_the_background(semantic_engine: MemoryEngine) ->
         add(semantic_engine, "alice", f"alice likes topic number {i}")
     assert semantic_engine.drain(timeout=30)
     assert vec_rows(semantic_engine) == 5
-    assert sql.count_pending(semantic_engine.db.read()) == 0
+    assert sql.count_pending(semantic_engine.store.db.read()) == 0
     status = semantic_engine.status()
     assert status["embedding"]["source"] == "hash"
     assert status["embedding"]["available"] is True
@@ -134,7 +134,7 @@ def test_failing_embedder_degrades_to_keyword_search(semantic_engine: MemoryEngi
     # a write while the embedder fails stays flagged instead of being lost
     down = add(semantic_engine, "alice", "written while the embedder is down")
     semantic_engine.drain()
-    queue = sql.reindex_queue(semantic_engine.db.read(), 10)
+    queue = sql.reindex_queue(semantic_engine.store.db.read(), 10)
     assert down.id in {memory_id for memory_id, _, _ in queue}
     assert semantic_engine.status()["embedding"]["lastError"]
 
@@ -154,7 +154,9 @@ def test_changing_the_embedder_recreates_and_refills(semantic_engine: MemoryEngi
     assert status["needsReindex"] == 0
     blobs = {
         length
-        for (length,) in semantic_engine.db.read().execute("SELECT length(emb) FROM vec_memories")
+        for (length,) in semantic_engine.store.db.read().execute(
+            "SELECT length(emb) FROM vec_memories"
+        )
     }
     assert blobs == {32 * 4}
 
@@ -170,7 +172,7 @@ def test_lazy_backfill_before_a_semantic_search(semantic_engine: MemoryEngine) -
     assert len(hits) == 5
     assert {h.tier for h in hits} == {"vector"}
     assert vec_rows(semantic_engine) == 5  # alice's only; bob's stays pending
-    assert sql.count_pending(semantic_engine.db.read()) == 1
+    assert sql.count_pending(semantic_engine.store.db.read()) == 1
 
 
 def test_reindex_force_drains_with_progress(semantic_engine: MemoryEngine) -> None:

@@ -80,7 +80,7 @@ def test_semantic_retrieval_finds_paraphrases_keyword_search_misses(
         match = build_fts_query(question)
         assert match is not None
         flt = sql.Filter(owners=("alice",), now=utcnow())
-        keyword = sql.fts_search(local_engine.db.read(), match, flt, 10)
+        keyword = sql.fts_search(local_engine.store.db.read(), match, flt, 10)
         assert fact not in [m.content for m, _ in keyword], question
 
 

@@ -54,7 +54,7 @@ class FakeClock:
 
 def put_raw(engine: MemoryEngine, key: str, raw_value: str) -> None:
     """Write a raw (possibly invalid) JSON text straight into the settings table."""
-    engine.db.write(
+    engine.store.db.write(
         lambda conn: conn.execute(
             "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -65,7 +65,7 @@ def put_raw(engine: MemoryEngine, key: str, raw_value: str) -> None:
 
 
 def stored_rows(engine: MemoryEngine) -> dict[str, Any]:
-    rows = engine.db.read().execute("SELECT key, value FROM settings")
+    rows = engine.store.db.read().execute("SELECT key, value FROM settings")
     return {k: json.loads(v) for k, v in rows}
 
 
@@ -375,7 +375,7 @@ def test_update_accepts_a_full_valid_payload(engine: MemoryEngine) -> None:
     assert result == expected
     assert engine.settings.get() == expected
     # Another service on the same file reads the same normalized values.
-    assert SettingsService(engine.db).get() == expected
+    assert SettingsService(engine.store).get() == expected
 
 
 def test_update_with_empty_provider_model_clears_it(engine: MemoryEngine) -> None:
@@ -417,7 +417,7 @@ def test_update_rejects_a_non_object(engine: MemoryEngine) -> None:
 def test_update_invalidates_the_cache_immediately(tmp_path: Path) -> None:
     clock = FakeClock()
     with build_engine(EngineConfig.from_env({}, data_dir=tmp_path)) as eng:
-        service = SettingsService(eng.db, ttl_s=60.0, clock=clock)
+        service = SettingsService(eng.store, ttl_s=60.0, clock=clock)
         assert service.get().max_tokens == 2000
         service.update({"maxTokens": 777})
         assert service.get().max_tokens == 777  # no time passed, yet fresh
@@ -427,7 +427,7 @@ def test_other_process_writes_are_seen_after_the_ttl(tmp_path: Path) -> None:
     clock = FakeClock()
     config = EngineConfig.from_env({}, data_dir=tmp_path)
     with build_engine(config) as first, build_engine(config) as second:
-        reader = SettingsService(first.db, ttl_s=2.0, clock=clock)
+        reader = SettingsService(first.store, ttl_s=2.0, clock=clock)
         assert reader.get().max_tokens == 2000
         second.settings.update({"maxTokens": 3000, "strategy": "recent"})
         clock.now += 1.0
@@ -439,7 +439,7 @@ def test_other_process_writes_are_seen_after_the_ttl(tmp_path: Path) -> None:
 
 def test_invalidate_forces_a_reread(engine: MemoryEngine) -> None:
     clock = FakeClock()
-    service = SettingsService(engine.db, ttl_s=60.0, clock=clock)
+    service = SettingsService(engine.store, ttl_s=60.0, clock=clock)
     assert service.get().retention_days is None
     put_raw(engine, "memory.retentionDays", "90")
     assert service.get().retention_days is None

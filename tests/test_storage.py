@@ -207,16 +207,16 @@ def test_second_database_sees_committed_writes(db: Database, tmp_path: Path) -> 
 
 def test_new_memory_is_searchable_and_triggers_follow_updates(engine: MemoryEngine) -> None:
     memory = add(engine, "key-a", "I deploy with kubernetes", key="tooling:deploy")
-    assert _fts_ids(engine.db, "kubernetes") == [memory.id]
-    assert _fts_ids(engine.db, "deploy") == [memory.id]  # key column is indexed too
+    assert _fts_ids(engine.store.db, "kubernetes") == [memory.id]
+    assert _fts_ids(engine.store.db, "deploy") == [memory.id]  # key column is indexed too
 
     assert engine.update(memory.id, MemoryPatch(content="I deploy with nomad")) is not None
-    assert _fts_ids(engine.db, "kubernetes") == []
-    assert _fts_ids(engine.db, "nomad") == [memory.id]
+    assert _fts_ids(engine.store.db, "kubernetes") == []
+    assert _fts_ids(engine.store.db, "nomad") == [memory.id]
 
     assert engine.delete(memory.id)
-    assert _fts_ids(engine.db, "nomad") == []
-    assert _rows(engine.db.read(), "SELECT COUNT(*) FROM memory_fts_docsize") == [(0,)]
+    assert _fts_ids(engine.store.db, "nomad") == []
+    assert _rows(engine.store.db.read(), "SELECT COUNT(*) FROM memory_fts_docsize") == [(0,)]
 
 
 def _fts_size(db: Database) -> tuple[Any, ...]:
@@ -228,27 +228,27 @@ def _fts_size(db: Database) -> tuple[Any, ...]:
 
 def test_access_bumps_do_not_grow_the_fts_index(engine: MemoryEngine) -> None:
     memory = add(engine, "key-a", "The staging cluster runs on espresso servers")
-    before = _fts_size(engine.db)
+    before = _fts_size(engine.store.db)
     for _ in range(100):
         hits = engine.retrieve("key-a", "espresso", strategy="exact")
         assert [h.memory.id for h in hits] == [memory.id]
     assert engine.drain()
-    assert _fts_size(engine.db) == before
+    assert _fts_size(engine.store.db) == before
     bumped = engine.get(memory.id)
     assert bumped is not None
     assert bumped.access_count == 100
     assert bumped.last_accessed_at is not None
-    assert _fts_ids(engine.db, "espresso") == [memory.id]
+    assert _fts_ids(engine.store.db, "espresso") == [memory.id]
 
 
 def test_bump_access_sql_leaves_fts_untouched(engine: MemoryEngine) -> None:
     memory = add(engine, "key-a", "a note about rust lifetimes")
-    before = _fts_size(engine.db)
+    before = _fts_size(engine.store.db)
     later = utcnow() + timedelta(seconds=1)
     for _ in range(20):
-        assert engine.db.write(lambda conn: sql.bump_access(conn, [memory.id], later)) == 1
-    assert _fts_size(engine.db) == before
-    assert _rows(engine.db.read(), "SELECT access_count FROM memories") == [(20,)]
+        assert engine.store.db.write(lambda conn: sql.bump_access(conn, [memory.id], later)) == 1
+    assert _fts_size(engine.store.db) == before
+    assert _rows(engine.store.db.read(), "SELECT access_count FROM memories") == [(20,)]
 
 
 # --- write concurrency (acceptance point) -------------------------------------------
@@ -275,7 +275,7 @@ def test_concurrent_creates_all_land_without_lock_errors(engine: MemoryEngine) -
         thread.join(30)
     assert errors == []
     assert engine.list_memories(owner="key-a").total == 1600
-    assert _rows(engine.db.read(), "SELECT COUNT(DISTINCT key) FROM memories") == [(1600,)]
+    assert _rows(engine.store.db.read(), "SELECT COUNT(DISTINCT key) FROM memories") == [(1600,)]
 
 
 def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path: Path) -> None:

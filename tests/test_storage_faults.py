@@ -66,7 +66,7 @@ def _pin_pages(engine: MemoryEngine, pages: int) -> None:
     def pin(conn: Any) -> None:
         conn.execute(f"PRAGMA max_page_count = {pages}").fetchall()
 
-    engine.db.write(pin)
+    engine.store.db.write(pin)
 
 
 def disk_full(engine: MemoryEngine) -> None:
@@ -206,14 +206,14 @@ def test_healthz_probe_clears_the_fault_without_traffic(
 ) -> None:
     disk_full(engine)
     assert _create(api, BIG, "big").status_code == 507
-    engine.db.probe_interval_s = 0.0  # probe on every call
+    engine.store.db.probe_interval_s = 0.0  # probe on every call
     assert api.get("/healthz").json()["status"] == "degraded"  # the probe fails: still full
 
     space_freed(engine)
     after = api.get("/healthz").json()
     assert after["status"] == "ok"
     assert "reason" not in after
-    assert engine.db.fault is None
+    assert engine.store.db.fault is None
 
 
 def test_chat_keeps_working_when_the_disk_is_full(engine: MemoryEngine) -> None:

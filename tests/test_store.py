@@ -58,13 +58,15 @@ def ids(memories: list[Memory]) -> list[str]:
 
 def _row_count(engine: MemoryEngine, where: str = "1", params: Any = ()) -> int:
     (n,) = next(
-        iter(engine.db.read().execute(f"SELECT COUNT(*) FROM memories WHERE {where}", params))
+        iter(engine.store.db.read().execute(f"SELECT COUNT(*) FROM memories WHERE {where}", params))
     )
     return int(n)
 
 
 def _needs_reindex(engine: MemoryEngine, memory_id: str) -> int:
-    rows = engine.db.read().execute("SELECT needs_reindex FROM memories WHERE id = ?", (memory_id,))
+    rows = engine.store.db.read().execute(
+        "SELECT needs_reindex FROM memories WHERE id = ?", (memory_id,)
+    )
     return int(next(iter(rows))[0])
 
 
@@ -145,7 +147,7 @@ def test_get_of_empty_or_missing_id_is_none(engine: MemoryEngine) -> None:
 
 def test_unreadable_metadata_reads_back_as_empty(engine: MemoryEngine) -> None:
     stamp = to_iso(_day(1))
-    engine.db.write(
+    engine.store.db.write(
         lambda conn: conn.execute(
             "INSERT INTO memories (id, api_key_id, type, key, content, metadata, created_at, "
             "updated_at) VALUES ('bad-json', 'key-a', 'factual', 'k:bad', 'still readable', "
@@ -344,7 +346,9 @@ def test_upsert_with_expiry_stores_it(engine: MemoryEngine) -> None:
     got = engine.get(first.id)
     assert got is not None
     assert got.expires_at == EXPIRES
-    stored = engine.db.read().execute("SELECT expires_at FROM memories WHERE id = ?", (first.id,))
+    stored = engine.store.db.read().execute(
+        "SELECT expires_at FROM memories WHERE id = ?", (first.id,)
+    )
     assert next(iter(stored))[0] == "2030-04-06T00:00:00.000Z"
 
 
@@ -428,23 +432,23 @@ def test_derived_key_upserts_same_content(engine: MemoryEngine) -> None:
 def test_needs_reindex_follows_content_not_metadata(engine: MemoryEngine) -> None:
     memory = add(engine, "key-a", "vector pending")
     assert _needs_reindex(engine, memory.id) == 1
-    engine.db.write(lambda conn: sql.mark_reindex(conn, memory.id, False))
+    engine.store.db.write(lambda conn: sql.mark_reindex(conn, memory.id, False))
 
     assert engine.update(memory.id, MemoryPatch(metadata={"tag": "x"})) is not None
     assert _needs_reindex(engine, memory.id) == 0
-    assert memory.id not in [r[0] for r in sql.reindex_queue(engine.db.read(), 100)]
+    assert memory.id not in [r[0] for r in sql.reindex_queue(engine.store.db.read(), 100)]
 
     assert engine.update(memory.id, MemoryPatch(content="vector pending")) is not None
     assert _needs_reindex(engine, memory.id) == 0  # same text: nothing to re-embed
 
     assert engine.update(memory.id, MemoryPatch(content="new content changed")) is not None
     assert _needs_reindex(engine, memory.id) == 1
-    assert memory.id in [r[0] for r in sql.reindex_queue(engine.db.read(), 100)]
+    assert memory.id in [r[0] for r in sql.reindex_queue(engine.store.db.read(), 100)]
 
 
 def test_upsert_with_new_content_marks_reindex(engine: MemoryEngine) -> None:
     memory = add(engine, "key-a", "original", key="k:1")
-    engine.db.write(lambda conn: sql.mark_reindex(conn, memory.id, False))
+    engine.store.db.write(lambda conn: sql.mark_reindex(conn, memory.id, False))
     engine.create(NewMemory(api_key_id="key-a", key="k:1", content="original", metadata={"m": 1}))
     assert _needs_reindex(engine, memory.id) == 0
     engine.create(NewMemory(api_key_id="key-a", key="k:1", content="rewritten"))

@@ -30,6 +30,7 @@ from memoryd.storage.sqlite.memories import (
     mark_reindex,
     reindex_queue,
 )
+from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.storage.sqlite.vectors import read_meta
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.sqlite_vec import SqliteVecStore
@@ -47,8 +48,9 @@ def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
     config = EngineConfig.from_env({}, data_dir=tmp_path / "data")
     config.data_dir.mkdir(parents=True)
     db = Database(config.db_path)
+    store = SqliteStore(db)
     assert db.capabilities.vec, db.capabilities.vec_reason
-    eng = MemoryEngine(db, config, SettingsService(db))
+    eng = MemoryEngine(store, config, SettingsService(store))
     try:
         yield eng
     finally:
@@ -65,7 +67,7 @@ def make_store(engine: MemoryEngine) -> StoreFactory:
     def make(
         quantization: str = "none", sig: str | None = SIG4, dim: int | None = 4
     ) -> SqliteVecStore:
-        store = SqliteVecStore(engine.db, quantization=quantization)
+        store = SqliteVecStore(engine.store.db, quantization=quantization)
         if sig is not None:
             assert store.ensure_ready(sig, dim).ready
         return store
@@ -93,7 +95,7 @@ def e(i: int, dim: int = 4) -> np.ndarray:
 
 
 def rows(engine: MemoryEngine, query: str, params: Any = ()) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in engine.db.read().execute(query, params)]
+    return [tuple(r) for r in engine.store.db.read().execute(query, params)]
 
 
 def vec_count(engine: MemoryEngine) -> int:
@@ -107,13 +109,15 @@ def flags(engine: MemoryEngine) -> dict[str, int]:
 def clear_flags(engine: MemoryEngine, memory_id: str | None = None) -> None:
     """What the indexer does after storing a vector; all rows when no id is given."""
     if memory_id is None:
-        engine.db.write(lambda c: c.execute("UPDATE memories SET needs_reindex = 0"))
+        engine.store.db.write(lambda c: c.execute("UPDATE memories SET needs_reindex = 0"))
     else:
-        engine.db.write(lambda c: mark_reindex(c, memory_id, False))
+        engine.store.db.write(lambda c: mark_reindex(c, memory_id, False))
 
 
 def set_last_reset(engine: MemoryEngine, stamp: str) -> None:
-    engine.db.write(lambda c: c.execute("UPDATE memory_vec_meta SET last_reset_at = ?", (stamp,)))
+    engine.store.db.write(
+        lambda c: c.execute("UPDATE memory_vec_meta SET last_reset_at = ?", (stamp,))
+    )
 
 
 def flt(*owners: str, **kwargs: Any) -> Filter:
@@ -176,13 +180,13 @@ def test_upsert_of_an_unknown_memory_is_a_no_op(
     store = make_store()
     store.upsert([VectorItem("nonexistent-id", "k1", e(1))])
     assert vec_count(engine) == 0
-    written = engine.db.write(
-        lambda c: store.upsert_in(c, [VectorItem("nonexistent-id", "k1", e(1))])
+    written = engine.store.write(
+        lambda tx: store.upsert_in(tx, [VectorItem("nonexistent-id", "k1", e(1))])
     )
     assert written == 0
     memory = add(engine, "k1", "real")
     item = VectorItem(memory.id, "k1", e(1))
-    assert engine.db.write(lambda c: store.upsert_in(c, [item, item])) == 2
+    assert engine.store.write(lambda tx: store.upsert_in(tx, [item, item])) == 2
     assert vec_count(engine) == 1
     store.upsert([])  # nothing to do, no transaction needed
 
@@ -391,7 +395,7 @@ def test_session_and_type_filters(engine: MemoryEngine, make_store: StoreFactory
 
 
 def test_first_ensure_ready_writes_the_meta_row(engine: MemoryEngine) -> None:
-    store = SqliteVecStore(engine.db)
+    store = SqliteVecStore(engine.store.db)
     state = store.ensure_ready(SIG4, 4)
     assert state.ready
     assert state.reason
@@ -400,7 +404,7 @@ def test_first_ensure_ready_writes_the_meta_row(engine: MemoryEngine) -> None:
     assert rows(
         engine, "SELECT embedding_signature, active_dim, vec_ready FROM memory_vec_meta"
     ) == [(SIG4, 4, 1)]
-    meta = read_meta(engine.db.read())
+    meta = read_meta(engine.store.db.read())
     assert meta["signature"] == SIG4  # no quantization suffix by default
     assert meta["activeDim"] == 4
     assert meta["vecReady"] is True
@@ -416,11 +420,11 @@ def test_same_signature_again_does_not_reset(
     clear_flags(engine)
 
     again = store.ensure_ready(SIG4, 4)
-    fresh_instance = SqliteVecStore(engine.db).ensure_ready(SIG4, 4)  # state read from meta
+    fresh_instance = SqliteVecStore(engine.store.db).ensure_ready(SIG4, 4)  # state read from meta
     for state in (again, fresh_instance):
         assert state.ready
         assert not state.recreated
-    assert read_meta(engine.db.read())["lastResetAt"] == OLD_STAMP
+    assert read_meta(engine.store.db.read())["lastResetAt"] == OLD_STAMP
     assert vec_count(engine) == 1
     assert flags(engine) == {memory.id: 0}
 
@@ -435,14 +439,14 @@ def test_new_signature_clears_vectors_and_flags_every_memory(
     clear_flags(engine)
     set_last_reset(engine, OLD_STAMP)
 
-    state = SqliteVecStore(engine.db).ensure_ready("test:other:8", 8)
+    state = SqliteVecStore(engine.store.db).ensure_ready("test:other:8", 8)
     assert state.ready
     assert state.recreated
     assert "recreated" in state.reason.lower()
     assert vec_count(engine) == 0
     assert set(flags(engine).values()) == {1}
     assert len(flags(engine)) == 3
-    meta = read_meta(engine.db.read())
+    meta = read_meta(engine.store.db.read())
     assert (meta["signature"], meta["activeDim"], meta["vecReady"]) == ("test:other:8", 8, True)
     assert meta["lastResetAt"] is not None
     assert meta["lastResetAt"] != OLD_STAMP
@@ -453,10 +457,10 @@ def test_same_signature_with_another_dimension_also_resets(
 ) -> None:
     store = make_store()
     put(store, add(engine, "k1", "four"), e(1))
-    state = SqliteVecStore(engine.db).ensure_ready(SIG4, 8)
+    state = SqliteVecStore(engine.store.db).ensure_ready(SIG4, 8)
     assert state.recreated
     assert vec_count(engine) == 0
-    assert read_meta(engine.db.read())["activeDim"] == 8
+    assert read_meta(engine.store.db.read())["activeDim"] == 8
 
 
 def test_switching_instances_reset_each_other(
@@ -468,41 +472,41 @@ def test_switching_instances_reset_each_other(
     put(first, memory, e(1))
     make_store(sig=SIG8, dim=8)
     assert vec_count(engine) == 0
-    state = SqliteVecStore(engine.db).ensure_ready(SIG4, 4)
+    state = SqliteVecStore(engine.store.db).ensure_ready(SIG4, 4)
     assert state.recreated
-    assert read_meta(engine.db.read())["signature"] == SIG4
+    assert read_meta(engine.store.db.read())["signature"] == SIG4
 
 
 @pytest.mark.parametrize("dimensions", [None, 0])
 def test_no_dimensions_is_not_ready_with_a_reason(
     engine: MemoryEngine, dimensions: int | None
 ) -> None:
-    store = SqliteVecStore(engine.db)
+    store = SqliteVecStore(engine.store.db)
     state = store.ensure_ready(SIG4, dimensions)
     assert state.ready is False
     assert isinstance(state.reason, str)
     assert state.reason
     assert not state.recreated
-    meta = read_meta(engine.db.read())
+    meta = read_meta(engine.store.db.read())
     assert meta["signature"] is None
     assert meta["vecReady"] is False
 
 
 def test_read_meta_defaults_and_a_missing_sentinel_row(engine: MemoryEngine) -> None:
     defaults = {"activeDim": None, "signature": None, "lastResetAt": None, "vecReady": False}
-    assert read_meta(engine.db.read()) == defaults
-    engine.db.write(lambda c: c.execute("DELETE FROM memory_vec_meta"))
-    assert read_meta(engine.db.read()) == defaults
-    assert SqliteVecStore(engine.db).ensure_ready(SIG4, 4).ready  # re-inserts the row
+    assert read_meta(engine.store.db.read()) == defaults
+    engine.store.db.write(lambda c: c.execute("DELETE FROM memory_vec_meta"))
+    assert read_meta(engine.store.db.read()) == defaults
+    assert SqliteVecStore(engine.store.db).ensure_ready(SIG4, 4).ready  # re-inserts the row
     assert rows(engine, "SELECT COUNT(*) FROM memory_vec_meta") == [(1,)]
-    assert read_meta(engine.db.read())["signature"] == SIG4
+    assert read_meta(engine.store.db.read())["signature"] == SIG4
 
 
 def test_vec_migration_is_idempotent(engine: MemoryEngine, make_store: StoreFactory) -> None:
     store = make_store()
     put(store, add(engine, "k1", "survives"), e(1))
     ddl = (Path(migrations_pkg.__file__).parent / "0003_vec_memories.sql").read_text()
-    engine.db.write(lambda c: c.execute(ddl))
+    engine.store.db.write(lambda c: c.execute(ddl))
     assert vec_count(engine) == 1
     columns = {r[1] for r in rows(engine, "PRAGMA table_info(memories)")}
     assert "needs_reindex" in columns
@@ -529,17 +533,17 @@ def test_missing_table_is_recreated(
             conn.execute("DROP TRIGGER vec_memories_ad")
         conn.execute("DROP TABLE vec_memories")
 
-    engine.db.write(drop)
+    engine.store.db.write(drop)
     assert "vec_memories" not in schema_names(engine)
-    assert SqliteVecStore(engine.db).stats()["rowCount"] == 0  # a missing table is tolerated
+    assert SqliteVecStore(engine.store.db).stats()["rowCount"] == 0  # a missing table is tolerated
 
-    healed = store if same_instance else SqliteVecStore(engine.db)
+    healed = store if same_instance else SqliteVecStore(engine.store.db)
     state = healed.ensure_ready(SIG4, 4)
     assert state.ready
     assert state.recreated
     assert schema_names(engine) == {"vec_memories", "vec_memories_ad"}
     assert set(flags(engine).values()) == {1}
-    assert read_meta(engine.db.read())["signature"] == SIG4
+    assert read_meta(engine.store.db.read())["signature"] == SIG4
 
     for i, memory in enumerate(mems, start=1):
         put(healed, memory, e(i))
@@ -556,7 +560,7 @@ def test_missing_trigger_alone_is_recreated_without_a_reindex(
     memory = add(engine, "k1", "orphan-proof")
     put(store, memory, e(1))
     clear_flags(engine)
-    engine.db.write(lambda c: c.execute("DROP TRIGGER vec_memories_ad"))
+    engine.store.db.write(lambda c: c.execute("DROP TRIGGER vec_memories_ad"))
     state = store.ensure_ready(SIG4, 4)
     assert state.ready
     assert not state.recreated
@@ -587,7 +591,7 @@ def test_int8_signature_suffix_and_blob_size(
 ) -> None:
     store = make_store("int8", sig=SIG8, dim=8)
     assert store.effective_signature(SIG8) == SIG8 + ":int8"
-    assert read_meta(engine.db.read())["signature"] == SIG8 + ":int8"
+    assert read_meta(engine.store.db.read())["signature"] == SIG8 + ":int8"
     stats = store.stats()
     assert str(stats["signature"]).endswith(":int8")
     assert stats["quantization"] == "int8"
@@ -651,7 +655,7 @@ def test_switching_to_int8_recreates_and_flags_everything(
     clear_flags(engine)
     assert floats.stats()["rowCount"] == 6
 
-    quantized = SqliteVecStore(engine.db, quantization="int8")
+    quantized = SqliteVecStore(engine.store.db, quantization="int8")
     state = quantized.ensure_ready(SIG8, 8)
     assert state.recreated
     assert "recreated" in state.reason.lower()
@@ -660,13 +664,13 @@ def test_switching_to_int8_recreates_and_flags_everything(
     assert stats["rowCount"] == 0
     assert stats["needsReindex"] == len(fixture)
 
-    back = SqliteVecStore(engine.db).ensure_ready(SIG8, 8)  # and back to float32
+    back = SqliteVecStore(engine.store.db).ensure_ready(SIG8, 8)  # and back to float32
     assert back.recreated
-    assert read_meta(engine.db.read())["signature"] == SIG8
+    assert read_meta(engine.store.db.read())["signature"] == SIG8
 
 
 def test_unknown_quantization_means_float(engine: MemoryEngine) -> None:
-    store = SqliteVecStore(engine.db, quantization="binary")
+    store = SqliteVecStore(engine.store.db, quantization="binary")
     assert store.quantization == "none"
     assert store.effective_signature(SIG4) == SIG4
 
@@ -694,7 +698,7 @@ def test_wrong_dimension_raises_and_stores_nothing(
 
 
 def test_stats_before_ensure_ready(engine: MemoryEngine) -> None:
-    store = SqliteVecStore(engine.db)
+    store = SqliteVecStore(engine.store.db)
     assert store.stats() == {
         "rowCount": 0,
         "needsReindex": 0,
@@ -727,17 +731,17 @@ def test_mark_all_reindex_and_clearing_flags_drive_needs_reindex(
     mems = [add(engine, "k1", f"memory {i}") for i in range(5)]
     clear_flags(engine)
     assert store.stats()["needsReindex"] == 0
-    assert engine.db.write(mark_all_reindex) == 5
+    assert engine.store.db.write(mark_all_reindex) == 5
     assert store.stats()["needsReindex"] == 5
-    assert engine.db.write(mark_all_reindex) == 0  # counts rows changed, not rows flagged
-    engine.db.write(
+    assert engine.store.db.write(mark_all_reindex) == 0  # counts rows changed, not rows flagged
+    engine.store.db.write(
         lambda c: c.execute("UPDATE memories SET needs_reindex = 0 WHERE id = ?", (mems[0].id,))
     )
     assert store.stats()["needsReindex"] == 4
 
 
 def test_health_reports_latency(engine: MemoryEngine, make_store: StoreFactory) -> None:
-    for store in (SqliteVecStore(engine.db), make_store()):
+    for store in (SqliteVecStore(engine.store.db), make_store()):
         health = store.health()
         assert health["ok"] is True
         assert isinstance(health["latencyMs"], float)
@@ -751,10 +755,10 @@ def test_reindex_queue_returns_flagged_rows_with_content_and_key(engine: MemoryE
     memory = add(engine, "k1", "Paris is the capital of France", key="capital-france")
     other = add(engine, "k1", "Berlin is the capital of Germany")
     clear_flags(engine)
-    conn = engine.db.read()
+    conn = engine.store.db.read()
     assert reindex_queue(conn, 10) == []
     assert count_pending(conn) == 0
-    engine.db.write(lambda c: mark_reindex(c, memory.id, True))
+    engine.store.db.write(lambda c: mark_reindex(c, memory.id, True))
     assert reindex_queue(conn, 10) == [(memory.id, memory.content, "capital-france")]
     assert other.id not in [r[0] for r in reindex_queue(conn, 10)]
 
@@ -769,7 +773,7 @@ def test_reindex_queue_is_oldest_first_limited_and_shrinks_as_flags_clear(
     ]
     unflagged = add(engine, "k1", "never flagged", created_at=now - timedelta(days=30))
     clear_flags(engine, unflagged.id)
-    conn = engine.db.read()
+    conn = engine.store.db.read()
     queue = reindex_queue(conn, 10)
     assert [r[0] for r in queue] == [m.id for m in mems]
     assert [r[0] for r in reindex_queue(conn, 3)] == [m.id for m in mems[:3]]
@@ -782,12 +786,12 @@ def test_reindex_queue_is_oldest_first_limited_and_shrinks_as_flags_clear(
 
 
 def test_mark_all_reindex_workflow(engine: MemoryEngine) -> None:
-    conn = engine.db.read()
-    assert engine.db.write(mark_all_reindex) == 0  # empty DB
+    conn = engine.store.db.read()
+    assert engine.store.db.write(mark_all_reindex) == 0  # empty DB
     assert count_pending(conn) == 0
     mems = three(engine)
     clear_flags(engine)
-    assert engine.db.write(mark_all_reindex) == 3
+    assert engine.store.db.write(mark_all_reindex) == 3
     assert len(reindex_queue(conn, 10)) == 3
     assert count_pending(conn) == 3
     clear_flags(engine, mems[0].id)
@@ -815,16 +819,24 @@ class _Recorder:
 @pytest.mark.parametrize("quantization", ["none", "int8"])
 @pytest.mark.parametrize("session", [None, "s1"])
 def test_search_plan_uses_the_owner_index_and_the_vector_primary_key(
-    engine: MemoryEngine, make_store: StoreFactory, quantization: str, session: str | None
+    engine: MemoryEngine,
+    make_store: StoreFactory,
+    quantization: str,
+    session: str | None,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     store = make_store(quantization)
     engine.create_many(
         NewMemory(api_key_id=f"k{i % 5}", content=f"plan {i}", session_id="s1") for i in range(50)
     )
-    recorder = _Recorder(engine.db.read())
-    store.search(e(1), 10, flt("k1", session_id=session), conn=recorder)
+    recorder = _Recorder(engine.store.db.read())
+    monkeypatch.setattr(store.db, "read", lambda: recorder)
+    store.search(e(1), 10, flt("k1", session_id=session))
+    monkeypatch.undo()
     [(query, params)] = recorder.calls
-    plan = [str(r[3]) for r in engine.db.read().execute("EXPLAIN QUERY PLAN " + query, params)]
+    plan = [
+        str(r[3]) for r in engine.store.db.read().execute("EXPLAIN QUERY PLAN " + query, params)
+    ]
     memories_step = [p for p in plan if p.startswith(("SEARCH m ", "SCAN m"))]
     vectors_step = [p for p in plan if p.startswith(("SEARCH v ", "SCAN v"))]
     assert len(memories_step) == 1, plan

@@ -46,8 +46,8 @@ async def _sweep_decay(engine: MemoryEngine) -> None:
         await asyncio.sleep(config.sweep_interval_s)
         try:
             result = await run_in_threadpool(engine.sweep_decay)
-            if result.get("decayed"):
-                log.info("decay sweep removed %d memories", result["decayed"])
+            if result.decayed:
+                log.info("decay sweep removed %d memories", result.decayed)
         except Exception:
             log.exception("decay sweep failed")
 
@@ -137,8 +137,8 @@ def create_app(
         fails writes (disk full) is ``degraded`` with its reason, still 200: reads work,
         and a restart would not free the disk. It probes a cheap write every few
         seconds, so it turns ``ok`` again without traffic."""
-        engine.db.ping()
-        fault = engine.db.probe()
+        engine.store.ping()
+        fault = engine.store.probe()
         if fault is not None:
             return {
                 "status": "degraded",

@@ -19,8 +19,13 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from memoryd.errors import MemorydError, UnavailableError
-from memoryd.storage.sqlite.faults import DriverError, storage_error
+from memoryd.errors import (
+    MemorydError,
+    StorageFullError,
+    StorageUnavailableError,
+    UnavailableError,
+)
+from memoryd.storage.base import driver_errors, storage_error
 
 log = logging.getLogger("memoryd.api")
 
@@ -70,7 +75,7 @@ def _storage_fault(request: Request, err: UnavailableError) -> JSONResponse:
 def install_error_handlers(app: FastAPI) -> None:
     async def memoryd_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, MemorydError)
-        if isinstance(exc, UnavailableError) and storage_error(exc) is exc:
+        if isinstance(exc, StorageFullError | StorageUnavailableError):
             return _storage_fault(request, exc)
         return JSONResponse(error_body(exc.message, exc.code, exc.details), status_code=exc.status)
 
@@ -93,7 +98,7 @@ def install_error_handlers(app: FastAPI) -> None:
         message = "internal error" + (f" (request id {request_id})" if request_id else "")
         return JSONResponse(error_body(message, "internal"), status_code=500)
 
-    async def sqlite_error(request: Request, exc: Exception) -> JSONResponse:
+    async def driver_error(request: Request, exc: Exception) -> JSONResponse:
         err = storage_error(exc)
         if err is None:
             return await unexpected(request, exc)
@@ -108,7 +113,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     app.add_exception_handler(ClientDisconnect, client_gone)
     app.add_exception_handler(MemorydError, memoryd_error)
-    app.add_exception_handler(DriverError, sqlite_error)
+    for error in driver_errors():  # the loaded storage backends' driver errors
+        app.add_exception_handler(error, driver_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(Exception, unexpected)

@@ -40,8 +40,6 @@ from fastapi.responses import PlainTextResponse
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryd.storage.sqlite import memories as sql
-
 if TYPE_CHECKING:
     from memoryd.engine import MemoryEngine
     from memoryd.models import Hit
@@ -238,7 +236,7 @@ def _engine_families(engine: MemoryEngine) -> list[_Family]:
     fatal: the request counters still render."""
     families: list[_Family] = []
     try:
-        count = sql.count(engine.db.read())
+        count = engine.store.read().count()
     except Exception as exc:
         log.debug("metrics: memories count unavailable: %s", exc)
     else:

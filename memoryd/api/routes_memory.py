@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from memoryd.api import schemas as s
 from memoryd.api.deps import EngineDep
 from memoryd.engine import require_owner
+from memoryd.engine.reports import HealthReport, ImportResult, SummaryReport
 from memoryd.errors import NotFoundError, PayloadTooLargeError, ValidationError
 from memoryd.models import MemoryPatch, MemoryType, NewMemory
 
@@ -158,7 +159,7 @@ async def import_memories(
         str | None,
         Query(min_length=1, max_length=200, description="every line to this end user"),
     ] = None,
-) -> dict[str, Any]:
+) -> ImportResult:
     """JSON Lines in the export format; upserts by (owner, end user, key). With
     ``apiKeyId`` every line goes to that owner (with ``userId`` to that end user of
     it); without, each line keeps its own ``apiKeyId`` (and ``userId``)."""
@@ -168,12 +169,11 @@ async def import_memories(
         if len(body) > MAX_IMPORT_BYTES:
             raise PayloadTooLargeError(f"import body larger than {MAX_IMPORT_BYTES} bytes")
     lines = bytes(body).splitlines()
-    result = await run_in_threadpool(engine.import_jsonl, lines, owner=apiKeyId, user_id=userId)
-    return result.to_dict()
+    return await run_in_threadpool(engine.import_jsonl, lines, owner=apiKeyId, user_id=userId)
 
 
 @router.get("/health", response_model=s.HealthResult)
-def memory_health(engine: EngineDep) -> dict[str, Any]:
+def memory_health(engine: EngineDep) -> HealthReport:
     """A real write -> read -> delete round trip in the store (no vector work)."""
     return engine.health_check()
 
@@ -208,7 +208,7 @@ def embedding_providers(engine: EngineDep) -> dict[str, Any]:
 
 
 @router.post("/summarize", response_model=s.SummarizeResult)
-def summarize(body: s.SummarizeRequest, engine: EngineDep) -> dict[str, Any]:
+def summarize(body: s.SummarizeRequest, engine: EngineDep) -> SummaryReport:
     """One summary per end user of the key (and one of its shared memories), or of
     ``userId`` only: an end user's memories never end up in a shared summary."""
     return engine.summarize_older_than(
@@ -222,13 +222,7 @@ def reindex(engine: EngineDep, body: s.ReindexRequest | None = None) -> dict[str
     if body.target == "qdrant":
         # Push what Qdrant lacks (force: everything) in the background; progress is in
         # engine status under qdrant.sync.
-        tier = engine.qdrant
-        if tier is None:
-            raise ValidationError(
-                "target qdrant: Qdrant needs the sqlite-vec tier, which is not available",
-                details=[{"field": "target", "message": "qdrant not available"}],
-            )
-        return tier.start_backfill(force=body.force)
+        return engine.qdrant.start_backfill(force=body.force)
     return engine.reindex(force=body.force)
 
 

@@ -15,10 +15,7 @@ from pydantic import BaseModel, Field
 
 from memoryd.api.deps import EngineDep
 from memoryd.api.schemas import Strict
-from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
-from memoryd.vectors.qdrant import config as qdrant_config
-from memoryd.vectors.qdrant.tier import QdrantTier
 
 router = APIRouter(prefix="/api/settings/qdrant", tags=["qdrant"])
 
@@ -97,18 +94,9 @@ class EmbeddingModels(BaseModel):
     models: list[EmbeddingModel]
 
 
-def _tier(engine: MemoryEngine) -> QdrantTier | None:
-    return engine.qdrant
-
-
-_NO_TIER = "Qdrant needs the sqlite-vec tier, which is not available in this install"
-
-
 @router.get("", response_model=QdrantSettingsPublic)
 def get_qdrant_settings(engine: EngineDep) -> dict[str, Any]:
-    tier = _tier(engine)
-    config = tier.config() if tier else qdrant_config.load(engine.db, engine.env)
-    return config.public()
+    return engine.qdrant.config().public()
 
 
 @router.put("", response_model=QdrantSettingsPublic)
@@ -120,23 +108,13 @@ def put_qdrant_settings(body: QdrantSettingsUpdate, engine: EngineDep) -> dict[s
             raise ValidationError(
                 f"{name}: must not be null", details=[{"field": name, "message": "null"}]
             )
-    tier = _tier(engine)
-    if tier is not None:
-        return tier.update_config(changes).public()
-    values = qdrant_config.validate_update(changes)
-    qdrant_config.save(engine.db, values)
-    if "enabled" in values:
-        engine.settings.update({"vectorStore": "qdrant" if values["enabled"] else "auto"})
-    return qdrant_config.load(engine.db, engine.env).public()
+    return engine.qdrant.update_config(changes).public()
 
 
 @router.get("/health", response_model=QdrantHealth)
 def qdrant_health(engine: EngineDep) -> dict[str, Any]:
     """``GET /readyz`` on a server, a collection listing in local mode; with latency."""
-    tier = _tier(engine)
-    if tier is None:
-        return {"ok": False, "latencyMs": 0.0, "error": _NO_TIER}
-    return tier.health()
+    return engine.qdrant.health()
 
 
 @router.post("/search", response_model=QdrantSearchResult)
@@ -144,10 +122,7 @@ def qdrant_search(body: QdrantSearchRequest, engine: EngineDep) -> dict[str, Any
     """A test search in Qdrant itself, scoped to one owner (never across owners)."""
     if not body.query.strip() or not body.apiKeyId.strip():
         raise ValidationError("query and apiKeyId must not be blank")
-    tier = _tier(engine)
-    if tier is None:
-        return {"ok": False, "results": [], "error": _NO_TIER}
-    return tier.test_search(body.query, body.topK, body.apiKeyId)
+    return engine.qdrant.test_search(body.query, body.topK, body.apiKeyId)
 
 
 @router.post("/cleanup", response_model=QdrantCleanupResult)
@@ -155,11 +130,7 @@ def qdrant_cleanup(engine: EngineDep, body: QdrantCleanupRequest | None = None) 
     """Delete points expired or older than ``retentionDays`` (default: the memory
     setting), counting them first."""
     days = body.retentionDays if body and body.retentionDays else None
-    tier = _tier(engine)
-    if tier is None:
-        retention = days or engine.settings.get().retention_days or 3650
-        return {"ok": False, "deletedCount": 0, "retentionDays": retention, "error": _NO_TIER}
-    return tier.cleanup(days)
+    return engine.qdrant.cleanup(days)
 
 
 @router.get("/embedding-models", response_model=EmbeddingModels)

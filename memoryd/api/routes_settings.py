@@ -54,5 +54,5 @@ def put_providers(body: list[s.ProviderIn], engine: EngineDep) -> list[dict[str,
         )
         for p in body
     ]
-    save_providers(engine.db, stored)
+    save_providers(engine.store, stored)
     return [p.to_dict() for p in engine.providers().values()]

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from memoryd.models import MemoryType
 
@@ -21,6 +22,13 @@ Timestamp = Annotated[datetime, Field(strict=False)]
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Report(BaseModel):
+    """An engine result (a snake_case dataclass, ``engine.reports``) shown in camelCase:
+    the alias generator is the one place the names change."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
 
 # -- errors ---------------------------------------------------------------------------
@@ -123,18 +131,18 @@ class MemoryList(BaseModel):
     stats: MemoryStats
 
 
-class ImportResult(BaseModel):
+class ImportResult(Report):
     imported: int
     updated: int
     skipped: int
     errors: list[dict[str, Any]]
 
 
-class HealthResult(BaseModel):
+class HealthResult(Report):
     working: bool
-    latencyMs: float
+    latency_ms: float
     error: str | None = None
-    storageFault: str | None = None  # storage_full | storage_unavailable
+    storage_fault: str | None = None  # storage_full | storage_unavailable
     reason: str | None = None
 
 
@@ -201,13 +209,22 @@ class SummarizeRequest(Strict):
     dryRun: bool = False
 
 
-class SummarizeResult(BaseModel):
-    candidates: list[dict[str, Any]]
-    totalTokens: int
-    deletedCount: int
-    summaryId: str | None
-    dryRun: bool
-    summaryIds: list[str] = []  # one summary per end user of the key (and one shared)
+class SummaryCandidate(Report):
+    id: str
+    type: TypeName
+    key: str
+    content: str
+    tokens: int
+    created_at: str
+
+
+class SummarizeResult(Report):
+    candidates: list[SummaryCandidate]
+    total_tokens: int
+    deleted_count: int
+    summary_id: str | None
+    dry_run: bool
+    summary_ids: list[str] = []  # one summary per end user of the key (and one shared)
 
 
 class ReindexRequest(Strict):

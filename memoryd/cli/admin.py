@@ -17,6 +17,7 @@ from memoryd.cli._common import (
     local_engine,
     percent_bar,
 )
+from memoryd.core.public import public
 from memoryd.errors import ValidationError
 from memoryd.storage.sqlite.files import private_output
 
@@ -55,7 +56,7 @@ def import_cmd(ctx: click.Context, source: Any, owner: str | None) -> None:
         for err in result.errors:
             click.echo(f"  line {err['line']}: {err['message']}", err=True)
 
-    emit(ctx, result.to_dict(), show)
+    emit(ctx, public(result), show)
     if result.errors:
         ctx.exit(1)
 
@@ -67,8 +68,8 @@ def gc_cmd(ctx: click.Context) -> None:
     with local_engine(ctx) as engine:
         expired = engine.gc()
         decay = engine.sweep_decay()
-    payload = {"expiredDeleted": expired, "decay": decay}
-    emit(ctx, payload, f"deleted {expired} expired, {len(decay['deletedIds'])} decayed")
+    payload = {"expiredDeleted": expired, "decay": public(decay)}
+    emit(ctx, payload, f"deleted {expired} expired, {len(decay.deleted_ids)} decayed")
 
 
 @click.command("status")

@@ -32,10 +32,10 @@ def providers_add(
     if not name or "/" in name:
         raise ValidationError("name must be non-empty and contain no '/'")
     with local_engine(ctx) as engine:
-        kept = [p for p in stored_providers(engine.db) if p.name != name]
+        kept = [p for p in stored_providers(engine.store) if p.name != name]
         role = cast(SystemRole, system_role)
         new = Provider(name, base_url.rstrip("/"), api_key or None, role)
-        save_providers(engine.db, [*kept, new])
+        save_providers(engine.store, [*kept, new])
     emit(ctx, new.to_dict(), f"provider {name} -> {new.base_url}")
 
 
@@ -64,8 +64,8 @@ def providers_list(ctx: click.Context) -> None:
 def providers_remove(ctx: click.Context, name: str) -> None:
     """Remove stored provider NAME."""
     with local_engine(ctx) as engine:
-        stored = stored_providers(engine.db)
+        stored = stored_providers(engine.store)
         if not any(p.name == name for p in stored):
             raise NotFoundError(f"no stored provider named {name}")
-        save_providers(engine.db, [p for p in stored if p.name != name])
+        save_providers(engine.store, [p for p in stored if p.name != name])
     emit(ctx, {"removed": name}, f"removed provider {name}")

@@ -17,8 +17,7 @@ from concurrent.futures import Future
 from memoryd.core.extraction import Fact, extract_facts, fact_metadata
 from memoryd.engine.background import BackgroundWorker
 from memoryd.models import MemoryType, NewMemory, Reconcile, Reconciled, to_iso, utcnow
-from memoryd.storage.sqlite import queue
-from memoryd.storage.sqlite.database import Database
+from memoryd.storage.base import Store
 
 log = logging.getLogger(__name__)
 
@@ -31,14 +30,14 @@ ModeHook = Callable[[str, str, Texts, Callable[[], list[Reconciled]], str], list
 class ExtractionJobs:
     def __init__(
         self,
-        db: Database,
+        store: Store,
         background: BackgroundWorker,
-        store: Callable[[list[Reconcile]], list[Reconciled]],
+        reconcile: Callable[[list[Reconcile]], list[Reconciled]],
         stats: dict[str, int],
     ) -> None:
-        self.db = db
-        self.background = background
         self.store = store
+        self.background = background
+        self.reconcile = reconcile
         self.stats = stats
         self.llm: ModeHook | None = None
 
@@ -64,10 +63,8 @@ class ExtractionJobs:
         durable: Future[None] = Future()
         try:
             self.stats["scheduled"] += 1
-            queued = self.db.submit(
-                lambda conn: queue.queue_extraction(
-                    conn, owner, session_id, texts, utcnow(), user_id
-                )
+            queued = self.store.submit(
+                lambda tx: tx.queue_extraction(owner, session_id, texts, utcnow(), user_id)
             )
         except Exception:
             log.exception("could not schedule extraction")
@@ -86,7 +83,7 @@ class ExtractionJobs:
     def recover(self) -> int:
         """Queue again the jobs a previous process committed but never finished (it was
         killed); returns how many."""
-        jobs = queue.queued_extractions(self.db.read())
+        jobs = self.store.read().queued_extractions()
         for job_id, owner, session_id, texts, user_id in jobs:
             self.background.submit(self.run, job_id, owner, session_id, texts, user_id)
         if jobs:
@@ -101,7 +98,7 @@ class ExtractionJobs:
                 self.extract_and_store(owner, session_id, texts, user_id)
         finally:  # a failure is logged and counted; extraction is pure, a retry cannot help
             if job_id is not None:
-                self.db.write(lambda conn: queue.unqueue_extraction(conn, job_id))
+                self.store.write(lambda tx: tx.unqueue_extraction(job_id))
 
     def extract_and_store(
         self, owner: str, session_id: str, texts: Texts, user_id: str = ""
@@ -143,7 +140,7 @@ class ExtractionJobs:
         if not items:
             return []
         try:
-            results = self.store(items)
+            results = self.reconcile(items)
             self.stats["stored"] += len(items)
             self.stats["superseded"] = self.stats.get("superseded", 0) + sum(
                 len(r.superseded) for r in results

@@ -27,8 +27,7 @@ from typing import Any
 from memoryd.cache import TTLCache
 from memoryd.errors import ConflictError, field_error
 from memoryd.models import GLOBAL_OWNER, parse_iso, to_iso, utcnow
-from memoryd.storage.sqlite import keys as sql
-from memoryd.storage.sqlite.database import Database
+from memoryd.storage.base import KeyRow, Store, Writer
 
 SECRET_PREFIX = "mk_"
 PREFIX_CHARS = 8
@@ -118,7 +117,7 @@ def _time(value: object) -> datetime | None:
         return None
 
 
-def _row_to_key(row: sql.Row) -> ApiKey:
+def _row_to_key(row: KeyRow) -> ApiKey:
     created = _time(row[3])
     assert created is not None, "created_at is NOT NULL"
     flag = row[5]
@@ -135,12 +134,12 @@ def _row_to_key(row: sql.Row) -> ApiKey:
 class KeyService:
     def __init__(
         self,
-        db: Database,
+        store: Store,
         *,
         cache_ttl_s: float = AUTH_CACHE_TTL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.db = db
+        self.store = store
         self._auth_cache: TTLCache[str, ApiKey] = TTLCache(
             AUTH_CACHE_SIZE, cache_ttl_s, clock=clock
         )
@@ -168,9 +167,8 @@ class KeyService:
         created = utcnow()
         created_iso = to_iso(created)
 
-        def insert(conn: Any) -> bool:
-            return sql.insert(
-                conn,
+        def insert(tx: Writer) -> bool:
+            return tx.insert_key(
                 key_id=kid,
                 name=name,
                 key_hash=hash_secret(secret),
@@ -179,7 +177,7 @@ class KeyService:
                 memory_enabled=flag,
             )
 
-        while not self.db.write(insert):
+        while not self.store.write(insert):
             if explicit:
                 raise ConflictError(
                     f"a key with id {kid!r} already exists",
@@ -194,7 +192,7 @@ class KeyService:
         if not isinstance(key_id, str) or not key_id:
             return False
         revoked_at = to_iso(utcnow())
-        done = self.db.write(lambda conn: sql.revoke(conn, key_id, revoked_at))
+        done = self.store.write(lambda tx: tx.revoke_key(key_id, revoked_at))
         self._changed()
         return done
 
@@ -204,12 +202,12 @@ class KeyService:
         if not isinstance(key_id, str) or not key_id:
             return None
 
-        def apply(conn: Any) -> sql.Row | None:
-            if not sql.set_memory_enabled(conn, key_id, flag):
+        def apply(tx: Writer) -> KeyRow | None:
+            if not tx.set_key_memory_enabled(key_id, flag):
                 return None
-            return sql.get(conn, key_id)
+            return tx.key(key_id)
 
-        row = self.db.write(apply)
+        row = self.store.write(apply)
         self._changed()
         return _row_to_key(row) if row is not None else None
 
@@ -218,12 +216,12 @@ class KeyService:
     def get(self, key_id: str) -> ApiKey | None:
         if not isinstance(key_id, str) or not key_id:
             return None
-        row = sql.get(self.db.read(), key_id)
+        row = self.store.read().key(key_id)
         return _row_to_key(row) if row is not None else None
 
     def list(self, *, include_revoked: bool = True) -> builtins.list[ApiKey]:
         """Every key, newest first."""
-        rows = sql.list_all(self.db.read(), include_revoked=include_revoked)
+        rows = self.store.read().keys(include_revoked=include_revoked)
         return [_row_to_key(row) for row in rows]
 
     def authenticate(self, secret: str) -> ApiKey | None:
@@ -235,7 +233,7 @@ class KeyService:
         if cached is not None:
             return cached
         generation = self._generation
-        row = sql.get_by_hash(self.db.read(), digest)
+        row = self.store.read().key_by_hash(digest)
         if row is None:
             return None
         key = _row_to_key(row)

@@ -9,29 +9,35 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.core.decay import SWEEP_SCAN_CAP, is_decayed
 from memoryd.core.jsondepth import MAX_JSON_DEPTH, value_too_deep
 from memoryd.core.summary import summarize_text, summary_line
+from memoryd.engine.reports import (
+    Candidate,
+    DecayReport,
+    HealthReport,
+    ImportResult,
+    SessionSummary,
+    SummaryReport,
+)
 from memoryd.errors import MemorydError, ValidationError, field_error
 from memoryd.models import Memory, MemoryType, NewMemory, parse_iso, to_iso, utcnow
-from memoryd.storage.sqlite import history
-from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.base import Clearing, Store, Writer
 
 if TYPE_CHECKING:
     from memoryd.cache import TTLCache
     from memoryd.config import EngineConfig
-    from memoryd.storage.sqlite.database import Database
 
 
 class LifecycleHost(Protocol):
     """What lifecycle needs of the engine (``MemoryEngine`` is one), typed structurally
     so this module never imports the engine that imports it."""
 
-    db: Database
+    store: Store
     config: EngineConfig
     cache: TTLCache[str, Memory | None]
     tokens: Callable[[str], int]
@@ -39,7 +45,7 @@ class LifecycleHost(Protocol):
     def check_new(self, new: NewMemory) -> tuple[NewMemory, str]: ...
     def create_many(self, items: Iterable[NewMemory]) -> list[tuple[Memory, bool]]: ...
     def delete(self, memory_id: str, *, owner: str | None = None) -> bool: ...
-    def delete_where(self, where: str, params: list[Any]) -> int: ...
+    def delete_by(self, select: Callable[[Writer], list[tuple[str, int]]]) -> int: ...
     def notify_written(self, memories: list[Memory]) -> None: ...
     def notify_deleted(self, removed: list[tuple[str, int]]) -> None: ...
 
@@ -51,9 +57,9 @@ EXPORT_PAGE = 500
 
 def summarize(
     engine: LifecycleHost, owner: str, session_id: str | None, max_tokens: int
-) -> dict[str, int]:
+) -> SessionSummary:
     """Keep the newest memories that fit ``max_tokens``; compact the rest in place."""
-    rows = sql.for_owner(engine.db.read(), owner, session_id)
+    rows = engine.store.read().for_owner(owner, session_id)
     total = summarized = saved = 0
     changes: list[tuple[str, str]] = []
     for memory in rows:
@@ -69,25 +75,25 @@ def summarize(
     if changes:
         now = utcnow()
 
-        def apply(conn: Any) -> None:
+        def apply(tx: Writer) -> None:
             for memory_id, content in changes:
-                sql.set_content(conn, memory_id, content, now)
+                tx.set_content(memory_id, content, now)
 
-        engine.db.write(apply)
+        engine.store.write(apply)
         for memory_id, _ in changes:
             engine.cache.invalidate(memory_id)
-    return {"originalCount": len(rows), "summarizedCount": summarized, "tokensSaved": saved}
+    return SessionSummary(len(rows), summarized, saved)
 
 
-def _candidate(engine: LifecycleHost, memory: Memory) -> dict[str, Any]:
-    return {
-        "id": memory.id,
-        "type": memory.type.value,
-        "key": memory.key,
-        "content": memory.content,
-        "tokens": engine.tokens(memory.content),
-        "createdAt": to_iso(memory.created_at),
-    }
+def _candidate(engine: LifecycleHost, memory: Memory) -> Candidate:
+    return Candidate(
+        id=memory.id,
+        type=memory.type.value,
+        key=memory.key,
+        content=memory.content,
+        tokens=engine.tokens(memory.content),
+        created_at=to_iso(memory.created_at),
+    )
 
 
 def summarize_older_than(
@@ -97,22 +103,16 @@ def summarize_older_than(
     *,
     dry_run: bool = False,
     user_id: str | None = None,
-) -> dict[str, Any]:
+) -> SummaryReport:
     """One ``semantic`` summary per end user (and one of the shared memories) of this
     owner's memories older than ``days``, replacing them; ``user_id``: that one only."""
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 365:
         raise field_error("olderThanDays", "must be an integer from 1 to 365")
     now = utcnow()
-    old = sql.older_than(engine.db.read(), owner, now - timedelta(days=days))
+    old = engine.store.read().older_than(owner, now - timedelta(days=days))
     old = [m for m in old if user_id is None or m.user_id == user_id]
     candidates = [_candidate(engine, m) for m in old]
-    result: dict[str, Any] = {
-        "candidates": candidates,
-        "totalTokens": sum(c["tokens"] for c in candidates),
-        "deletedCount": 0,
-        "summaryId": None,
-        "dryRun": dry_run,
-    }
+    result = SummaryReport(candidates, sum(c.tokens for c in candidates), dry_run=dry_run)
     if dry_run or not old:
         return result
     groups: dict[str, list[Memory]] = {}
@@ -121,21 +121,21 @@ def summarize_older_than(
     summaries = [_summary(engine, owner, user, rows, days, now) for user, rows in groups.items()]
     ids = [m.id for m in old]
 
-    def apply(conn: Any) -> tuple[list[Memory], list[tuple[str, int]]]:
-        stored = [sql.upsert(conn, s, s.key or "", now)[0] for s in summaries]
+    def apply(tx: Writer) -> tuple[list[Memory], list[tuple[str, int]]]:
+        stored = [tx.upsert(s, s.key or "", now)[0] for s in summaries]
         removed = []
         for memory_id in ids:
-            seq = sql.delete(conn, memory_id)
+            seq = tx.delete(memory_id)
             if seq is not None:
                 removed.append((memory_id, seq))
         return stored, removed
 
-    stored, removed = engine.db.write(apply)
+    stored, removed = engine.store.write(apply)
     engine.notify_written(stored)
     engine.notify_deleted(removed)
-    result.update(
-        deletedCount=len(removed), summaryId=stored[0].id, summaryIds=[m.id for m in stored]
-    )
+    result.deleted_count = len(removed)
+    result.summary_id = stored[0].id
+    result.summary_ids = [m.id for m in stored]
     return result
 
 
@@ -156,37 +156,25 @@ def _summary(
 
 def sweep_decay(
     engine: LifecycleHost, *, dry_run: bool, owner: str | None, now: datetime | None
-) -> dict[str, Any]:
+) -> DecayReport:
     """Delete episodic memories past their typed TTL (opt-in; a dry run always reports)."""
     config = engine.config.decay
     if not config.enabled and not dry_run:
-        return {
-            "scanned": 0,
-            "decayed": 0,
-            "deletedIds": [],
-            "skippedDisabled": True,
-            "capped": False,
-        }
+        return DecayReport(skipped_disabled=True)
     now = now or utcnow()
-    rows = sql.decay_candidates(engine.db.read(), owner, SWEEP_SCAN_CAP + 1)
+    rows = engine.store.read().decay_candidates(owner, SWEEP_SCAN_CAP + 1)
     capped = len(rows) > SWEEP_SCAN_CAP
     rows = rows[:SWEEP_SCAN_CAP]
     active = replace(config, enabled=True)
     decayed = [m.id for m in rows if is_decayed(m, active, now)]
     deleted = [] if dry_run else [i for i in decayed if engine.delete(i)]
-    return {
-        "scanned": len(rows),
-        "decayed": len(decayed),
-        "deletedIds": deleted,
-        "skippedDisabled": False,
-        "capped": capped,
-    }
+    return DecayReport(len(rows), len(decayed), deleted, capped=capped)
 
 
 def delete_expired(engine: LifecycleHost, now: datetime) -> int:
-    count = engine.delete_where("m.expires_at IS NOT NULL AND m.expires_at <= ?", [to_iso(now)])
-    if count and engine.db.capabilities.fts5:
-        engine.db.write(sql.optimize_fts)
+    count = engine.delete_by(lambda tx: tx.delete_expired(now))
+    if count:
+        engine.store.write(lambda tx: tx.optimize_keyword_index())
     return count
 
 
@@ -199,19 +187,10 @@ def clear(
     user_id: str | None = None,
 ) -> int:
     """Delete every match (not one page) within one owner (one end user of it)."""
-    where, params = "m.api_key_id = ?", [owner]
-    if user_id is not None:
-        where += " AND m.user_id = ?"
-        params.append(user_id)
-    if type is not None:
-        where += " AND m.type = ?"
-        params.append(type.value)
-    if older_than is not None:
-        where += " AND m.created_at < ?"
-        params.append(to_iso(older_than))
-    count = engine.delete_where(where, params)
-    if count and engine.db.capabilities.fts5:
-        engine.db.write(sql.optimize_fts)
+    clearing = Clearing(owner, user_id=user_id, type=type, older_than=older_than)
+    count = engine.delete_by(lambda tx: tx.delete_matching(clearing))
+    if count:
+        engine.store.write(lambda tx: tx.optimize_keyword_index())
     return count
 
 
@@ -222,29 +201,13 @@ def export(
     by page; superseded ones included, as history."""
     after = 0
     while True:
-        page = sql.owner_rows(engine.db.read(), owner, after_seq=after, batch=EXPORT_PAGE)
+        page = engine.store.read().owner_rows(owner, after=after, batch=EXPORT_PAGE)
         if not page:
             return
         for seq, memory in page:
             after = seq
             if user_id is None or memory.user_id == user_id:
                 yield memory.to_dict()
-
-
-@dataclass
-class ImportResult:
-    imported: int = 0
-    updated: int = 0
-    skipped: int = 0
-    errors: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "imported": self.imported,
-            "updated": self.updated,
-            "skipped": self.skipped,
-            "errors": self.errors,
-        }
 
 
 def _time(value: object, name: str) -> datetime | None:
@@ -318,7 +281,7 @@ def import_jsonl(
                 result.updated += 1
         retired = [(m.id, *retire[m.key]) for m, _ in stored if m.key in retire]
         if retired:  # history round-trips: a superseded memory is imported as history
-            engine.db.write(lambda conn: history.restore_history(conn, retired))
+            engine.store.write(lambda tx: tx.restore_history(retired))
             for memory_id, _, _ in retired:
                 engine.cache.invalidate(memory_id)
         batch.clear()
@@ -347,7 +310,7 @@ def import_jsonl(
             new = replace(new, key=key)
             at = _time(data.get("supersededAt"), "supersededAt")
             by = data.get("supersededBy")
-            existing = sql.get_by_key(engine.db.read(), new.api_key_id, key, new.user_id)
+            existing = engine.store.read().get_by_key(new.api_key_id, key, new.user_id)
             if _unchanged(existing, new) and (existing and existing.superseded_at) == at:
                 result.skipped += 1
                 continue
@@ -367,7 +330,7 @@ def import_jsonl(
 HEALTH_OWNER = "__memoryd_health__"
 
 
-def health_check(engine: LifecycleHost) -> dict[str, Any]:
+def health_check(engine: LifecycleHost) -> HealthReport:
     """A real write -> read -> delete round trip, in one transaction that leaves no
     trace (and no vector work: the index tiers are never told)."""
     import time
@@ -376,25 +339,20 @@ def health_check(engine: LifecycleHost) -> dict[str, Any]:
     start = time.perf_counter()
     probe = NewMemory(HEALTH_OWNER, "memoryd health probe", key=f"health:{uuid.uuid4()}")
 
-    def roundtrip(conn: Any) -> bool:
-        stored, _ = sql.upsert(conn, probe, probe.key or "", utcnow())
-        read_back = sql.get(conn, stored.id)
-        removed = sql.delete(conn, stored.id)
+    def roundtrip(tx: Writer) -> bool:
+        stored, _ = tx.upsert(probe, probe.key or "", utcnow())
+        read_back = tx.get(stored.id)
+        removed = tx.delete(stored.id)
         return read_back is not None and read_back.content == probe.content and removed is not None
 
     try:
-        working = bool(engine.db.write(roundtrip))
+        working = bool(engine.store.write(roundtrip))
         error = None if working else "read back a different row"
     except Exception as exc:
         working, error = False, str(exc)
-    result: dict[str, Any] = {
-        "working": working,
-        "latencyMs": round((time.perf_counter() - start) * 1000, 3),
-    }
-    if error:
-        result["error"] = error
-    fault = engine.db.fault  # set by this very round trip when the disk is full
+    result = HealthReport(working, round((time.perf_counter() - start) * 1000, 3), error)
+    fault = engine.store.fault  # set by this very round trip when the disk is full
     if fault is not None:
-        result["storageFault"] = fault.code
-        result["reason"] = fault.reason
+        result.storage_fault = fault.code
+        result.reason = fault.reason
     return result

@@ -38,19 +38,18 @@ from memoryd.core.scoring import estimate_tokens
 from memoryd.engine.providers import Provider
 from memoryd.models import Memory, Preview, Reconcile, Reconciled, to_iso, utcnow
 from memoryd.settings import MemorySettings
-from memoryd.storage.sqlite import kv
-from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.base import Filter
 
 if TYPE_CHECKING:
     from memoryd.settings import SettingsService
-    from memoryd.storage.sqlite.database import Database
+    from memoryd.storage.base import Store
 
 
 class LlmHost(Protocol):
     """What LLM extraction needs of the engine (``MemoryEngine`` is one), typed
     structurally so this module never imports the engine that imports it."""
 
-    db: Database
+    store: Store
     settings: SettingsService
     llm_stats: LlmStats
     tokens: Callable[[str], int]
@@ -104,8 +103,8 @@ class LlmStats:
     With a database the day's total is also kept in the settings table
     (``USAGE_KEY``), so a restart does not reset the daily cap."""
 
-    def __init__(self, db: Database | None = None, today: Callable[[], str] = _utc_day) -> None:
-        self._db, self._today = db, today
+    def __init__(self, store: Store | None = None, today: Callable[[], str] = _utc_day) -> None:
+        self._store, self._today = store, today
         self._lock = threading.Lock()
         names = ("calls", "requests", "ok", "promptTokens", "completionTokens")
         self._counts: dict[str, int] = dict.fromkeys(names, 0)
@@ -118,8 +117,8 @@ class LlmStats:
     def _roll(self) -> None:
         """Start a new day's total when the UTC day changed (the lock is held)."""
         day = self._today()
-        if self._day is None and self._db is not None:
-            stored = kv.read_one(self._db.read(), USAGE_KEY)
+        if self._day is None and self._store is not None:
+            stored = self._store.read().setting(USAGE_KEY)
             if isinstance(stored, dict) and stored.get("day") == day:
                 tokens = stored.get("tokens")
                 self._tokens_today = tokens if isinstance(tokens, int) and tokens > 0 else 0
@@ -143,9 +142,9 @@ class LlmStats:
             self._counts["completionTokens"] += completion
             self._tokens_today += prompt + completion
             usage = {"day": self._day, "tokens": self._tokens_today}
-        if self._db is not None:
+        if self._store is not None:
             try:  # queued, not awaited: the writer keeps the order, the last total wins
-                self._db.submit(lambda conn: kv.write_many(conn, {USAGE_KEY: usage}, utcnow()))
+                self._store.submit(lambda tx: tx.write_settings({USAGE_KEY: usage}, utcnow()))
             except Exception as exc:
                 log.warning("could not keep the LLM extraction token total: %s", exc)
 
@@ -307,8 +306,8 @@ def related_memories(engine: LlmHost, owner: str, text: str, user_id: str = "") 
     except Exception as exc:  # retrieval trouble: the newest memories still help
         log.warning("related memories for LLM extraction: %s", exc)
         hits = []
-    mine = sql.Filter(owners=(owner,), now=utcnow(), user_id=user_id)
-    newest = sql.recent(engine.db.read(), mine, MAX_RELATED)
+    mine = Filter(owners=(owner,), now=utcnow(), user_id=user_id)
+    newest = engine.store.read().recent(mine, MAX_RELATED)
     for memory in [*hits, *newest]:
         # only this end user's own memories may be updated (never the shared ones)
         if memory.api_key_id == owner and memory.user_id == user_id and not memory.superseded_at:

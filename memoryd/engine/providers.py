@@ -9,14 +9,14 @@ models are addressed as ``"provider/model"`` against these.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
 from memoryd.core.injection import SystemRole
 from memoryd.core.masking import mask_secret
-from memoryd.storage.sqlite import kv
-from memoryd.storage.sqlite.database import Database
+from memoryd.storage.base import Store
 
 SYSTEM_ROLES = ("auto", "system", "user", "first")
 SETTINGS_KEY = "providers"
@@ -56,9 +56,9 @@ def _parse(item: object) -> Provider | None:
     )
 
 
-def stored_providers(db: Database) -> list[Provider]:
+def stored_providers(store: Store) -> list[Provider]:
     """The providers saved in settings (not the env default)."""
-    raw = kv.read_one(db.read(), SETTINGS_KEY, [])
+    raw = store.read().setting(SETTINGS_KEY, [])
     parsed = (_parse(item) for item in raw) if isinstance(raw, list) else iter(())
     return [p for p in parsed if p is not None]
 
@@ -67,34 +67,37 @@ def stored_providers(db: Database) -> list[Provider]:
 #: kept for a short TTL (writes through ``save_providers`` drop it at once; another
 #: process's writes are seen after the TTL).
 CACHE_TTL_S = 2.0
-_cache: dict[tuple[int, str, str, str], tuple[float, dict[str, Provider]]] = {}
+Cached = tuple[float, dict[str, "Provider"]]
+_cache: weakref.WeakKeyDictionary[Store, dict[tuple[str, str], Cached]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def load_providers(db: Database, env: Mapping[str, str]) -> dict[str, Provider]:
+def load_providers(store: Store, env: Mapping[str, str]) -> dict[str, Provider]:
     """Every provider by name: the env default first, stored ones override it."""
-    base = env.get("MEMORYD_UPSTREAM_BASE_URL", "")
-    key = (id(db), str(db.path), base, env.get("MEMORYD_UPSTREAM_API_KEY", ""))
-    cached = _cache.get(key)
+    key = (env.get("MEMORYD_UPSTREAM_BASE_URL", ""), env.get("MEMORYD_UPSTREAM_API_KEY", ""))
+    entries = _cache.setdefault(store, {})
+    cached = entries.get(key)
     now = time.monotonic()
     if cached is not None and now - cached[0] < CACHE_TTL_S:
         return dict(cached[1])
-    providers = _merge(db, env)
-    _cache[key] = (now, providers)
+    providers = _merge(store, env)
+    entries[key] = (now, providers)
     return dict(providers)
 
 
-def _merge(db: Database, env: Mapping[str, str]) -> dict[str, Provider]:
+def _merge(store: Store, env: Mapping[str, str]) -> dict[str, Provider]:
     providers: dict[str, Provider] = {}
     base = env.get("MEMORYD_UPSTREAM_BASE_URL", "").strip()
     if base:
         key = env.get("MEMORYD_UPSTREAM_API_KEY", "").strip() or None
         providers["default"] = Provider("default", base.rstrip("/"), key)
-    for provider in stored_providers(db):
+    for provider in stored_providers(store):
         providers[provider.name] = provider
     return providers
 
 
-def save_providers(db: Database, providers: list[Provider]) -> None:
+def save_providers(store: Store, providers: list[Provider]) -> None:
     """Replace the stored provider list (names must be unique)."""
     from memoryd.models import utcnow
 
@@ -105,6 +108,5 @@ def save_providers(db: Database, providers: list[Provider]) -> None:
         {"name": p.name, "baseUrl": p.base_url, "apiKey": p.api_key, "systemRole": p.system_role}
         for p in providers
     ]
-    db.write(lambda conn: kv.write_many(conn, {SETTINGS_KEY: payload}, utcnow()))
-    for key in [k for k in _cache if k[0] == id(db)]:
-        _cache.pop(key, None)
+    store.write(lambda tx: tx.write_settings({SETTINGS_KEY: payload}, utcnow()))
+    _cache.pop(store, None)

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 import numpy as np
 
 from memoryd.config import EngineConfig
-from memoryd.core.fts_query import build_fts_query
 from memoryd.core.fusion import ContextWeights, apply_context, score_fuse
 from memoryd.core.query import query_window
 from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
@@ -28,12 +27,11 @@ from memoryd.engine.providers import Provider
 from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, Memory, Resolution, Scope, Strategy, utcnow
 from memoryd.settings import MemorySettings
-from memoryd.storage.sqlite import memories as sql
-from memoryd.storage.sqlite.database import Database
+from memoryd.storage.base import Filter, Reader, Store
 
 if TYPE_CHECKING:
+    from memoryd.vectors.base import ExternalTier
     from memoryd.vectors.indexer import Indexer
-    from memoryd.vectors.qdrant.tier import QdrantTier
 
 #: How many recent rows the keyword-scoring fallback looks at.
 KEYWORD_POOL = 200
@@ -126,16 +124,16 @@ def _clamp(value: int, low: int, high: int) -> int:
 class Retriever:
     def __init__(
         self,
-        db: Database,
+        store: Store,
         config: EngineConfig,
         token_counter: Callable[[str], int],
         indexer: Indexer | None = None,
         providers: Callable[[], Mapping[str, Provider]] | None = None,
-        qdrant: QdrantTier | None = None,
+        qdrant: ExternalTier | None = None,
     ) -> None:
         self.providers = providers or dict
         self.qdrant = qdrant
-        self.db = db
+        self.store = store
         self.config = config
         self.tokens = token_counter
         self.indexer = indexer
@@ -170,7 +168,7 @@ class Retriever:
             user_id=user_id,
         )
 
-    def _filter(self, req: Request, settings: MemorySettings) -> sql.Filter:
+    def _filter(self, req: Request, settings: MemorySettings) -> Filter:
         now = utcnow()
         owners: tuple[str, ...] | None
         if req.owner is None:
@@ -180,7 +178,7 @@ class Retriever:
         else:
             owners = (req.owner,)
         days = settings.retention_days
-        return sql.Filter(
+        return Filter(
             owners=owners,
             now=now,
             # session scope without a session id sees the session-less memories only
@@ -193,7 +191,7 @@ class Retriever:
         """How many of the owner's memories expiry and retention keep out of this
         retrieval (previews say so, instead of leaving an old memory silently missing)."""
         flt = self._filter(req, settings)
-        return sql.hidden_counts(self.db.read(), flt)
+        return self.store.read().hidden_counts(flt)
 
     def run(self, req: Request, settings: MemorySettings) -> tuple[list[Hit], Resolution]:
         """Ranked, filtered, budgeted hits plus how they were found."""
@@ -212,13 +210,13 @@ class Retriever:
             query_vector = self._prepare_vector(req, resolution)
         if query_vector is not None:  # network I/O stays outside the read snapshot
             qdrant_knn = self._qdrant(query_vector, flt, resolution)
-        with self.db.snapshot() as conn:
+        with self.store.snapshot() as reader:
             if req.strategy == "exact":
-                ranked = self._recent(conn, flt, req)
+                ranked = self._recent(reader, flt, req)
             elif query_vector is not None:
-                ranked = self._vector(conn, flt, req, query_vector, resolution, qdrant_knn)
+                ranked = self._vector(reader, flt, req, query_vector, resolution, qdrant_knn)
             else:
-                ranked = self._keyword(conn, flt, req, resolution)
+                ranked = self._keyword(reader, flt, req, resolution)
         if settings.rerank_enabled and settings.rerank_provider_model and req.query and ranked:
             ranked = self._rerank(ranked, req.query, settings.rerank_provider_model, resolution)
         ranked, dropped = relevant(ranked, settings.relevance_floor)
@@ -281,7 +279,7 @@ class Retriever:
         return vector
 
     def _qdrant(
-        self, vector: np.ndarray, flt: sql.Filter, resolution: Resolution
+        self, vector: np.ndarray, flt: Filter, resolution: Resolution
     ) -> list[tuple[str, float]] | None:
         """Tier 2 first when ``vectorStore`` names it: its KNN, or None (with the reason)
         so that sqlite-vec answers instead."""
@@ -301,8 +299,8 @@ class Retriever:
 
     def _vector(
         self,
-        conn: Any,
-        flt: sql.Filter,
+        reader: Reader,
+        flt: Filter,
         req: Request,
         vector: np.ndarray,
         resolution: Resolution,
@@ -314,39 +312,36 @@ class Retriever:
         tier = "vector"
         if qdrant_knn is not None:
             # Payloads can lag SQLite by a moment: the SQL filter has the last word.
-            passing = sql.existing_ids(conn, [mid for mid, _ in qdrant_knn], flt)
+            passing = reader.existing_ids([mid for mid, _ in qdrant_knn], flt)
             knn = [(mid, score) for mid, score in qdrant_knn if mid in passing]
             tier = "qdrant"
         else:
             try:
-                knn = self.indexer.store.search(vector, k, flt, conn)
+                knn = self.indexer.store.search(vector, k, flt)  # inside this snapshot
             except Exception as exc:  # a broken vector store costs only its tier
                 resolution.fallback_reason = f"vector search failed: {exc}"
                 resolution.vector_store = "none"
-                return self._keyword(conn, flt, req, resolution, first_reason=None)
+                return self._keyword(reader, flt, req, resolution, first_reason=None)
         similarity = dict(knn)
         if req.strategy == "semantic":
-            found = sql.get_many(conn, [mid for mid, _ in knn])
+            found = reader.get_many([mid for mid, _ in knn])
             hits = [
                 self._hit(found[mid], sim, tier, vec_score=sim) for mid, sim in knn if mid in found
             ]
             if hits:
                 return hits
             resolution.fallback_reason = "no vectors for these memories yet: keyword search"
-            return self._keyword(conn, flt, req, resolution, first_reason=None)
-        fts: list[tuple[Memory, float]] = []
-        match = build_fts_query(req.query) if self.db.capabilities.fts5 else None
-        if match is not None:
-            fts = sql.fts_search(conn, match, flt, k)
+            return self._keyword(reader, flt, req, resolution, first_reason=None)
+        fts = reader.keyword_search(req.query, flt, k)
         bm25 = {m.id: score for m, score in fts}
         fused = self._fuse([(m.id, score) for m, score in fts], knn)
         if not fused:
             resolution.fallback_reason = "no keyword or vector match: keyword scoring"
-            return self._keyword_scored(conn, flt, req, tier="fts5")
-        found = {m.id: m for m, _ in fts} | sql.get_many(
-            conn, [mid for mid, _ in fused if mid not in bm25]
+            return self._keyword_scored(reader, flt, req, tier="fts5")
+        found = {m.id: m for m, _ in fts} | reader.get_many(
+            [mid for mid, _ in fused if mid not in bm25]
         )
-        fused = self._in_context(conn, [(mid, s) for mid, s in fused if mid in found], found, req)
+        fused = self._in_context(reader, [(mid, s) for mid, s in fused if mid in found], found, req)
         resolution.strategy_used = "hybrid"
         resolution.fusion = self.config.fusion
         return [
@@ -371,7 +366,7 @@ class Retriever:
 
     def _in_context(
         self,
-        conn: Any,
+        reader: Reader,
         fused: list[tuple[str, float]],
         found: Mapping[str, Memory],
         req: Request,
@@ -382,7 +377,7 @@ class Retriever:
         if weights.active and len(fused) > 1:
             ids = [mid for mid, _ in fused]
             sessions = {mid: f"{found[mid].api_key_id}\x00{found[mid].session_id}" for mid in ids}
-            fused = apply_context(fused, sql.neighbours(conn, ids), sessions, weights)
+            fused = apply_context(fused, reader.neighbours(ids), sessions, weights)
         boost = self.config.date_boost
         wanted = mentioned_dates(req.query) if boost > 0 else []
         if not wanted:
@@ -404,16 +399,16 @@ class Retriever:
     def _hit(self, memory: Memory, score: float, tier: str, **extra: float | None) -> Hit:
         return Hit(memory, score, tier, self.tokens(memory.content), **extra)  # type: ignore[arg-type]
 
-    def _recent(self, conn: object, flt: sql.Filter, req: Request) -> list[Hit]:
+    def _recent(self, reader: Reader, flt: Filter, req: Request) -> list[Hit]:
         """Newest first; with a query, ranked by keyword relevance (zero scores dropped)."""
         if not req.query:
-            rows = sql.recent(conn, flt, req.limit)  # the newest, up to MAX_LIMIT candidates
+            rows = reader.recent(flt, req.limit)  # the newest, up to MAX_LIMIT candidates
             return [self._hit(m, 0.0, "recent") for m in rows]
-        return self._keyword_scored(conn, flt, req, tier="recent")
+        return self._keyword_scored(reader, flt, req, tier="recent")
 
-    def _keyword_scored(self, conn: object, flt: sql.Filter, req: Request, tier: str) -> list[Hit]:
+    def _keyword_scored(self, reader: Reader, flt: Filter, req: Request, tier: str) -> list[Hit]:
         scored = []
-        for memory in sql.recent(conn, flt, KEYWORD_POOL):
+        for memory in reader.recent(flt, KEYWORD_POOL):
             score = relevance_score(memory.content, memory.key, memory.metadata, req.query)
             if score > 0:
                 scored.append((score, memory))
@@ -423,8 +418,8 @@ class Retriever:
 
     def _keyword(
         self,
-        conn: object,
-        flt: sql.Filter,
+        reader: Reader,
+        flt: Filter,
         req: Request,
         resolution: Resolution,
         first_reason: str | None = "no embedding source available: keyword search",
@@ -434,16 +429,14 @@ class Retriever:
         if not req.query:
             resolution.fallback_reason = "empty query: most recent memories"
             resolution.strategy_used = "exact"
-            return self._recent(conn, flt, req)
-        if not self.db.capabilities.fts5:
-            reasons.append(self.db.capabilities.fts5_reason)
+            return self._recent(reader, flt, req)
+        if not self.store.capabilities.fts5:
+            reasons.append(self.store.capabilities.fts5_reason)
         else:
-            match = build_fts_query(req.query)
-            if match is not None:
-                found = sql.fts_search(conn, match, flt, self.config.vec_top_k)
-                if found:
-                    resolution.fallback_reason = "; ".join(reasons)
-                    return [self._hit(m, s, "fts5", fts_score=s) for m, s in found]
+            found = reader.keyword_search(req.query, flt, self.config.vec_top_k)
+            if found:
+                resolution.fallback_reason = "; ".join(reasons)
+                return [self._hit(m, s, "fts5", fts_score=s) for m, s in found]
             reasons.append("FTS5 found no match: keyword scoring of recent memories")
         resolution.fallback_reason = "; ".join(reasons)
-        return self._keyword_scored(conn, flt, req, tier="fts5")
+        return self._keyword_scored(reader, flt, req, tier="fts5")

@@ -23,6 +23,13 @@ from memoryd.engine.extraction_jobs import ExtractionJobs
 from memoryd.engine.keys import KeyService
 from memoryd.engine.llm_extraction import LlmStats, extract_with_mode
 from memoryd.engine.providers import Provider, load_providers
+from memoryd.engine.reports import (
+    DecayReport,
+    HealthReport,
+    ImportResult,
+    SessionSummary,
+    SummaryReport,
+)
 from memoryd.engine.retrieval import RetrievalOptions, Retriever
 from memoryd.engine.validation import (
     check_content,
@@ -48,14 +55,13 @@ from memoryd.models import (
     utcnow,
 )
 from memoryd.settings import MemorySettings, SettingsService
-from memoryd.storage.sqlite import history
-from memoryd.storage.sqlite import memories as sql
-from memoryd.storage.sqlite.database import Database
+from memoryd.storage.base import Store, Writer
+from memoryd.vectors.qdrant.disabled import UnavailableTier
 
 if TYPE_CHECKING:
     from memoryd.embedding.service import EmbeddingService
+    from memoryd.vectors.base import ExternalTier
     from memoryd.vectors.indexer import Indexer
-    from memoryd.vectors.qdrant.tier import QdrantTier
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +76,7 @@ RetrievalListener = Callable[[list[Hit]], None]
 class MemoryEngine:
     def __init__(
         self,
-        db: Database,
+        store: Store,
         config: EngineConfig,
         settings: SettingsService,
         *,
@@ -79,30 +85,33 @@ class MemoryEngine:
         indexer: Indexer | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        self.db = db
+        self.store = store
         self.config = config
         self.settings = settings
-        self.keys = KeyService(db)
+        self.keys = KeyService(store)
         self.tokens = token_counter
         self.embeddings = embeddings
         self.indexer = indexer
-        #: The opt-in Qdrant tier (``attach_qdrant``; None without the sqlite-vec tier).
-        self.qdrant: QdrantTier | None = None
+        #: The opt-in Qdrant tier (``attach_qdrant``); a stand-in that says why not
+        #: until one is attached (none without the sqlite-vec tier).
+        self.qdrant: ExternalTier = UnavailableTier(store, settings, env)
         self.cache: TTLCache[str, Memory | None] = TTLCache(500, 60.0)
         self.env: Mapping[str, str] = env or {}
-        self.retriever = Retriever(db, config, token_counter, indexer, self.providers)
+        self.retriever = Retriever(store, config, token_counter, indexer, self.providers)
         self.background = BackgroundWorker("extraction")
         self.write_listeners: list[WriteListener] = []
         self.delete_listeners: list[DeleteListener] = []
         if indexer is not None:
             self.write_listeners.append(lambda memory: indexer.notify(memory.id))
         self.extraction_stats = {"scheduled": 0, "stored": 0, "failed": 0, "superseded": 0}
-        self.extraction = ExtractionJobs(db, self.background, self.reconcile, self.extraction_stats)
-        self.llm_stats = LlmStats(db)  # opt-in LLM extraction (``memoryd.engine.llm_extraction``)
+        self.extraction = ExtractionJobs(
+            store, self.background, self.reconcile, self.extraction_stats
+        )
+        self.llm_stats = LlmStats(store)  # opt-in LLM extraction (``engine.llm_extraction``)
         self.extraction.llm = partial(extract_with_mode, self)
         self.retrieval_listeners: list[RetrievalListener] = []
 
-    def attach_qdrant(self, tier: QdrantTier) -> None:
+    def attach_qdrant(self, tier: ExternalTier) -> None:
         """Retrieval asks the tier first; it hears of stored vectors and deletions."""
         self.qdrant = self.retriever.qdrant = tier
         if self.indexer is not None:
@@ -120,7 +129,7 @@ class MemoryEngine:
         """Upsert on ``(owner, key)``; returns ``(memory, created)``."""
         new, key = self.check_new(new)
         now = utcnow()
-        memory, created = self.db.write(lambda conn: sql.upsert(conn, new, key, now))
+        memory, created = self.store.write(lambda tx: tx.upsert(new, key, now))
         self.notify_written([memory])
         return memory, created
 
@@ -128,9 +137,7 @@ class MemoryEngine:
         """Upsert a batch in one transaction (bulk ingest, imports, extraction)."""
         checked = [self.check_new(item) for item in items]
         now = utcnow()
-        results = self.db.write(
-            lambda conn: [sql.upsert(conn, new, key, now) for new, key in checked]
-        )
+        results = self.store.write(lambda tx: [tx.upsert(new, key, now) for new, key in checked])
         self.notify_written([memory for memory, _ in results])
         return results
 
@@ -145,8 +152,8 @@ class MemoryEngine:
         now = utcnow()
         if not checked:
             return []
-        results = self.db.write(
-            lambda conn: [history.reconcile(conn, i, new, key, now) for i, new, key in checked]
+        results = self.store.write(
+            lambda tx: [tx.reconcile(i, new, key, now) for i, new, key in checked]
         )
         for result in results:
             for memory_id in result.superseded:
@@ -168,14 +175,14 @@ class MemoryEngine:
         check_metadata(patch.metadata)
         now = utcnow()
 
-        def apply(conn: Any) -> Memory | None:
+        def apply(tx: Writer) -> Memory | None:
             if patch.key is not None:
-                clash = sql.get_by_key(conn, current.api_key_id, patch.key, current.user_id)
+                clash = tx.get_by_key(current.api_key_id, patch.key, current.user_id)
                 if clash is not None and clash.id != memory_id:
                     raise field_error("key", "another memory of this owner already has this key")
-            return sql.update(conn, memory_id, patch, now)
+            return tx.update(memory_id, patch, now)
 
-        memory = self.db.write(apply)
+        memory = self.store.write(apply)
         self.cache.invalidate(memory_id)
         if memory is not None and (patch.content is not None or patch.key is not None):
             self._notify_write([memory])
@@ -186,15 +193,16 @@ class MemoryEngine:
             return False
         if owner is not None and self.get(memory_id, owner=owner) is None:
             return False
-        seq = self.db.write(lambda conn: sql.delete(conn, memory_id))
+        seq = self.store.write(lambda tx: tx.delete(memory_id))
         if seq is None:
             return False
         self.notify_deleted([(memory_id, seq)])
         return True
 
-    def delete_where(self, where: str, params: list[Any]) -> int:
-        """Delete rows matching a storage-layer filter (used by lifecycle helpers)."""
-        removed = self.db.write(lambda conn: sql.delete_where(conn, where, params))
+    def delete_by(self, select: Callable[[Writer], list[tuple[str, int]]]) -> int:
+        """Run a bulk delete (``select`` returns the ``(id, seq)`` it removed) and tell
+        the cache and the index tiers; how many went."""
+        removed = self.store.write(select)
         if removed:
             self.notify_deleted(removed)
         return len(removed)
@@ -224,7 +232,7 @@ class MemoryEngine:
 
     def providers(self) -> dict[str, Provider]:
         """Configured upstream providers (stored ones plus the env default)."""
-        return load_providers(self.db, self.env)
+        return load_providers(self.store, self.env)
 
     # -- reads -------------------------------------------------------------------------
 
@@ -235,7 +243,7 @@ class MemoryEngine:
         found, memory = self.cache.lookup(memory_id)
         if not found:
             generation = self.cache.generation()  # before the read: see cache.py
-            memory = sql.get(self.db.read(), memory_id)
+            memory = self.store.read().get(memory_id)
             self.cache.fill(memory_id, memory, generation)
         if memory is not None and owner is not None and memory.api_key_id != owner:
             return None
@@ -264,9 +272,8 @@ class MemoryEngine:
         if page < 1 or (offset is not None and offset < 0):
             raise field_error("page", "page must be >= 1 and offset >= 0")
         start = offset if offset is not None else (page - 1) * limit
-        with self.db.snapshot() as conn:
-            data, total, by_type = sql.list_page(
-                conn,
+        with self.store.snapshot() as reader:
+            found = reader.list_page(
                 owner=owner,
                 type=type,
                 session_id=session_id,
@@ -276,16 +283,18 @@ class MemoryEngine:
                 include_superseded=history,
                 user_id=user_id,
             )
-        return MemoryPage(data, total, by_type, page=start // limit + 1, limit=limit)
+        return MemoryPage(
+            found.memories, found.total, found.by_type, page=start // limit + 1, limit=limit
+        )
 
     def tokens_used(self, owner: str | None = None) -> int:
         """Estimated tokens stored by one owner, or by every owner with ``owner=None``."""
         if owner is not None:
             require_owner(owner)
-        return sql.tokens_used(self.db.read(), owner)
+        return self.store.read().tokens_used(owner)
 
     def owners(self) -> list[str]:
-        return sql.owners(self.db.read())
+        return self.store.read().owners()
 
     # -- retrieval ---------------------------------------------------------------------
 
@@ -333,7 +342,7 @@ class MemoryEngine:
     def _bump(self, ids: list[str]) -> None:
         """Access bookkeeping goes to the writer without blocking the request."""
         now = utcnow()
-        future = self.db.submit(lambda conn: sql.bump_access(conn, ids, now))
+        future = self.store.submit(lambda tx: tx.bump_access(ids, now))
 
         def invalidate(_: object) -> None:
             for memory_id in ids:
@@ -387,16 +396,16 @@ class MemoryEngine:
 
     def summarize(
         self, owner: str, session_id: str | None = None, max_tokens: int = 4000
-    ) -> dict[str, int]:
+    ) -> SessionSummary:
         return lifecycle.summarize(self, require_owner(owner), session_id, max_tokens)
 
-    def summarize_older_than(self, owner: str, days: int, **options: Any) -> dict[str, Any]:
+    def summarize_older_than(self, owner: str, days: int, **options: Any) -> SummaryReport:
         """``lifecycle.summarize_older_than`` (``dry_run``, ``user_id``)."""
         return lifecycle.summarize_older_than(self, require_owner(owner), days, **options)
 
     def sweep_decay(
         self, *, dry_run: bool = False, owner: str | None = None, now: datetime | None = None
-    ) -> dict[str, Any]:
+    ) -> DecayReport:
         return lifecycle.sweep_decay(self, dry_run=dry_run, owner=owner, now=now)
 
     def gc(self, now: datetime | None = None) -> int:
@@ -411,7 +420,7 @@ class MemoryEngine:
 
     def import_jsonl(
         self, lines: Iterable[str | bytes], *, owner: str | None = None, user_id: str | None = None
-    ) -> lifecycle.ImportResult:
+    ) -> ImportResult:
         owner = require_owner(owner) if owner is not None else None
         return lifecycle.import_jsonl(self, lines, owner=owner, user_id=user_id)
 
@@ -422,7 +431,7 @@ class MemoryEngine:
 
         return engine_status(self)
 
-    def health_check(self) -> dict[str, Any]:
+    def health_check(self) -> HealthReport:
         return lifecycle.health_check(self)
 
     def embedding_providers(self) -> list[dict[str, Any]]:
@@ -436,25 +445,25 @@ class MemoryEngine:
     def reindex(self, *, force: bool = False) -> dict[str, Any]:
         """Start draining the ``needs_reindex`` queue in the background."""
         if self.indexer is None:
-            pending = sql.count_pending(self.db.read())
+            pending = self.store.read().reindex_pending()
             return {"started": False, "pending": pending, "reason": "no vector store"}
         return self.indexer.start_reindex(force=force)
 
     def drain(self, timeout: float | None = 30.0, *, include_index: bool = True) -> bool:
         """Wait for background extraction, embedding (unless ``include_index`` is false)
         and queued bookkeeping writes to finish."""
-        self.db.flush()  # extraction jobs reach the worker once their queue row commits
+        self.store.flush()  # extraction jobs reach the worker once their queue row commits
         ok = self.background.join(timeout)
         if include_index and self.indexer is not None:
             ok = self.indexer.join(timeout) and ok
-        self.db.flush()
+        self.store.flush()
         return ok
 
     def close(self) -> None:
         self.background.close()
         if self.indexer is not None:
             self.indexer.close()
-        self.db.close()
+        self.store.close()
 
     def __enter__(self) -> MemoryEngine:
         return self

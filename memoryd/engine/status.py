@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.engine.llm_extraction import LlmHost, llm_status
-from memoryd.storage.sqlite import memories as sql
 from memoryd.vectors.indexer import no_vector_store
 
 if TYPE_CHECKING:
@@ -13,8 +12,8 @@ if TYPE_CHECKING:
     from memoryd.embedding.service import EmbeddingService
     from memoryd.engine.background import BackgroundWorker
     from memoryd.models import Memory
+    from memoryd.vectors.base import ExternalTier
     from memoryd.vectors.indexer import Indexer
-    from memoryd.vectors.qdrant.tier import QdrantTier
 
 
 class StatusHost(LlmHost, Protocol):
@@ -23,7 +22,7 @@ class StatusHost(LlmHost, Protocol):
 
     embeddings: EmbeddingService | None
     indexer: Indexer | None
-    qdrant: QdrantTier | None
+    qdrant: ExternalTier
     cache: TTLCache[str, Memory | None]
     background: BackgroundWorker
     extraction_stats: dict[str, int]
@@ -45,22 +44,13 @@ def _embedding(engine: StatusHost) -> dict[str, Any]:
 def _vector_store(engine: StatusHost, pending: int) -> dict[str, Any]:
     if engine.indexer is not None:
         return engine.indexer.status(pending)
-    return no_vector_store(pending, engine.db.capabilities.vec_reason)
+    return no_vector_store(pending, engine.store.capabilities.vec_reason)
 
 
 def _qdrant(engine: StatusHost) -> dict[str, Any]:
     """Tier 2: enabled, healthy, latency, error, point count, and why it does not serve
     (dimension guard, backfill in progress, unreachable) with its sync progress."""
     tier = engine.qdrant
-    if tier is None:
-        return {
-            "enabled": False,
-            "healthy": None,
-            "latencyMs": None,
-            "error": None,
-            "pointCount": None,
-            "reason": "Qdrant needs the sqlite-vec tier, which is not available",
-        }
     try:
         return tier.status()
     except Exception as exc:  # status must render whatever Qdrant does
@@ -74,9 +64,9 @@ def _qdrant(engine: StatusHost) -> dict[str, Any]:
 
 
 def engine_status(engine: StatusHost) -> dict[str, Any]:
-    caps = engine.db.capabilities
+    caps = engine.store.capabilities
     settings = engine.settings.get()
-    pending = sql.count_pending(engine.db.read())
+    pending = engine.store.read().reindex_pending()
     reindex = (
         engine.indexer.progress()
         if engine.indexer is not None
@@ -84,7 +74,7 @@ def engine_status(engine: StatusHost) -> dict[str, Any]:
     )
     rerank_ready = bool(settings.rerank_enabled and settings.rerank_provider_model)
     return {
-        "storage": engine.db.storage_status(),
+        "storage": engine.store.storage_status(),
         "keyword": {"available": caps.fts5, "backend": "FTS5", "reason": caps.fts5_reason},
         "embedding": _embedding(engine),
         "vectorStore": _vector_store(engine, pending),

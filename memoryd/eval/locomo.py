@@ -40,7 +40,6 @@ from memoryd.embedding import EmbeddingResolution
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryType, NewMemory
 from memoryd.settings import MemorySettings
-from memoryd.storage.sqlite import memories as sql
 
 CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 STRATEGIES = ("recent", "semantic", "hybrid")
@@ -417,7 +416,7 @@ def run_eval(
             stored = ingest(engine, conversations, content)
             engine.drain(timeout=3600)
             ingest_s = time.perf_counter() - started
-            pending = sql.count_pending(engine.db.read()) if embedder.resolution else 0
+            pending = engine.store.read().reindex_pending() if embedder.resolution else 0
             say(f"ingested {stored} turns in {ingest_s:.1f} s")
             for strategy in strategies:
                 result = results[strategy]

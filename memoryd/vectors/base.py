@@ -16,17 +16,18 @@ Ownership rules:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from memoryd.storage.sqlite.memories import Filter
+from memoryd.storage.base import Filter
 
 if TYPE_CHECKING:
     from memoryd.embedding import Embedder, EmbeddingResolution
     from memoryd.embedding.service import EmbeddingService
+    from memoryd.vectors.qdrant.config import QdrantConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,3 +69,35 @@ class VectorSource(Protocol):
     embeddings: EmbeddingService
 
     def ready(self) -> tuple[EmbeddingResolution, Embedder] | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TierSearch:
+    """One tier-2 search: ``hits`` (memory id, score) and the ``backend`` that served
+    them, or ``hits`` None and the ``reason`` retrieval records as its fallback."""
+
+    hits: list[tuple[str, float]] | None
+    backend: str | None
+    reason: str | None
+
+
+class ExternalTier(Protocol):
+    """The opt-in external vector tier as the engine, retrieval and the API see it:
+    the Qdrant tier, or a stand-in that says why there is none. Never None, so no
+    caller branches on its absence."""
+
+    #: False: this install cannot run the tier (every answer says why).
+    available: bool
+
+    def config(self) -> QdrantConfig: ...
+    def update_config(self, partial: Mapping[str, Any]) -> QdrantConfig: ...
+    def search(self, vector: np.ndarray, k: int, flt: Filter) -> TierSearch: ...
+    def notify(self) -> None: ...
+    def start_backfill(self, *, force: bool = False, reconcile: bool = False) -> dict[str, Any]: ...
+
+    def status(self) -> dict[str, Any]: ...
+    def health(self) -> dict[str, Any]: ...
+    def test_search(self, query: str, top_k: int, owner: str) -> dict[str, Any]: ...
+    def cleanup(self, retention_days: int | None = None) -> dict[str, Any]: ...
+    def join(self, timeout: float | None = None) -> bool: ...
+    def close(self) -> None: ...

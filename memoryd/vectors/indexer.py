@@ -21,9 +21,7 @@ from typing import Any
 
 from memoryd.embedding import Embedder, EmbeddingError, EmbeddingResolution
 from memoryd.embedding.service import EmbeddingService
-from memoryd.storage.sqlite import memories as sql
-from memoryd.storage.sqlite import vectors as vec_sql
-from memoryd.storage.sqlite.database import Database
+from memoryd.storage.base import Flagged, Store, Writer
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.sqlite_vec import SqliteVecStore
 
@@ -47,9 +45,11 @@ def no_vector_store(pending: int, why: str) -> dict[str, Any]:
 
 
 class Indexer:
-    def __init__(self, db: Database, store: SqliteVecStore | None, embeddings: EmbeddingService):
-        self.db = db
-        self.store = store
+    def __init__(
+        self, primary: Store, store: SqliteVecStore | None, embeddings: EmbeddingService
+    ) -> None:
+        self.primary = primary  # the flags live here
+        self.store = store  # the in-store vector index
         self.embeddings = embeddings
         self._pending: dict[str, None] = {}
         self._cond = threading.Condition()
@@ -74,7 +74,7 @@ class Indexer:
         """The ``vectorStore`` block of engine status: the sqlite-vec tier, and why it
         does not serve (not loadable, or no embedding source yet)."""
         if self.store is None:
-            return no_vector_store(pending, self.db.capabilities.vec_reason)
+            return no_vector_store(pending, self.primary.capabilities.vec_reason)
         stats = self.store.stats()
         ready = self.ready() is not None
         reason = (
@@ -120,18 +120,18 @@ class Indexer:
 
     def start_reindex(self, *, force: bool = False) -> dict[str, Any]:
         if force:
-            self.db.write(sql.mark_all_reindex)
+            self.primary.write(lambda tx: tx.mark_all_reindex())
         with self._cond:
             self._skip.clear()
             self.reindex_running = True
             self._cond.notify()
-        return {"started": True, "pending": sql.count_pending(self.db.read())}
+        return {"started": True, "pending": self.primary.read().reindex_pending()}
 
     def progress(self) -> dict[str, Any]:
         return {
             "running": self.reindex_running,
             "processed": self.processed,
-            "pending": sql.count_pending(self.db.read()),
+            "pending": self.primary.read().reindex_pending(),
             "errors": self.errors,
             "lastError": self.last_error,
         }
@@ -163,11 +163,11 @@ class Indexer:
                     self._busy = False
                     self._cond.notify_all()
 
-    def _rows(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
-        return vec_sql.flagged(self.db.read(), ids)
+    def _rows(self, ids: Sequence[str]) -> list[Flagged]:
+        return self.primary.read().flagged(ids)
 
     def _reindex_step(self) -> None:
-        rows = vec_sql.oldest_flagged(self.db.read(), BATCH + len(self._skip))
+        rows = self.primary.read().oldest_flagged(BATCH + len(self._skip))
         batch = [row for row in rows if row[0] not in self._skip][:BATCH]
         if not batch or self.ready() is None:
             self.reindex_running = False
@@ -175,7 +175,7 @@ class Indexer:
         if self._index(batch) == 0:
             self._skip.update(row[0] for row in batch)  # do not spin on rows that fail
 
-    def _index(self, rows: list[tuple[str, str, str]]) -> int:
+    def _index(self, rows: list[Flagged]) -> int:
         """Embed and store ``(id, owner, content)`` rows; returns how many were stored."""
         if not rows:
             return 0
@@ -198,15 +198,15 @@ class Indexer:
         store = self.store
         assert store is not None
 
-        def apply(conn: Any) -> int:
+        def apply(tx: Writer) -> int:
             done = 0
             for item in items:
-                if vec_sql.clear_flag_if_unchanged(conn, item.memory_id, contents[item.memory_id]):
-                    store.upsert_in(conn, [item])
+                if tx.clear_flag_if_unchanged(item.memory_id, contents[item.memory_id]):
+                    store.upsert_in(tx, [item])
                     done += 1
             return done
 
-        done: int = self.db.write(apply)
+        done: int = self.primary.write(apply)
         self.processed += done
         if done:
             for listener in self.stored_listeners:
@@ -215,7 +215,7 @@ class Indexer:
 
     def backfill_owner(self, owner: str, limit: int = BACKFILL_LIMIT) -> int:
         """Embed up to ``limit`` pending memories of one owner now (before a search)."""
-        batch = vec_sql.newest_flagged_of(self.db.read(), owner, limit)
+        batch = self.primary.read().newest_flagged_of(owner, limit)
         return self._index(batch) if batch else 0
 
     # -- shutdown ----------------------------------------------------------------------

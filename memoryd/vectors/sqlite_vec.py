@@ -20,9 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from memoryd.storage.base import Filter, Writer
 from memoryd.storage.sqlite import vectors as vec_sql
 from memoryd.storage.sqlite.database import Database
-from memoryd.storage.sqlite.memories import Filter, count_pending, mark_all_reindex
+from memoryd.storage.sqlite.memories import count_pending, mark_all_reindex
+from memoryd.storage.sqlite.store import SqliteSession
 from memoryd.vectors.base import ReadyState, VectorItem
 
 
@@ -86,8 +88,14 @@ class SqliteVecStore:
 
     # -- writes ------------------------------------------------------------------------
 
-    def upsert_in(self, conn: Any, items: Sequence[VectorItem]) -> int:
-        """Write vectors inside the caller's transaction; returns how many rows existed."""
+    def upsert_in(self, tx: Writer, items: Sequence[VectorItem]) -> int:
+        """Write vectors inside the caller's transaction (the indexer clears the memory's
+        flag in the same one); returns how many rows existed."""
+        if not isinstance(tx, SqliteSession):
+            raise TypeError("sqlite-vec writes inside a SQLite store's transaction only")
+        return self._write(tx.conn, items)
+
+    def _write(self, conn: Any, items: Sequence[VectorItem]) -> int:
         written = 0
         quantized = self.quantization == "int8"
         for item in items:
@@ -99,7 +107,7 @@ class SqliteVecStore:
 
     def upsert(self, items: Sequence[VectorItem]) -> None:
         if items:
-            self.db.write(lambda conn: self.upsert_in(conn, items))
+            self.db.write(lambda conn: self._write(conn, items))
 
     def delete(self, memory_ids: Sequence[str]) -> None:
         ids = list(memory_ids)
@@ -109,14 +117,13 @@ class SqliteVecStore:
 
     # -- reads -------------------------------------------------------------------------
 
-    def search(
-        self, vector: np.ndarray, k: int, flt: Filter, conn: Any | None = None
-    ) -> list[tuple[str, float]]:
+    def search(self, vector: np.ndarray, k: int, flt: Filter) -> list[tuple[str, float]]:
+        """Inside a store snapshot on this thread, the search reads that snapshot."""
         if self._dim is None or k <= 0:
             return []  # (a negative LIMIT would mean "no limit" to SQLite)
         query = np.asarray(vector, dtype=np.float32).tobytes()
         rows = vec_sql.knn(
-            conn or self.db.read(),
+            self.db.read(),
             query,
             k,
             flt,

@@ -27,14 +27,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import apsw
 
 from memoryd.errors import UnavailableError
-from memoryd.storage.sqlite.faults import StorageFault, fault_of, probe_write, storage_error
+from memoryd.storage.base import Capabilities, StorageFault
+from memoryd.storage.sqlite.faults import fault_of, probe_write, storage_error
 from memoryd.storage.sqlite.files import discard_if_empty, prepare_database_file
 from memoryd.storage.sqlite.migrations import apply_migrations
 
@@ -47,16 +47,9 @@ PROBE_INTERVAL_S = 5.0  # a degraded database tries one probe write at most this
 PROBE_TIMEOUT_S = 2.0
 
 
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """What this SQLite build can do, probed once at start-up."""
-
-    fts5: bool
-    fts5_reason: str
-    vec: bool
-    vec_reason: str
-    sqlite_version: str
-    deferred_migrations: tuple[str, ...] = ()
+def _lower(*args: apsw.SQLiteValue) -> apsw.SQLiteValue:
+    (value,) = args
+    return value.lower() if isinstance(value, str) else value
 
 
 def _probe_fts5(conn: Connection) -> tuple[bool, str]:
@@ -163,6 +156,8 @@ class Database:
         conn.set_busy_timeout(self._busy_timeout_ms)
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")
+        # SQLite's lower() folds ASCII only: "Émile" would never match a search for it.
+        conn.create_scalar_function("lower", _lower, 1, deterministic=True)
         if read_only:
             if self._want_vec and getattr(self, "capabilities", None) and self.capabilities.vec:
                 _load_vec(conn)
@@ -203,8 +198,23 @@ class Database:
     def write(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn`` in a write transaction and return its result once committed."""
         if threading.current_thread() is self._thread:
-            return fn(self._writer)  # nested: already inside the writer's transaction
+            return self._nested(fn)
         return self.submit(fn).result()
+
+    def _nested(self, fn: Callable[[Connection], T]) -> T:
+        """A write inside a write joins its transaction, all or nothing by itself: if it
+        raises, what it changed is undone even when the caller catches the error."""
+        conn = self._writer
+        conn.execute("SAVEPOINT nested")
+        try:
+            result = fn(conn)
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK TO nested")
+                conn.execute("RELEASE nested")
+            raise
+        conn.execute("RELEASE nested")
+        return result
 
     def submit(self, fn: Callable[[Connection], T]) -> Future[T]:
         """Queue ``fn`` for the writer without waiting (fire-and-forget bookkeeping)."""

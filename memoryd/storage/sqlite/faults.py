@@ -10,16 +10,13 @@ database remembers the fault (``StorageFault``) until the next successful write,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import apsw
 
 from memoryd.errors import StorageFullError, StorageUnavailableError, UnavailableError
-
-#: The SQLite driver's error base, for handlers outside the storage layer.
-DriverError = apsw.Error
+from memoryd.storage.base import StorageFault, register_driver
 
 #: Errors that mean the storage under the database failed, not the statement.
 UNAVAILABLE = (
@@ -31,20 +28,6 @@ UNAVAILABLE = (
 )
 
 PROBE_KEY = "memoryd.storage_probe"
-
-
-@dataclass(frozen=True, slots=True)
-class StorageFault:
-    code: str  # storage_full | storage_unavailable
-    message: str
-    since: str  # ISO-8601 UTC, when this fault began
-
-    @property
-    def reason(self) -> str:
-        return f"{self.code}: {self.message}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "since": self.since}
 
 
 def storage_error(exc: BaseException) -> UnavailableError | None:
@@ -78,3 +61,6 @@ def probe_write(conn: Any) -> None:
         (PROBE_KEY, "0" * int(page_size)),
     )
     conn.execute("DELETE FROM settings WHERE key = ?", (PROBE_KEY,))
+
+
+register_driver(apsw.Error, storage_error)

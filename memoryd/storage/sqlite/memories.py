@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from memoryd.core.scoring import parse_metadata
 from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, parse_iso, to_iso
+from memoryd.storage.base import Clearing, Filter
 
 COLUMNS = (
     "m.id, m.api_key_id, m.session_id, m.type, m.key, m.content, m.metadata, "
@@ -62,44 +62,29 @@ def _dumps(metadata: dict[str, Any]) -> str:
     return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-@dataclass(frozen=True, slots=True)
-class Filter:
-    """Rows one retrieval may see: owners, optional session, not expired, in retention."""
-
-    #: ``None`` = every owner (admin previews only); an empty tuple matches nothing.
-    owners: tuple[str, ...] | None
-    now: datetime
-    session_id: str | None = None
-    created_after: datetime | None = None
-    type: MemoryType | None = None
-    #: Superseded memories are history: retrieval never sees them.
-    current_only: bool = True
-    #: An end user of the key sees their own memories and the key's shared ones (""):
-    #: never another end user's. None: every end user (admin views).
-    user_id: str | None = None
-
-    def sql(self) -> tuple[str, list[Any]]:
-        clauses = ["(m.expires_at IS NULL OR m.expires_at > ?)"]
-        params: list[Any] = [to_iso(self.now)]
-        if self.current_only:
-            clauses.append("m.superseded_at IS NULL")
-        if self.user_id is not None:
-            clauses.append("m.user_id IN ('', ?)")
-            params.append(self.user_id)
-        if self.owners is not None:
-            marks = ", ".join("?" for _ in self.owners) or "NULL"
-            clauses.insert(0, f"m.api_key_id IN ({marks})")
-            params[:0] = self.owners
-        if self.session_id is not None:
-            clauses.append("m.session_id = ?")
-            params.append(self.session_id)
-        if self.created_after is not None:
-            clauses.append("m.created_at >= ?")
-            params.append(to_iso(self.created_after))
-        if self.type is not None:
-            clauses.append("m.type = ?")
-            params.append(self.type.value)
-        return " AND ".join(clauses), params
+def filter_sql(flt: Filter) -> tuple[str, list[Any]]:
+    """``flt`` as a WHERE clause over ``memories m`` and its parameters."""
+    clauses = ["(m.expires_at IS NULL OR m.expires_at > ?)"]
+    params: list[Any] = [to_iso(flt.now)]
+    if flt.current_only:
+        clauses.append("m.superseded_at IS NULL")
+    if flt.user_id is not None:
+        clauses.append("m.user_id IN ('', ?)")
+        params.append(flt.user_id)
+    if flt.owners is not None:
+        marks = ", ".join("?" for _ in flt.owners) or "NULL"
+        clauses.insert(0, f"m.api_key_id IN ({marks})")
+        params[:0] = flt.owners
+    if flt.session_id is not None:
+        clauses.append("m.session_id = ?")
+        params.append(flt.session_id)
+    if flt.created_after is not None:
+        clauses.append("m.created_at >= ?")
+        params.append(to_iso(flt.created_after))
+    if flt.type is not None:
+        clauses.append("m.type = ?")
+        params.append(flt.type.value)
+    return " AND ".join(clauses), params
 
 
 # -- reads ---------------------------------------------------------------------------
@@ -124,7 +109,7 @@ def get_many(conn: Any, ids: Sequence[str]) -> dict[str, Memory]:
 def existing_ids(conn: Any, ids: Sequence[str], flt: Filter | None = None) -> set[str]:
     """Those of ``ids`` that exist (and pass ``flt``): vector tiers outside SQLite can lag
     a delete or an edit, so SQL has the last word on what they return."""
-    where, params = flt.sql() if flt is not None else ("1", [])
+    where, params = filter_sql(flt) if flt is not None else ("1", [])
     marks = ", ".join("?" for _ in ids)
     query = f"SELECT m.id FROM memories m WHERE m.id IN ({marks}) AND {where}"
     return {r[0] for r in conn.execute(query, [*ids, *params])}
@@ -254,7 +239,7 @@ def tokens_used(conn: Any, owner: str | None = None) -> int:
 
 
 def recent(conn: Any, flt: Filter, limit: int) -> list[Memory]:
-    where, params = flt.sql()
+    where, params = filter_sql(flt)
     rows = conn.execute(
         f"SELECT {COLUMNS} FROM memories m WHERE {where} "
         "ORDER BY m.created_at DESC, m.seq DESC LIMIT ?",
@@ -269,7 +254,7 @@ def fts_search(conn: Any, match: str, flt: Filter, limit: int) -> list[tuple[Mem
     FTS5's ``bm25()`` is negative (more negative = better); it is negated here. The
     FTS side drives the join (one index lookup, then rowid lookups into memories).
     """
-    where, params = flt.sql()
+    where, params = filter_sql(flt)
     rows = conn.execute(
         f"SELECT {COLUMNS}, bm25(memory_fts, 1.0, 0.5) AS rank FROM memory_fts "
         # CROSS JOIN pins the loop order: SQLite would otherwise drive from the
@@ -433,9 +418,27 @@ def delete(conn: Any, memory_id: str) -> int | None:
     return int(rows[0][0]) if rows else None
 
 
-def delete_where(conn: Any, where: str, params: Sequence[Any]) -> list[tuple[str, int]]:
+def _delete_returning(conn: Any, where: str, params: Sequence[Any]) -> list[tuple[str, int]]:
     rows = conn.execute(f"DELETE FROM memories AS m WHERE {where} RETURNING id, seq", params)
     return [(r[0], int(r[1])) for r in rows]
+
+
+def delete_matching(conn: Any, clearing: Clearing) -> list[tuple[str, int]]:
+    where, params = "m.api_key_id = ?", [clearing.owner]
+    if clearing.user_id is not None:
+        where += " AND m.user_id = ?"
+        params.append(clearing.user_id)
+    if clearing.type is not None:
+        where += " AND m.type = ?"
+        params.append(clearing.type.value)
+    if clearing.older_than is not None:
+        where += " AND m.created_at < ?"
+        params.append(to_iso(clearing.older_than))
+    return _delete_returning(conn, where, params)
+
+
+def delete_expired(conn: Any, now: datetime) -> list[tuple[str, int]]:
+    return _delete_returning(conn, "m.expires_at IS NOT NULL AND m.expires_at <= ?", [to_iso(now)])
 
 
 def bump_access(conn: Any, ids: Iterable[str], now: datetime) -> int:

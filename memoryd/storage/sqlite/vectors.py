@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from memoryd.models import to_iso, utcnow
-from memoryd.storage.sqlite.memories import Filter
+from memoryd.storage.base import Filter
+from memoryd.storage.sqlite.memories import filter_sql
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS vec_memories (seq INTEGER PRIMARY KEY, emb BLOB NOT NULL);"
@@ -131,7 +132,7 @@ def knn(
 
     The filter narrows ``memories`` through its indexes first, so distances are computed
     only for the owner's rows; ``blob_len`` skips vectors of another dimension."""
-    where, params = flt.sql()
+    where, params = filter_sql(flt)
     if quantized:
         dist = "vec_distance_cosine(vec_int8(v.emb), vec_quantize_int8(?, 'unit'))"
     else:

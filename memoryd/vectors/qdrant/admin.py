@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from memoryd.models import utcnow
-from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.base import Filter
 from memoryd.vectors.qdrant.client import QdrantUnavailable, _brief
 from memoryd.vectors.qdrant.schema import HEALTH_TTL_S
 
@@ -68,7 +68,7 @@ class TierAdmin:
         _, embedder = active
         now = utcnow()
         days = self.settings.get().retention_days
-        flt = sql.Filter(
+        flt = Filter(
             owners=(owner,),
             now=now,
             created_after=now - timedelta(days=days) if days else None,

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.storage.sqlite.memories import Filter
+from memoryd.storage.base import Filter
 from memoryd.vectors.base import ReadyState, VectorItem
 from memoryd.vectors.qdrant.config import (
     QdrantConfig,

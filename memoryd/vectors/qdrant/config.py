@@ -26,8 +26,7 @@ from urllib.parse import urlsplit
 from memoryd.core.masking import mask_secret
 from memoryd.errors import ValidationError
 from memoryd.models import utcnow
-from memoryd.storage.sqlite import kv
-from memoryd.storage.sqlite.database import Database
+from memoryd.storage.base import Store, Writer
 
 PREFIX = "qdrant."
 DEFAULT_PORT = 6333
@@ -135,19 +134,19 @@ def normalize(raw: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Q
     )
 
 
-def load(db: Database, env: Mapping[str, str] | None = None) -> QdrantConfig:
-    return normalize(kv.read_all(db.read(), PREFIX), env)
+def load(store: Store, env: Mapping[str, str] | None = None) -> QdrantConfig:
+    return normalize(store.read().settings(PREFIX), env)
 
 
-def save(db: Database, values: Mapping[str, Any]) -> None:
+def save(store: Store, values: Mapping[str, Any]) -> None:
     """Store validated values; ``None`` deletes the stored field (env/default again)."""
     now = utcnow()
 
-    def apply(conn: Any) -> None:
-        kv.write_many(conn, {k: v for k, v in values.items() if v is not None}, now, PREFIX)
-        kv.delete_many(conn, (k for k, v in values.items() if v is None), PREFIX)
+    def apply(tx: Writer) -> None:
+        tx.write_settings({k: v for k, v in values.items() if v is not None}, now, PREFIX)
+        tx.delete_settings((k for k, v in values.items() if v is None), PREFIX)
 
-    db.write(apply)
+    store.write(apply)
 
 
 def _bad(name: str, message: str) -> ValidationError:

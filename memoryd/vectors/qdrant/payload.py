@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from memoryd.models import Memory, parse_iso, utcnow
-from memoryd.storage.sqlite.memories import Filter
+from memoryd.storage.base import Filter
 from memoryd.vectors.base import VectorItem
 
 KIND = "memoryd_memory"

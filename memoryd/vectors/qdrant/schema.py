@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.base import Filter
 from memoryd.vectors.base import VectorItem
 
 SYNC_KEY = "qdrant_sync"
@@ -41,7 +41,7 @@ class Backend(Protocol):
     def delete(self, memory_ids: Sequence[str]) -> None: ...
 
     def search_payloads(
-        self, vector: np.ndarray, k: int, flt: sql.Filter, fields: Sequence[str] | bool = ()
+        self, vector: np.ndarray, k: int, flt: Filter, fields: Sequence[str] | bool = ()
     ) -> list[tuple[str, float, dict[str, Any]]]: ...
 
     def count(self) -> int: ...

@@ -17,8 +17,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,10 +25,8 @@ import numpy as np
 from memoryd.errors import ValidationError
 from memoryd.models import utcnow
 from memoryd.settings import SettingsService
-from memoryd.storage.sqlite import kv, qdrant_sync
-from memoryd.storage.sqlite import memories as sql
-from memoryd.storage.sqlite.database import Database
-from memoryd.vectors.base import VectorItem
+from memoryd.storage.base import Filter, Store
+from memoryd.vectors.base import TierSearch, VectorItem
 from memoryd.vectors.qdrant import config as qdrant_config
 from memoryd.vectors.qdrant.admin import TierAdmin
 from memoryd.vectors.qdrant.client import QdrantUnavailable, _brief, row_payload
@@ -53,20 +49,12 @@ from memoryd.vectors.qdrant.schema import (
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class TierSearch:
-    """One tier-2 search: ``hits`` (memory id, score) and the ``backend`` that served
-    them, or ``hits`` None and the ``reason`` retrieval records as its fallback."""
-
-    hits: list[tuple[str, float]] | None
-    backend: str | None
-    reason: str | None
-
-
 class QdrantTier(TierAdmin):
+    available = True
+
     def __init__(
         self,
-        db: Database,
+        store: Store,
         settings: SettingsService,
         indexer: VectorSource,
         *,
@@ -75,7 +63,7 @@ class QdrantTier(TierAdmin):
         start: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.db = db
+        self.store = store
         self.settings = settings
         self.indexer = indexer
         self.env: Mapping[str, str] = env or {}
@@ -109,7 +97,7 @@ class QdrantTier(TierAdmin):
     def config(self) -> QdrantConfig:
         with self._lock:
             if self._config is None or self._clock() - self._config_at > 2.0:
-                self._config = qdrant_config.load(self.db, self.env)
+                self._config = qdrant_config.load(self.store, self.env)
                 self._config_at = self._clock()
             return self._config
 
@@ -117,7 +105,7 @@ class QdrantTier(TierAdmin):
         """Validate and store; ``enabled`` also sets ``vectorStore`` (qdrant / auto),
         and enabling starts a backfill."""
         values = qdrant_config.validate_update(partial)
-        qdrant_config.save(self.db, values)
+        qdrant_config.save(self.store, values)
         with self._lock:
             self._config = None
             self._down = None
@@ -181,15 +169,15 @@ class QdrantTier(TierAdmin):
     # -- bookkeeping in SQLite ---------------------------------------------------------
 
     def ensure_schema(self) -> None:
-        if self._schema_ok and qdrant_sync.schema_complete(self.db.read()):
+        if self._schema_ok and self.store.read().outbox_ready():
             return
-        self.db.write(qdrant_sync.create_schema)
+        self.store.write(lambda tx: tx.create_outbox())
         self._schema_ok = True
 
     def _sync_state(self) -> dict[str, Any]:
         with self._lock:
             if self._sync is None:
-                raw = kv.read_one(self.db.read(), SYNC_KEY, {})
+                raw = self.store.read().setting(SYNC_KEY, {})
                 self._sync = raw if isinstance(raw, dict) else {}
             return dict(self._sync)
 
@@ -197,17 +185,15 @@ class QdrantTier(TierAdmin):
         with self._lock:
             state = self._sync_state() | changes
             self._sync = state
-        self.db.write(lambda c: kv.write_many(c, {SYNC_KEY: state}, utcnow()))
+        self.store.write(lambda tx: tx.write_settings({SYNC_KEY: state}, utcnow()))
 
     def pending(self) -> int:
         """Memories the backend lacks (all of them before the first backfill)."""
-        conn: Any = self.db.read()
-        if self._schema_present():
-            return qdrant_sync.count_pending(conn)
-        return sql.count(conn)
+        reader = self.store.read()
+        return reader.outbox_pending() if reader.outbox_exists() else reader.count()
 
     def _schema_present(self) -> bool:
-        return qdrant_sync.pending_table_exists(self.db.read())
+        return self.store.read().outbox_exists()
 
     # -- readiness ---------------------------------------------------------------------
 
@@ -240,7 +226,7 @@ class QdrantTier(TierAdmin):
         with self._lock:
             sync = self._sync_state()
             if sync.get("identity") != identity or state.recreated:
-                queued = self.db.write(qdrant_sync.queue_all)
+                queued = self.store.write(lambda tx: tx.outbox_queue_all())
                 log.info("Qdrant sync target %s: %d memories queued", identity, queued)
                 self._set_sync(identity=identity, complete=False)
                 self._reconcile = self._reconcile or not state.recreated
@@ -279,7 +265,7 @@ class QdrantTier(TierAdmin):
             return None, f"Qdrant backfill in progress ({self.pending()} memories to push)"
         return store, None
 
-    def search(self, vector: np.ndarray, k: int, flt: sql.Filter) -> TierSearch:
+    def search(self, vector: np.ndarray, k: int, flt: Filter) -> TierSearch:
         """The tier's KNN, or why the ladder should go on to sqlite-vec."""
         store, reason = self.reader()
         if store is None:
@@ -310,7 +296,7 @@ class QdrantTier(TierAdmin):
             )
         self.ensure_schema()
         if force:
-            self.db.write(qdrant_sync.queue_all)
+            self.store.write(lambda tx: tx.outbox_queue_all())
         with self._lock:
             self._reconcile = self._reconcile or reconcile or force
             self._backoff = 0.0
@@ -380,29 +366,35 @@ class QdrantTier(TierAdmin):
         log.warning("Qdrant sync paused (retry in %.0f s): %s", self._backoff, reason)
 
     def _pushable(self) -> int:
-        return qdrant_sync.count_pushable(self.db.read())
+        return self.store.read().outbox_pushable()
 
     def _drain_tombstones(self, store: Backend) -> None:
         while not self._closed:
-            ids = qdrant_sync.tombstones(self.db.read(), 1000)
+            ids = self.store.read().outbox_tombstones(1000)
             if not ids:
                 return
             store.delete(ids)
-            self.db.write(partial(qdrant_sync.drop_tombstones, memory_ids=ids))
+            self._dropped(ids)
             self.deleted += len(ids)
 
     def _drain_pending(self, store: Backend) -> None:
         after = -1
         while not self._closed:
-            rows = qdrant_sync.pending_rows(self.db.read(), after, BATCH)
+            rows = self.store.read().outbox_rows(after, BATCH)
             if not rows:
                 return
             after = int(rows[-1][0])
             items = self._items(rows, store.dimensions)
             store.upsert(items)
             done = [(int(r[0]), int(r[1])) for r in rows]
-            self.db.write(partial(qdrant_sync.drop_pending, done=done))
+            self._pushed(done)
             self.processed += len(items)
+
+    def _dropped(self, memory_ids: list[str]) -> None:
+        self.store.write(lambda tx: tx.outbox_drop_tombstones(memory_ids))
+
+    def _pushed(self, done: list[tuple[int, int]]) -> None:
+        self.store.write(lambda tx: tx.outbox_done(done))
 
     def _items(self, rows: Sequence[Any], dim: int | None) -> list[VectorItem]:
         vectors: dict[int, np.ndarray] = {}
@@ -427,7 +419,7 @@ class QdrantTier(TierAdmin):
     def _reconcile_orphans(self, store: Backend) -> None:
         """Delete points whose memory no longer exists (deleted while Qdrant was off)."""
         for page in store.memory_ids():
-            found = sql.existing_ids(self.db.read(), page)
+            found = self.store.read().existing_ids(page)
             orphans = [mid for mid in page if mid not in found]
             if orphans:
                 store.delete(orphans)
