@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
+from memoryd.errors import UnavailableError
 from memoryd.settings import MemorySettings, SettingsService
 from memoryd.storage.base import Store
 from memoryd.storage.sqlite.database import Database
@@ -19,6 +20,7 @@ from memoryd.storage.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
     from memoryd.embedding.service import EmbeddingService, Resolver
+    from memoryd.vectors.base import InStoreVectors
     from memoryd.vectors.indexer import Indexer
     from memoryd.vectors.qdrant.tier import QdrantTier
 
@@ -41,17 +43,17 @@ def build_engine(
     embedding_resolver: Resolver | None = None,
     start_indexing: bool = True,
 ) -> MemoryEngine:
-    """Open the database and wire every tier. ``embedding_resolver`` replaces the
+    """Open the store and wire every tier. ``embedding_resolver`` replaces the
     settings-driven source choice (tests use it to pick a deterministic embedder)."""
     env = dict(os.environ if env is None else env)
     env.setdefault("MEMORYD_DATA_DIR", str(config.data_dir))
     config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    db = Database(config.db_path, load_vec=config.load_vec)
-    repair(db)  # indexes agree with memories, whatever the last run left
-    store = SqliteStore(db)
+    store, vectors = _open_store(config)
     defaults = MemorySettings(transformers_enabled=local_model_installed(env))
     settings = SettingsService(store, defaults=defaults)
-    embeddings, indexer, tier = _semantic_tier(store, db, config, settings, env, embedding_resolver)
+    embeddings, indexer, tier = _semantic_tier(
+        store, vectors, config, settings, env, embedding_resolver
+    )
     engine = MemoryEngine(store, config, settings, embeddings=embeddings, indexer=indexer, env=env)
     if tier is not None:
         engine.attach_qdrant(tier)
@@ -60,9 +62,46 @@ def build_engine(
     return engine
 
 
+#: Builds the in-store vector index once the embedding stack imported (None: no tier).
+VectorFactory = Callable[[], "InStoreVectors | None"]
+
+
+def _open_store(config: EngineConfig) -> tuple[Store, VectorFactory]:
+    """The primary store the configuration names, and its own vector index: the SQLite
+    file with sqlite-vec by default, PostgreSQL with pgvector with a database URL."""
+    if config.database_url:
+        try:
+            from memoryd.storage.postgres.store import PostgresStore
+        except ImportError as exc:
+            raise UnavailableError(
+                f"MEMORYD_DATABASE_URL needs the postgres extra ({exc.name} is missing): "
+                "pip install 'memoryd[postgres]'"
+            ) from None
+        pg = PostgresStore.open(config.database_url, pool_size=config.database_pool_size)
+
+        def pgvector() -> InStoreVectors | None:
+            from memoryd.vectors.pgvector import PgVectorStore
+
+            return PgVectorStore(pg.db, quantization=config.vec_quantization)
+
+        return pg, pgvector
+    db = Database(config.db_path, load_vec=config.load_vec)
+    repair(db)  # indexes agree with memories, whatever the last run left
+
+    def sqlite_vec() -> InStoreVectors | None:
+        from memoryd.vectors.sqlite_vec import SqliteVecStore
+
+        if not db.capabilities.vec:
+            log.warning("vector search disabled: %s", db.capabilities.vec_reason)
+            return None
+        return SqliteVecStore(db, quantization=config.vec_quantization)
+
+    return SqliteStore(db), sqlite_vec
+
+
 def _semantic_tier(
     primary: Store,
-    db: Database,
+    vectors: VectorFactory,
     config: EngineConfig,
     settings: SettingsService,
     env: Mapping[str, str],
@@ -72,7 +111,6 @@ def _semantic_tier(
         from memoryd.embedding import EmbeddingContext, ProviderConfig
         from memoryd.embedding.service import EmbeddingService
         from memoryd.vectors.indexer import Indexer
-        from memoryd.vectors.sqlite_vec import SqliteVecStore
     except ImportError as exc:  # a broken install: keep the keyword tier working
         log.warning("semantic retrieval unavailable: %s", exc)
         return None, None, None
@@ -89,14 +127,10 @@ def _semantic_tier(
         config.embedding_cache_max, config.embedding_cache_ttl_ms / 1000
     )
     embeddings = EmbeddingService(settings, context, cache, resolver=resolver)
-    store = None
-    if db.capabilities.vec:
-        store = SqliteVecStore(db, quantization=config.vec_quantization)
-    else:
-        log.warning("vector search disabled: %s", db.capabilities.vec_reason)
+    store = vectors()
     indexer = Indexer(primary, store, embeddings)
     tier = None
-    if store is not None:  # Qdrant rides on the sqlite-vec tier (it pushes those vectors)
+    if store is not None:  # Qdrant rides on the in-store tier (it pushes those vectors)
         from memoryd.vectors.qdrant.tier import QdrantTier
 
         tier = QdrantTier(primary, settings, indexer, env=env, data_dir=config.data_dir)

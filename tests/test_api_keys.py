@@ -10,6 +10,14 @@ from fastapi.testclient import TestClient
 
 from memoryd.api import create_app
 from memoryd.engine import MemoryEngine
+from tests.conftest import STORES
+
+
+@pytest.fixture(params=STORES)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Every test here runs on the SQLite file and on PostgreSQL."""
+    return str(request.param)
+
 
 TOKEN = "test-admin"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

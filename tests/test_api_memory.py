@@ -13,7 +13,14 @@ import pytest
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import to_iso, utcnow
-from tests.conftest import add
+from tests.conftest import STORES, add
+
+
+@pytest.fixture(params=STORES)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Every test here runs on the SQLite file and on PostgreSQL."""
+    return str(request.param)
+
 
 MEMORY_FIELDS = {
     "id",
@@ -245,10 +252,18 @@ def test_retrieve_preview(client: Any, engine: MemoryEngine) -> None:
         assert_error(client.post("/api/memory/retrieve-preview", json=bad), 400)
 
 
-def test_engine_status_and_embedding_providers(client: Any) -> None:
+def test_engine_status_and_embedding_providers(client: Any, store_kind: str) -> None:
     status = client.get("/api/memory/engine-status").json()
-    assert status["keyword"] == {"available": True, "backend": "FTS5", "reason": "FTS5 available"}
-    assert status["vectorStore"]["backend"] in {"sqlite-vec", "qdrant", "none"}
+    keyword = (
+        {"available": True, "backend": "FTS5", "reason": "FTS5 available"}
+        if store_kind == "sqlite"
+        else {"available": True, "backend": "tsvector", "reason": "PostgreSQL full-text search"}
+    )
+    assert status["keyword"] == keyword
+    assert (
+        status["storage"]["backend"] == {"sqlite": "sqlite", "postgres": "postgresql"}[store_kind]
+    )
+    assert status["vectorStore"]["backend"] in {"sqlite-vec", "pgvector", "qdrant", "none"}
     assert isinstance(status["vectorStore"]["rowCount"], int)
     assert set(status["embedding"]["cacheStats"]) >= {"hits", "misses", "size"}
     assert status["qdrant"]["enabled"] is False

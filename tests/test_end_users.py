@@ -16,9 +16,15 @@ from hypothesis import strategies as st
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory
-from tests.conftest import add
+from tests.conftest import STORES, add, raw_write
 from tests.gateway_support import Gateway as BaseGateway
 from tests.gateway_support import running_gateway
+
+
+@pytest.fixture(params=STORES)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Every test here runs on the SQLite file and on PostgreSQL."""
+    return str(request.param)
 
 
 class Gateway(BaseGateway):
@@ -136,9 +142,7 @@ def test_summaries_never_merge_end_users_into_a_shared_memory(gateway: Gateway) 
     gateway.chat("I'm allergic to peanuts.", user="alice")
     gateway.chat("I live in Oslo.", user="bob")
     stamp = to_iso(old)
-    gateway.engine.store.db.write(  # backdate the extracted facts
-        lambda conn: conn.execute("UPDATE memories SET created_at = ?", (stamp,))
-    )
+    raw_write(gateway.engine, "UPDATE memories SET created_at = ?", (stamp,))  # backdate
     result = gateway.engine.summarize_older_than(gateway.owner, 30)
     assert result.deleted_count == 3
     assert len(result.summary_ids) == 3

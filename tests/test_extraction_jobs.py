@@ -9,7 +9,7 @@ from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import utcnow
-from memoryd.storage.sqlite import queue
+from memoryd.storage.base import NewJob
 
 
 def _open(data: Path) -> MemoryEngine:
@@ -53,12 +53,12 @@ def test_nothing_to_extract_queues_nothing(engine: MemoryEngine) -> None:
 def test_jobs_left_by_a_killed_process_run_at_the_next_start(tmp_path: Path) -> None:
     data = tmp_path / "d"
     first = _open(data)
-    first.store.db.write(
-        lambda conn: queue.queue_extraction(
-            conn, "bob", "s1", [("I prefer dark mode.", "user")], utcnow()
+    first.store.write(
+        lambda tx: tx.queue_extraction(
+            NewJob("bob", "s1", [("I prefer dark mode.", "user")], utcnow())
         )
     )
-    first.store.db.write(lambda conn: queue.queue_extraction(conn, "bob", "", [], utcnow()))
+    first.store.write(lambda tx: tx.queue_extraction(NewJob("bob", "", [], utcnow())))
     first.close()  # as if killed: the jobs were committed and never ran
 
     second = _open(data)

@@ -18,8 +18,14 @@ from memoryd.api import create_app
 from memoryd.core.injection import format_memory_context
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers
-from tests.conftest import ADMIN, add
+from tests.conftest import ADMIN, STORES, add
 from tests.fakes import FakeUpstream, serve_asgi
+
+
+@pytest.fixture(params=STORES)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Every test here runs on the SQLite file and on PostgreSQL."""
+    return str(request.param)
 
 
 @dataclass

@@ -39,6 +39,8 @@ def test_core_is_pure_stdlib() -> None:
 
 
 SQLITE_STORE = PACKAGE / "storage" / "sqlite"
+POSTGRES_STORE = PACKAGE / "storage" / "postgres"
+STORES = (SQLITE_STORE, POSTGRES_STORE)
 
 #: What makes a string SQL: a statement's opening words. Upper case only, as every
 #: statement in memoryd is written, so prose ("select from the list") does not count.
@@ -58,8 +60,14 @@ SQL_STATEMENT = re.compile(
 )
 
 
+def _outside(*folders: Path) -> list[Path]:
+    return [
+        p for p in sorted(PACKAGE.rglob("*.py")) if not any(p.is_relative_to(f) for f in folders)
+    ]
+
+
 def _outside_sqlite_store() -> list[Path]:
-    return [p for p in sorted(PACKAGE.rglob("*.py")) if not p.is_relative_to(SQLITE_STORE)]
+    return _outside(SQLITE_STORE)
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -121,11 +129,22 @@ def test_only_the_sqlite_store_imports_apsw() -> None:
     assert not offenders, f"import the SQLite driver outside storage/sqlite/: {offenders}"
 
 
-def test_only_the_sqlite_store_contains_sql() -> None:
-    """Every SQL statement lives under ``memoryd/storage/sqlite/``; elsewhere code calls
-    its functions with a connection. Docstrings and comments may name SQL words."""
-    found = [hit for path in _outside_sqlite_store() for hit in _sql_in(path)]
-    assert not found, "SQL outside memoryd/storage/sqlite/:\n" + "\n".join(found)
+def test_only_the_postgres_store_imports_psycopg() -> None:
+    offenders = [
+        p
+        for p in _outside(POSTGRES_STORE)
+        if any(n.split(".")[0] in ("psycopg", "psycopg_pool") for n in _imports(p))
+    ]
+    assert not offenders, f"import the PostgreSQL driver outside storage/postgres/: {offenders}"
+
+
+def test_only_the_stores_contain_sql() -> None:
+    """Every SQL statement lives under ``memoryd/storage/sqlite/`` or ``postgres/``;
+    elsewhere code speaks the Store contract. Docstrings and comments may name SQL
+    words."""
+    assert (POSTGRES_STORE / "memories.py").exists()
+    found = [hit for path in _outside(*STORES) for hit in _sql_in(path)]
+    assert not found, "SQL outside memoryd/storage/{sqlite,postgres}/:\n" + "\n".join(found)
 
 
 def test_the_sql_probe_finds_what_it_should(tmp_path: Path) -> None:

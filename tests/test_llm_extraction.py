@@ -29,7 +29,7 @@ from memoryd.engine.llm_extraction import (
 )
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import Memory
-from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.base import ListQuery
 from tests.conftest import add
 from tests.fakes import http_server
 from tests.gateway_support import Gateway as BaseGateway
@@ -174,13 +174,14 @@ def test_add_update_delete_are_applied_and_the_old_memory_stays_as_history(
     assert exported[dog.id]["supersededBy"] is None  # retracted, not replaced
     assert exported[dog.id]["supersededAt"] is not None
     assert exported[keep.id]["supersededAt"] is None
-    with model.engine.store.db.snapshot() as conn:
-        rows, total, _ = sql.list_page(
-            conn, owner=OWNER, type=None, session_id=None, q=None, limit=50, offset=0,
-            include_superseded=True,
-        )  # fmt: skip
-    assert total == 5
-    assert {m.content for m in rows} >= {"User lives in Berlin", "User has a dog named Rex"}
+    found = model.engine.store.read().list_page(
+        ListQuery(owner=OWNER, limit=50, include_superseded=True)
+    )
+    assert found.total == 5
+    assert {m.content for m in found.memories} >= {
+        "User lives in Berlin",
+        "User has a dog named Rex",
+    }
     stats = model.llm()
     assert (stats["calls"], stats["ok"], stats["requests"]) == (1, 1, 1)
     assert stats["applied"] == {"add": 1, "update": 1, "delete": 1, "none": 1}

@@ -16,8 +16,14 @@ from mcp.shared.exceptions import MCPError
 from memoryd.engine import MemoryEngine
 from memoryd.mcp import TOOL_NAMES
 from memoryd.models import MemoryType, NewMemory
-from tests.conftest import ADMIN, add
+from tests.conftest import ADMIN, STORES, add
 from tests.mcp_support import PREFIXED, Served, Session, contents, over_http, served
+
+
+@pytest.fixture(params=STORES)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Every test here runs on the SQLite file and on PostgreSQL."""
+    return str(request.param)
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The vector tier wired into the engine: write path, retrieval, ladder, reindex.
 
 Uses the deterministic hash embedder (tests/embedders.py) through the real registry,
-the real sqlite-vec extension and the real indexer thread.
+the real in-store vector index (sqlite-vec, and pgvector) and the real indexer thread.
 """
 
 from __future__ import annotations
@@ -13,14 +13,26 @@ import pytest
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryType, NewMemory, utcnow
-from memoryd.storage.sqlite import memories as sql
-from tests.conftest import add, make_engine
+from tests.conftest import STORES, add, make_engine
 from tests.embedders import fixed_resolver
 
 
+@pytest.fixture(params=STORES)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Every test here runs on sqlite-vec and on pgvector."""
+    return str(request.param)
+
+
 def vec_rows(engine: MemoryEngine) -> int:
-    (n,) = engine.store.db.read().execute("SELECT COUNT(*) FROM vec_memories").fetchone()
-    return int(n)
+    assert engine.indexer is not None
+    assert engine.indexer.store is not None
+    return int(engine.indexer.store.stats()["rowCount"])
+
+
+def in_store(engine: MemoryEngine) -> str:
+    assert engine.indexer is not None
+    assert engine.indexer.store is not None
+    return engine.indexer.store.name
 
 
 def test_writes_are_embedded_in_the_background(semantic_engine: MemoryEngine) -> None:
@@ -28,11 +40,11 @@ def test_writes_are_embedded_in_the_background(semantic_engine: MemoryEngine) ->
         add(semantic_engine, "alice", f"alice likes topic number {i}")
     assert semantic_engine.drain(timeout=30)
     assert vec_rows(semantic_engine) == 5
-    assert sql.count_pending(semantic_engine.store.db.read()) == 0
+    assert semantic_engine.store.read().reindex_pending() == 0
     status = semantic_engine.status()
     assert status["embedding"]["source"] == "hash"
     assert status["embedding"]["available"] is True
-    assert status["vectorStore"]["backend"] == "sqlite-vec"
+    assert status["vectorStore"]["backend"] == in_store(semantic_engine)
     assert status["vectorStore"]["rowCount"] == 5
     assert status["vectorStore"]["activeDim"] == 64
     assert status["vectorStore"]["signature"] == "hash:hash-64:64"
@@ -54,7 +66,7 @@ def test_semantic_and_hybrid_use_the_vector_tier(semantic_engine: MemoryEngine) 
     add(semantic_engine, "alice", "my dog chases the cat")
     semantic_engine.drain()
     semantic = semantic_engine.preview("alice", "cat mat", strategy="semantic")
-    assert semantic.resolution.vector_store == "sqlite-vec"
+    assert semantic.resolution.vector_store == in_store(semantic_engine)
     assert semantic.resolution.embedding_source == "hash"
     assert semantic.resolution.fallback_reason is None
     assert semantic.hits[0].memory.content == "the cat sat on the warm mat"
@@ -134,7 +146,7 @@ def test_failing_embedder_degrades_to_keyword_search(semantic_engine: MemoryEngi
     # a write while the embedder fails stays flagged instead of being lost
     down = add(semantic_engine, "alice", "written while the embedder is down")
     semantic_engine.drain()
-    queue = sql.reindex_queue(semantic_engine.store.db.read(), 10)
+    queue = semantic_engine.store.read().oldest_flagged(10)
     assert down.id in {memory_id for memory_id, _, _ in queue}
     assert semantic_engine.status()["embedding"]["lastError"]
 
@@ -152,13 +164,9 @@ def test_changing_the_embedder_recreates_and_refills(semantic_engine: MemoryEngi
     assert status["activeDim"] == 32
     assert status["rowCount"] == 20
     assert status["needsReindex"] == 0
-    blobs = {
-        length
-        for (length,) in semantic_engine.store.db.read().execute(
-            "SELECT length(emb) FROM vec_memories"
-        )
-    }
-    assert blobs == {32 * 4}
+    hits = semantic_engine.preview("alice", "gardens", strategy="semantic").hits
+    assert hits
+    assert all(h.tier == "vector" for h in hits)
 
 
 def test_lazy_backfill_before_a_semantic_search(semantic_engine: MemoryEngine) -> None:
@@ -172,7 +180,7 @@ def test_lazy_backfill_before_a_semantic_search(semantic_engine: MemoryEngine) -
     assert len(hits) == 5
     assert {h.tier for h in hits} == {"vector"}
     assert vec_rows(semantic_engine) == 5  # alice's only; bob's stays pending
-    assert sql.count_pending(semantic_engine.store.db.read()) == 1
+    assert semantic_engine.store.read().reindex_pending() == 1
 
 
 def test_reindex_force_drains_with_progress(semantic_engine: MemoryEngine) -> None:

@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from memoryd.core.extraction import Fact, extract_facts, fact_metadata
 from memoryd.engine.background import BackgroundWorker
 from memoryd.models import MemoryType, NewMemory, Reconcile, Reconciled, to_iso, utcnow
-from memoryd.storage.base import Store
+from memoryd.storage.base import NewJob, Store
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class ExtractionJobs:
         try:
             self.stats["scheduled"] += 1
             queued = self.store.submit(
-                lambda tx: tx.queue_extraction(owner, session_id, texts, utcnow(), user_id)
+                lambda tx: tx.queue_extraction(NewJob(owner, session_id, texts, utcnow(), user_id))
             )
         except Exception:
             log.exception("could not schedule extraction")

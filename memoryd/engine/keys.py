@@ -27,7 +27,7 @@ from typing import Any
 from memoryd.cache import TTLCache
 from memoryd.errors import ConflictError, field_error
 from memoryd.models import GLOBAL_OWNER, parse_iso, to_iso, utcnow
-from memoryd.storage.base import KeyRow, Store, Writer
+from memoryd.storage.base import KeyRow, NewKey, Store, Writer
 
 SECRET_PREFIX = "mk_"
 PREFIX_CHARS = 8
@@ -169,12 +169,14 @@ class KeyService:
 
         def insert(tx: Writer) -> bool:
             return tx.insert_key(
-                key_id=kid,
-                name=name,
-                key_hash=hash_secret(secret),
-                prefix=secret[:PREFIX_CHARS],
-                created_at=created_iso,
-                memory_enabled=flag,
+                NewKey(
+                    key_id=kid,
+                    name=name,
+                    key_hash=hash_secret(secret),
+                    prefix=secret[:PREFIX_CHARS],
+                    created_at=created_iso,
+                    memory_enabled=flag,
+                )
             )
 
         while not self.store.write(insert):

@@ -268,7 +268,7 @@ class Retriever:
         embedding, embedder = active
         resolution.embedding_source = embedding.source
         resolution.embedding_model = embedding.model
-        resolution.vector_store = "sqlite-vec"
+        resolution.vector_store = self._in_store()
         try:
             if req.owner is not None:
                 self.indexer.backfill_owner(req.owner)
@@ -277,6 +277,11 @@ class Retriever:
             resolution.fallback_reason = f"query embedding failed ({exc.reason}): {exc.message}"
             return None
         return vector
+
+    def _in_store(self) -> str:
+        """The primary store's own vector index (sqlite-vec or pgvector)."""
+        store = self.indexer.store if self.indexer is not None else None
+        return store.name if store is not None else "sqlite-vec"
 
     def _qdrant(
         self, vector: np.ndarray, flt: Filter, resolution: Resolution
@@ -289,10 +294,10 @@ class Retriever:
         found = tier.search(vector, self.config.vec_top_k, flt)
         if found.hits is None:
             if found.reason:
-                resolution.fallback_reason = f"{found.reason}: sqlite-vec"
+                resolution.fallback_reason = f"{found.reason}: {self._in_store()}"
             return None
         if not found.hits:
-            resolution.fallback_reason = "Qdrant returned no results: sqlite-vec"
+            resolution.fallback_reason = f"Qdrant returned no results: {self._in_store()}"
             return None
         resolution.vector_store = found.backend or "qdrant"
         return found.hits

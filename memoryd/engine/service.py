@@ -55,7 +55,7 @@ from memoryd.models import (
     utcnow,
 )
 from memoryd.settings import MemorySettings, SettingsService
-from memoryd.storage.base import Store, Writer
+from memoryd.storage.base import ListQuery, Store, Writer
 from memoryd.vectors.qdrant.disabled import UnavailableTier
 
 if TYPE_CHECKING:
@@ -272,17 +272,9 @@ class MemoryEngine:
         if page < 1 or (offset is not None and offset < 0):
             raise field_error("page", "page must be >= 1 and offset >= 0")
         start = offset if offset is not None else (page - 1) * limit
+        query = ListQuery(owner, type, session_id, q, limit, start, history, user_id)
         with self.store.snapshot() as reader:
-            found = reader.list_page(
-                owner=owner,
-                type=type,
-                session_id=session_id,
-                q=q,
-                limit=limit,
-                offset=start,
-                include_superseded=history,
-                user_id=user_id,
-            )
+            found = reader.list_page(query)
         return MemoryPage(
             found.memories, found.total, found.by_type, page=start // limit + 1, limit=limit
         )

@@ -75,7 +75,11 @@ def engine_status(engine: StatusHost) -> dict[str, Any]:
     rerank_ready = bool(settings.rerank_enabled and settings.rerank_provider_model)
     return {
         "storage": engine.store.storage_status(),
-        "keyword": {"available": caps.fts5, "backend": "FTS5", "reason": caps.fts5_reason},
+        "keyword": {
+            "available": caps.fts5,
+            "backend": caps.keyword_backend,
+            "reason": caps.fts5_reason,
+        },
         "embedding": _embedding(engine),
         "vectorStore": _vector_store(engine, pending),
         "qdrant": _qdrant(engine),

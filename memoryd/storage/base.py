@@ -68,6 +68,45 @@ class Clearing:
 
 
 @dataclass(frozen=True, slots=True)
+class ListQuery:
+    """One page of a listing, newest first: ``q`` is a case-insensitive substring of
+    content or key; ``user_id`` lists that end user's own memories ("" the shared ones);
+    ``owner`` None lists every owner (admin only)."""
+
+    owner: str | None = None
+    type: MemoryType | None = None
+    session_id: str | None = None
+    q: str | None = None
+    limit: int = 50
+    offset: int = 0
+    include_superseded: bool = False
+    user_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewKey:
+    """A client key row to insert (the secret's hash, never the secret)."""
+
+    key_id: str
+    name: str
+    key_hash: str
+    prefix: str
+    created_at: str  # canonical ISO-8601
+    memory_enabled: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewJob:
+    """An extraction job: the turn's ``(text, source)`` pairs of one owner's session."""
+
+    owner: str
+    session_id: str
+    texts: Sequence[tuple[str, str]]
+    created_at: datetime
+    user_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Page:
     """One page of a listing: the rows, how many match, and per-type counts that
     ignore the type filter (so a UI can show every type as a tab)."""
@@ -87,6 +126,8 @@ class Capabilities:
     vec_reason: str
     sqlite_version: str  # the engine's version string, for status
     deferred_migrations: tuple[str, ...] = ()
+    backend: str = "sqlite"  # sqlite | postgresql
+    keyword_backend: str = "FTS5"  # what answers keyword_search, for status
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,20 +210,7 @@ class MemoryReads(Protocol):
         """Per id, the ids stored next to it in its session (context priors)."""
         ...
 
-    def list_page(
-        self,
-        *,
-        owner: str | None,
-        type: MemoryType | None,
-        session_id: str | None,
-        q: str | None,
-        limit: int,
-        offset: int,
-        include_superseded: bool = False,
-        user_id: str | None = None,
-    ) -> Page:
-        """Newest first; ``q`` is a case-insensitive substring of content or key."""
-        ...
+    def list_page(self, query: ListQuery) -> Page: ...
 
     def for_owner(self, owner: str, session_id: str | None = None) -> list[Memory]:
         """Every memory of an owner (one session), newest first, superseded included."""
@@ -276,16 +304,7 @@ class KeyReads(Protocol):
 
 
 class KeyWrites(Protocol):
-    def insert_key(
-        self,
-        *,
-        key_id: str,
-        name: str,
-        key_hash: str,
-        prefix: str,
-        created_at: str,
-        memory_enabled: bool | None,
-    ) -> bool:
+    def insert_key(self, key: NewKey) -> bool:
         """False (nothing written) when the id is taken."""
         ...
 
@@ -314,14 +333,7 @@ class QueueReads(Protocol):
 
 
 class QueueWrites(Protocol):
-    def queue_extraction(
-        self,
-        owner: str,
-        session_id: str,
-        texts: Sequence[tuple[str, str]],
-        now: datetime,
-        user_id: str = "",
-    ) -> int:
+    def queue_extraction(self, job: NewJob) -> int:
         """The new job's id."""
         ...
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from memoryd.storage.base import Filter
+from memoryd.storage.base import Filter, Writer
 
 if TYPE_CHECKING:
     from memoryd.embedding import Embedder, EmbeddingResolution
@@ -59,6 +59,15 @@ class VectorStore(Protocol):
     def stats(self) -> dict[str, Any]: ...
 
     def health(self) -> dict[str, Any]: ...
+
+
+class InStoreVectors(VectorStore, Protocol):
+    """The vector index inside the primary store (sqlite-vec, pgvector): the indexer
+    stores a vector and clears the memory's reindex flag in one transaction."""
+
+    quantization: str
+
+    def upsert_in(self, tx: Writer, items: Sequence[VectorItem]) -> int: ...
 
 
 class VectorSource(Protocol):

@@ -22,8 +22,7 @@ from typing import Any
 from memoryd.embedding import Embedder, EmbeddingError, EmbeddingResolution
 from memoryd.embedding.service import EmbeddingService
 from memoryd.storage.base import Flagged, Store, Writer
-from memoryd.vectors.base import VectorItem
-from memoryd.vectors.sqlite_vec import SqliteVecStore
+from memoryd.vectors.base import InStoreVectors, VectorItem
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +45,7 @@ def no_vector_store(pending: int, why: str) -> dict[str, Any]:
 
 class Indexer:
     def __init__(
-        self, primary: Store, store: SqliteVecStore | None, embeddings: EmbeddingService
+        self, primary: Store, store: InStoreVectors | None, embeddings: EmbeddingService
     ) -> None:
         self.primary = primary  # the flags live here
         self.store = store  # the in-store vector index
@@ -77,12 +76,13 @@ class Indexer:
             return no_vector_store(pending, self.primary.capabilities.vec_reason)
         stats = self.store.stats()
         ready = self.ready() is not None
+        name = self.store.name
         reason = (
-            f"sqlite-vec active, dim={stats['activeDim']}"
+            f"{name} active, dim={stats['activeDim']}"
             if ready
-            else "sqlite-vec loaded; waiting for an embedding source"
+            else f"{name} loaded; waiting for an embedding source"
         )
-        return {"backend": "sqlite-vec", "available": ready, **stats, "reason": reason}
+        return {"backend": name, "available": ready, **stats, "reason": reason}
 
     def ready(self) -> tuple[EmbeddingResolution, Embedder] | None:
         """The active embedder with the store prepared for its signature, or None."""

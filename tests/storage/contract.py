@@ -40,6 +40,9 @@ from memoryd.storage.base import (
     Capabilities,
     Clearing,
     Filter,
+    ListQuery,
+    NewJob,
+    NewKey,
     Page,
     Reader,
     Store,
@@ -55,6 +58,16 @@ def _ms(value: datetime) -> datetime:
 NOW = _ms(utcnow())
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
+
+
+def job(
+    owner: str,
+    session_id: str,
+    texts: Sequence[tuple[str, str]],
+    now: datetime,
+    user_id: str = "",
+) -> NewJob:
+    return NewJob(owner, session_id, texts, now, user_id)
 
 
 class Boom(Exception):
@@ -473,7 +486,7 @@ class StoreContract:
                 "limit": 10,
                 "offset": 0,
             }
-            return r.list_page(**{**args, **kw})
+            return r.list_page(ListQuery(**{**args, **kw}))
 
         full = page()
         assert isinstance(full, Page)
@@ -514,7 +527,7 @@ class StoreContract:
                 "limit": 10,
                 "offset": 0,
             }
-            return r.list_page(**{**args, **kw})
+            return r.list_page(ListQuery(**{**args, **kw}))
 
         # q: a case-insensitive substring of content or key.
         bread = page(q="bread")
@@ -538,7 +551,7 @@ class StoreContract:
         add(store, "a", "emile without an accent")
         r = store.read()
         for q in ("Émile", "émile", "ÉMILE", "zürich", "ZÜRICH", "straße", "STRAßE"):
-            page = r.list_page(owner="a", type=None, session_id=None, q=q, limit=10, offset=0)
+            page = r.list_page(ListQuery(owner="a", q=q, limit=10))
             assert ids(page.memories) == [m.id], q
 
     def test_list_page_superseded_and_end_users(self, store: Store) -> None:
@@ -557,7 +570,7 @@ class StoreContract:
                 "limit": 10,
                 "offset": 0,
             }
-            return r.list_page(**{**args, **kw})
+            return r.list_page(ListQuery(**{**args, **kw}))
 
         assert ids(page().memories) == [u1.id, shared.id]
         assert page().total == 2
@@ -1143,12 +1156,14 @@ class StoreContract:
     ) -> bool:
         return store.write(
             lambda w: w.insert_key(
-                key_id=key_id,
-                name=f"name {key_id}",
-                key_hash=key_hash or f"hash-{key_id}",
-                prefix=f"mk_{key_id}",
-                created_at=created_at,
-                memory_enabled=memory_enabled,
+                NewKey(
+                    key_id=key_id,
+                    name=f"name {key_id}",
+                    key_hash=key_hash or f"hash-{key_id}",
+                    prefix=f"mk_{key_id}",
+                    created_at=created_at,
+                    memory_enabled=memory_enabled,
+                )
             )
         )
 
@@ -1222,11 +1237,11 @@ class StoreContract:
         r = store.read()
         assert r.queued_extractions() == []
         texts = [("I live in Paris", "user"), ("Noted!", "assistant")]
-        first = store.write(lambda w: w.queue_extraction("a", "s1", texts, NOW))
+        first = store.write(lambda w: w.queue_extraction(job("a", "s1", texts, NOW)))
         second = store.write(
-            lambda w: w.queue_extraction("b", "", [("hi", "user")], NOW, user_id="u1")
+            lambda w: w.queue_extraction(job("b", "", [("hi", "user")], NOW, user_id="u1"))
         )
-        third = store.write(lambda w: w.queue_extraction("a", "s2", [], NOW))
+        third = store.write(lambda w: w.queue_extraction(job("a", "s2", [], NOW)))
         assert isinstance(first, int)
         assert first < second < third
         assert r.queued_extractions() == [
@@ -1240,7 +1255,7 @@ class StoreContract:
         store.write(lambda w: w.unqueue_extraction(first))
         store.write(lambda w: w.unqueue_extraction(third))
         assert r.queued_extractions() == []
-        fourth = store.write(lambda w: w.queue_extraction("a", "s", texts, NOW))
+        fourth = store.write(lambda w: w.queue_extraction(job("a", "s", texts, NOW)))
         assert fourth > third  # ids are never reused
 
     # -- the reindex queue -----------------------------------------------------------------

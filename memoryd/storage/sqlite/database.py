@@ -318,10 +318,21 @@ class Database:
         """The ``storage`` block of engine status: whether writes work (a disk-full or
         I/O fault the last writes hit, until the next successful write clears it)."""
         fault = self.probe()
+        state: dict[str, Any] = {"backend": "sqlite", "version": self.capabilities.sqlite_version}
         if fault is None:
-            return {"available": True, "fault": None, "since": None, "reason": "writes work"}
+            return {
+                "available": True,
+                "fault": None,
+                "since": None,
+                "reason": "writes work",
+            } | state
         reason = fault.reason
-        return {"available": False, "fault": fault.code, "since": fault.since, "reason": reason}
+        return {
+            "available": False,
+            "fault": fault.code,
+            "since": fault.since,
+            "reason": reason,
+        } | state
 
     def probe(self) -> StorageFault | None:
         """The current fault, after one cheap write attempt if degraded and the last

@@ -10,7 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from memoryd.models import NewMemory, Reconcile, Reconciled, to_iso
-from memoryd.storage.sqlite.memories import escape_like, upsert
+from memoryd.storage.rows import escape_like
+from memoryd.storage.sqlite.memories import upsert
 
 
 def supersede(

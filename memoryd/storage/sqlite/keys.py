@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from memoryd.storage.base import NewKey
+
 #: id, name, prefix, created_at, revoked_at, memory_enabled (never the hash).
 COLUMNS = "id, name, prefix, created_at, revoked_at, memory_enabled"
 Row = tuple[Any, ...]
@@ -25,23 +27,21 @@ def _bool_to_db(value: bool | None) -> int | None:
     return None if value is None else int(bool(value))
 
 
-def insert(
-    conn: Any,
-    *,
-    key_id: str,
-    name: str,
-    key_hash: str,
-    prefix: str,
-    created_at: str,
-    memory_enabled: bool | None,
-) -> bool:
+def insert(conn: Any, key: NewKey) -> bool:
     """Insert one key; False (and nothing written) when the id is already taken."""
-    if _one(conn, "SELECT 1 FROM api_keys WHERE id = ?", (key_id,)) is not None:
+    if _one(conn, "SELECT 1 FROM api_keys WHERE id = ?", (key.key_id,)) is not None:
         return False
     conn.execute(
         "INSERT INTO api_keys (id, name, key_hash, prefix, created_at, revoked_at, "
         "memory_enabled) VALUES (?, ?, ?, ?, ?, NULL, ?)",
-        (key_id, name, key_hash, prefix, created_at, _bool_to_db(memory_enabled)),
+        (
+            key.key_id,
+            key.name,
+            key.key_hash,
+            key.prefix,
+            key.created_at,
+            _bool_to_db(key.memory_enabled),
+        ),
     )
     return True
 

@@ -8,58 +8,15 @@ the indexes.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from memoryd.core.scoring import parse_metadata
-from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, parse_iso, to_iso
-from memoryd.storage.base import Clearing, Filter
-
-COLUMNS = (
-    "m.id, m.api_key_id, m.session_id, m.type, m.key, m.content, m.metadata, "
-    "m.created_at, m.updated_at, m.expires_at, m.access_count, m.last_accessed_at, "
-    "m.superseded_at, m.superseded_by, m.user_id"
-)
-#: How many values ``COLUMNS`` selects (extra selected values follow at this index).
-NCOLS = 15
-
-
-def _opt_time(value: object) -> datetime | None:
-    if not value:
-        return None
-    try:
-        return parse_iso(str(value))
-    except ValueError:
-        return None
-
-
-def row_to_memory(row: Sequence[Any]) -> Memory:
-    created = _opt_time(row[7])
-    assert created is not None, "created_at is NOT NULL"
-    return Memory(
-        id=row[0],
-        api_key_id=row[1],
-        session_id=row[2] or "",
-        type=MemoryType(row[3]),
-        key=row[4],
-        content=row[5],
-        metadata=parse_metadata(row[6]),
-        created_at=created,
-        updated_at=_opt_time(row[8]) or created,
-        expires_at=_opt_time(row[9]),
-        access_count=int(row[10] or 0),
-        last_accessed_at=_opt_time(row[11]),
-        superseded_at=_opt_time(row[12]),
-        superseded_by=row[13] or None,
-        user_id=row[14] or "",
-    )
-
-
-def _dumps(metadata: dict[str, Any]) -> str:
-    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), default=str)
+from memoryd.models import Memory, MemoryPatch, NewMemory, to_iso
+from memoryd.storage.base import Clearing, Filter, ListQuery, Page
+from memoryd.storage.rows import COLUMNS, NCOLS, escape_like, row_to_memory, slot_of
+from memoryd.storage.rows import dumps as _dumps
 
 
 def filter_sql(flt: Filter) -> tuple[str, list[Any]]:
@@ -152,22 +109,9 @@ def get_by_key(conn: Any, owner: str, key: str, user_id: str = "") -> Memory | N
     return row_to_memory(row) if row else None
 
 
-def escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def list_page(
-    conn: Any,
-    *,
-    owner: str | None,
-    type: MemoryType | None,
-    session_id: str | None,
-    q: str | None,
-    limit: int,
-    offset: int,
-    include_superseded: bool = False,
-    user_id: str | None = None,
-) -> tuple[list[Memory], int, dict[str, int]]:
+def list_page(conn: Any, query: ListQuery) -> Page:
+    owner, session_id, q, user_id = query.owner, query.session_id, query.q, query.user_id
+    include_superseded = query.include_superseded
     clauses: list[str] = [] if include_superseded else ["m.superseded_at IS NULL"]
     params: list[Any] = []
     if user_id is not None:  # one end user's own memories ("" = the key's shared ones)
@@ -192,18 +136,18 @@ def list_page(
         )
     }
     where, page_params = base_where, list(params)
-    if type is not None:
+    if query.type is not None:
         where += " AND m.type = ?"
-        page_params.append(type.value)
+        page_params.append(query.type.value)
     (total,) = next(
         iter(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", page_params))
     )
     rows = conn.execute(
         f"SELECT {COLUMNS} FROM memories m WHERE {where} "
         "ORDER BY m.created_at DESC, m.seq DESC LIMIT ? OFFSET ?",
-        [*page_params, limit, offset],
+        [*page_params, query.limit, query.offset],
     )
-    return [row_to_memory(r) for r in rows], int(total), by_type
+    return Page([row_to_memory(r) for r in rows], int(total), by_type)
 
 
 def hidden_counts(conn: Any, flt: Filter) -> dict[str, int]:
@@ -371,11 +315,6 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
     stored = get(conn, memory_id)
     assert stored is not None
     return stored, True
-
-
-def slot_of(metadata: dict[str, Any]) -> str | None:
-    slot = metadata.get("slot")
-    return slot if isinstance(slot, str) and slot else None
 
 
 def update(conn: Any, memory_id: str, patch: MemoryPatch, now: datetime) -> Memory | None:

@@ -4,25 +4,23 @@ until their facts are stored (``memoryd.engine.extraction_jobs``)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from memoryd.models import to_iso
+from memoryd.storage.base import NewJob
 
 
-def queue_extraction(
-    conn: Any,
-    owner: str,
-    session_id: str,
-    texts: Sequence[tuple[str, str]],
-    now: datetime,
-    user_id: str = "",
-) -> int:
+def queue_extraction(conn: Any, job: NewJob) -> int:
     rows = conn.execute(
         "INSERT INTO extraction_queue (api_key_id, session_id, texts, created_at, user_id) "
         "VALUES (?, ?, ?, ?, ?) RETURNING id",
-        (owner, session_id, json.dumps([list(t) for t in texts]), to_iso(now), user_id),
+        (
+            job.owner,
+            job.session_id,
+            json.dumps([list(t) for t in job.texts]),
+            to_iso(job.created_at),
+            job.user_id,
+        ),
     )
     return int(next(iter(rows))[0])
 

@@ -15,13 +15,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memoryd.core.fts_query import build_fts_query
-from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, Reconcile, Reconciled
+from memoryd.models import Memory, MemoryPatch, NewMemory, Reconcile, Reconciled
 from memoryd.storage.base import (
     Capabilities,
     Clearing,
     Filter,
     Flagged,
     KeyRow,
+    ListQuery,
+    NewJob,
+    NewKey,
     Page,
     QueuedJob,
     Reader,
@@ -80,30 +83,8 @@ class SqliteSession:
     def neighbours(self, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         return memories.neighbours(self.conn, ids)
 
-    def list_page(
-        self,
-        *,
-        owner: str | None,
-        type: MemoryType | None,
-        session_id: str | None,
-        q: str | None,
-        limit: int,
-        offset: int,
-        include_superseded: bool = False,
-        user_id: str | None = None,
-    ) -> Page:
-        rows, total, by_type = memories.list_page(
-            self.conn,
-            owner=owner,
-            type=type,
-            session_id=session_id,
-            q=q,
-            limit=limit,
-            offset=offset,
-            include_superseded=include_superseded,
-            user_id=user_id,
-        )
-        return Page(rows, total, by_type)
+    def list_page(self, query: ListQuery) -> Page:
+        return memories.list_page(self.conn, query)
 
     def for_owner(self, owner: str, session_id: str | None = None) -> list[Memory]:
         return memories.for_owner(self.conn, owner, session_id)
@@ -175,25 +156,8 @@ class SqliteSession:
     def keys(self, *, include_revoked: bool = True) -> list[KeyRow]:
         return keys.list_all(self.conn, include_revoked=include_revoked)
 
-    def insert_key(
-        self,
-        *,
-        key_id: str,
-        name: str,
-        key_hash: str,
-        prefix: str,
-        created_at: str,
-        memory_enabled: bool | None,
-    ) -> bool:
-        return keys.insert(
-            self.conn,
-            key_id=key_id,
-            name=name,
-            key_hash=key_hash,
-            prefix=prefix,
-            created_at=created_at,
-            memory_enabled=memory_enabled,
-        )
+    def insert_key(self, key: NewKey) -> bool:
+        return keys.insert(self.conn, key)
 
     def revoke_key(self, key_id: str, revoked_at: str) -> bool:
         return keys.revoke(self.conn, key_id, revoked_at)
@@ -206,15 +170,8 @@ class SqliteSession:
     def queued_extractions(self) -> list[QueuedJob]:
         return queue.queued_extractions(self.conn)
 
-    def queue_extraction(
-        self,
-        owner: str,
-        session_id: str,
-        texts: Sequence[tuple[str, str]],
-        now: datetime,
-        user_id: str = "",
-    ) -> int:
-        return queue.queue_extraction(self.conn, owner, session_id, texts, now, user_id)
+    def queue_extraction(self, job: NewJob) -> int:
+        return queue.queue_extraction(self.conn, job)
 
     def unqueue_extraction(self, job_id: int) -> None:
         queue.unqueue_extraction(self.conn, job_id)

@@ -1,0 +1,314 @@
+"""The PostgreSQL connection side: a psycopg pool, transactions, migrations, faults.
+
+``write(fn)`` runs ``fn(conn)`` in one transaction on a pooled connection (a write
+inside it is a SAVEPOINT); ``snapshot()`` one REPEATABLE READ, READ ONLY transaction;
+anything else reads in autocommit on a pooled connection. While a thread is inside a
+snapshot its other reads use that connection, as a SQLite thread's reads use its one
+connection, so a vector search inside a retrieval's snapshot sees the snapshot; a
+read inside a write sees committed state only, as on SQLite. Migrations run once at
+open, under an advisory lock, so several servers starting together apply each exactly
+once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any, TypeVar
+
+import psycopg
+import psycopg.errors
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from memoryd.errors import StorageFullError, StorageUnavailableError, UnavailableError
+from memoryd.storage.base import Capabilities, StorageFault, register_driver
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+MIGRATION_LOCK = 0x6D656D6F7279  # "memory": one advisory lock id for every memoryd
+PROBE_INTERVAL_S = 5.0
+
+
+def storage_error(exc: BaseException) -> UnavailableError | None:
+    """A lost or refused database is a 503 ``storage_unavailable``, a full disk a 507."""
+    if isinstance(exc, StorageFullError | StorageUnavailableError):
+        return exc
+    err: UnavailableError
+    if isinstance(exc, psycopg.errors.DiskFull):
+        err = StorageFullError("the database server's disk is full; the write was not stored")
+    elif isinstance(exc, psycopg.OperationalError | PoolTimeout):
+        err = StorageUnavailableError(f"the database is unavailable: {_brief(exc)}")
+    else:
+        return None
+    err.__cause__ = exc
+    return err
+
+
+def _brief(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+register_driver(psycopg.Error, storage_error)
+
+
+def _scalar(conn: psycopg.Connection[Any], query: str) -> Any:
+    row = conn.execute(query.encode()).fetchone()
+    return row[0] if row else None
+
+
+def safe_url(url: str) -> str:
+    """The URL without its password, for messages and status."""
+    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
+
+
+class PgDatabase:
+    def __init__(self, url: str, *, max_size: int = 10, timeout_s: float = 10.0) -> None:
+        self.url = url
+        self._local = threading.local()
+        self._fault: StorageFault | None = None
+        self._last_probe = 0.0
+        self.probe_interval_s = PROBE_INTERVAL_S
+        try:  # one direct attempt first: its error names the cause (refused, auth, no db)
+            psycopg.connect(url, connect_timeout=max(1, int(timeout_s))).close()
+        except psycopg.Error as exc:
+            raise UnavailableError(
+                f"cannot connect to PostgreSQL at {safe_url(url)}: {_brief(exc)}"
+            ) from None
+        self.pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            kwargs={"autocommit": True},
+            configure=self._configure,
+            open=False,
+            timeout=timeout_s,
+            name="memoryd",
+        )
+        try:
+            self.pool.open(wait=True, timeout=timeout_s)
+        except PoolTimeout:
+            self.pool.close()
+            raise UnavailableError(
+                f"cannot connect to PostgreSQL at {safe_url(url)} within {timeout_s:.0f} s "
+                "(is the server up, and the URL right?)"
+            ) from None
+        try:
+            self.capabilities = self._prepare()
+        except BaseException:
+            self.pool.close()
+            raise
+        self._submitter = ThreadPoolExecutor(1, thread_name_prefix="memoryd-pg-submit")
+        self._closed = False
+
+    @staticmethod
+    def _configure(conn: psycopg.Connection[Any]) -> None:
+        # Filtered KNN keeps scanning the HNSW graph until k rows pass (pgvector >= 0.8).
+        with contextlib.suppress(psycopg.Error):
+            conn.execute("SET hnsw.iterative_scan = strict_order")
+
+    def _prepare(self) -> Capabilities:
+        with self.pool.connection() as conn:
+            try:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except psycopg.Error as exc:
+                raise UnavailableError(
+                    f"the database has no pgvector extension ({_brief(exc)}): install "
+                    "pgvector on the server (every managed PostgreSQL offers it)"
+                ) from None
+            applied = apply_migrations(conn)
+            if applied:
+                log.info("PostgreSQL migrations applied: %s", ", ".join(applied))
+            version = _scalar(conn, "SHOW server_version")
+            vec = _scalar(conn, "SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        return Capabilities(
+            fts5=True,
+            fts5_reason="PostgreSQL full-text search",
+            vec=True,
+            vec_reason=f"pgvector {vec}",
+            sqlite_version=f"PostgreSQL {version}",
+            backend="postgresql",
+            keyword_backend="tsvector",
+        )
+
+    # -- connections and transactions -------------------------------------------------
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """This thread's snapshot connection if it is in one, else a pooled one (a read
+        during a write sees committed state only, as on SQLite)."""
+        current = getattr(self._local, "snapshot", None)
+        if current is not None:
+            yield current
+            return
+        self._check_open()
+        with self._guard(), self.pool.connection() as conn:
+            yield conn
+
+    def run(self, fn: Callable[[psycopg.Connection[Any]], T]) -> T:
+        with self.connection() as conn:
+            return fn(conn)
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[psycopg.Connection[Any]]:
+        current = getattr(self._local, "snapshot", None)
+        if current is not None:
+            yield current
+            return
+        self._check_open()
+        with self._guard(), self.pool.connection() as conn:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            self._local.snapshot = conn
+            try:
+                yield conn
+            finally:
+                self._local.snapshot = None
+                conn.execute("COMMIT")
+
+    def write(self, fn: Callable[[psycopg.Connection[Any]], T]) -> T:
+        current = getattr(self._local, "writer", None)
+        if current is not None:
+            with current.transaction():  # nested: a savepoint of the outer write
+                return fn(current)
+        self._check_open()
+        with self._guard(write=True), self.pool.connection() as conn:
+            self._local.writer = conn
+            try:
+                with conn.transaction():
+                    result = fn(conn)
+            finally:
+                self._local.writer = None
+        self._fault = None
+        return result
+
+    def submit(self, fn: Callable[[psycopg.Connection[Any]], T]) -> Future[T]:
+        """In submission order, on one thread (as SQLite's single writer)."""
+        self._check_open()
+        return self._submitter.submit(self.write, fn)
+
+    def flush(self) -> None:
+        if not self._closed:
+            self._submitter.submit(lambda: None).result()
+
+    @contextlib.contextmanager
+    def _guard(self, *, write: bool = False) -> Iterator[None]:
+        """Driver failures leave as memoryd errors; a lost database is a fault."""
+        try:
+            yield
+        except psycopg.Error as exc:
+            err = storage_error(exc)
+            if err is None:
+                raise
+            if write or isinstance(exc, psycopg.OperationalError | PoolTimeout):
+                self._fault = StorageFault(
+                    err.code, err.message, datetime.now(UTC).isoformat(timespec="seconds")
+                )
+            raise err from exc
+
+    def _check_open(self) -> None:
+        if getattr(self, "_closed", False):
+            raise UnavailableError("database is closed")
+
+    # -- health ------------------------------------------------------------------------
+
+    @property
+    def fault(self) -> StorageFault | None:
+        return self._fault
+
+    def storage_status(self) -> dict[str, Any]:
+        """Whether writes work, plus what an operator of a shared database asks first:
+        the server's version, pgvector's, and how busy the pool is."""
+        fault = self.probe()
+        stats = self.pool.get_stats()
+        state = {
+            "backend": "postgresql",
+            "version": self.capabilities.sqlite_version,
+            "pgvector": self.capabilities.vec_reason,
+            "url": safe_url(self.url),
+            "pool": {
+                "size": stats.get("pool_size", 0),
+                "available": stats.get("pool_available", 0),
+                "max": self.pool.max_size,
+                "waiting": stats.get("requests_waiting", 0),
+            },
+        }
+        if fault is None:
+            return {
+                "available": True,
+                "fault": None,
+                "since": None,
+                "reason": "writes work",
+            } | state
+        return {
+            "available": False,
+            "fault": fault.code,
+            "since": fault.since,
+            "reason": fault.reason,
+        } | state
+
+    def probe(self) -> StorageFault | None:
+        if self._fault is None:
+            return None
+        now = time.monotonic()
+        if now - self._last_probe < self.probe_interval_s:
+            return self._fault
+        self._last_probe = now
+        with contextlib.suppress(UnavailableError):
+            self.ping()
+            self._fault = None
+        return self._fault
+
+    def ping(self) -> None:
+        self.run(lambda conn: conn.execute("SELECT 1").fetchone())
+
+    def close(self) -> None:
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        self._submitter.shutdown(wait=True)
+        self.pool.close()
+
+
+def discover() -> list[tuple[int, str, str]]:
+    found = []
+    for entry in resources.files("memoryd.storage.postgres.migrations").iterdir():
+        match = _NAME.match(entry.name)
+        if match:
+            found.append((int(match[1]), match[2], entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def apply_migrations(conn: psycopg.Connection[Any]) -> list[str]:
+    """Every pending migration, each in its own transaction with its record, under a
+    session advisory lock: a second server starting at once waits, then finds them
+    applied."""
+    conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
+        applied = []
+        for version, name, sql in discover():
+            if version in done:
+                continue
+            with conn.transaction():
+                conn.execute(sql.encode())  # our own migration files, not user text
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)",
+                    (version, name, datetime.now(UTC).isoformat()),
+                )
+            applied.append(f"{version:04d}_{name}")
+        return applied
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))

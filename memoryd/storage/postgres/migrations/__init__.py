@@ -1,0 +1,1 @@
+"""Numbered PostgreSQL migrations (``NNNN_name.sql``), applied by ``database.apply_migrations``."""

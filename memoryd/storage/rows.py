@@ -1,0 +1,70 @@
+"""Rows as both stores keep them: the column order of a memory row, its mapping to
+``Memory``, and the small encodings every backend shares (metadata JSON, its slot,
+LIKE escaping). No SQL and no driver here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from memoryd.core.scoring import parse_metadata
+from memoryd.models import Memory, MemoryType, parse_iso
+
+#: The memory columns in the order ``row_to_memory`` reads them (``m`` = memories).
+COLUMNS = (
+    "m.id, m.api_key_id, m.session_id, m.type, m.key, m.content, m.metadata, "
+    "m.created_at, m.updated_at, m.expires_at, m.access_count, m.last_accessed_at, "
+    "m.superseded_at, m.superseded_by, m.user_id"
+)
+#: How many values ``COLUMNS`` selects (extra selected values follow at this index).
+NCOLS = 15
+
+
+def _opt_time(value: object) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parse_iso(str(value))
+    except ValueError:
+        return None
+
+
+def row_to_memory(row: Sequence[Any]) -> Memory:
+    created = _opt_time(row[7])
+    assert created is not None, "created_at is NOT NULL"
+    return Memory(
+        id=row[0],
+        api_key_id=row[1],
+        session_id=row[2] or "",
+        type=MemoryType(row[3]),
+        key=row[4],
+        content=row[5],
+        metadata=parse_metadata(row[6]),
+        created_at=created,
+        updated_at=_opt_time(row[8]) or created,
+        expires_at=_opt_time(row[9]),
+        access_count=int(row[10] or 0),
+        last_accessed_at=_opt_time(row[11]),
+        superseded_at=_opt_time(row[12]),
+        superseded_by=row[13] or None,
+        user_id=row[14] or "",
+    )
+
+
+def _dumps(metadata: dict[str, Any]) -> str:
+    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def dumps(metadata: dict[str, Any]) -> str:
+    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def slot_of(metadata: dict[str, Any]) -> str | None:
+    slot = metadata.get("slot")
+    return slot if isinstance(slot, str) and slot else None
+
+
+def escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
