@@ -17,7 +17,7 @@ import pytest
 from memoryd.api import create_app
 from memoryd.cache import TTLCache
 from memoryd.engine import MemoryEngine
-from memoryd.storage.sqlite import memories as memory_sql
+from memoryd.storage.sql import memories as memory_sql
 from memoryd.testing import serve_asgi
 from tests.conftest import ADMIN, add
 

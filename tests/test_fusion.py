@@ -19,7 +19,7 @@ from memoryd.core.fusion import ContextWeights, apply_context, score_fuse
 from memoryd.core.temporal import mentioned_dates, overlaps
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory, utcnow
-from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.sql import memories as sql
 from tests.conftest import add, make_engine
 from tests.embedders import fixed_resolver
 

@@ -354,7 +354,7 @@ def test_the_graph_sees_every_kind_of_import(tmp_path: Path) -> None:
 def test_layer_table() -> None:
     assert layer_of("memoryd.core.extraction.table") == 0
     assert layer_of("memoryd.models") == 0
-    assert layer_of("memoryd.storage.sqlite.memories") == 1
+    assert layer_of("memoryd.storage.sql.memories") == 1
     assert layer_of("memoryd.vectors.qdrant.sync") == 2
     assert layer_of("memoryd.embedding.service") == 2
     assert layer_of("memoryd.engine") == layer_of("memoryd.engine.lifecycle") == 3

@@ -40,7 +40,8 @@ def test_core_is_pure_stdlib() -> None:
 
 SQLITE_STORE = PACKAGE / "storage" / "sqlite"
 POSTGRES_STORE = PACKAGE / "storage" / "postgres"
-STORES = (SQLITE_STORE, POSTGRES_STORE)
+PORTABLE_SQL = PACKAGE / "storage" / "sql"
+STORES = (SQLITE_STORE, POSTGRES_STORE, PORTABLE_SQL)
 
 #: What makes a string SQL: a statement's opening words. Upper case only, as every
 #: statement in memoryd is written, so prose ("select from the list") does not count.
@@ -139,12 +140,12 @@ def test_only_the_postgres_store_imports_psycopg() -> None:
 
 
 def test_only_the_stores_contain_sql() -> None:
-    """Every SQL statement lives under ``memoryd/storage/sqlite/`` or ``postgres/``;
-    elsewhere code speaks the Store contract. Docstrings and comments may name SQL
-    words."""
-    assert (POSTGRES_STORE / "memories.py").exists()
+    """Every SQL statement lives under ``memoryd/storage/``: ``sql/`` (portable),
+    ``sqlite/`` and ``postgres/`` (their dialects); elsewhere code speaks the Store
+    contract. Docstrings and comments may name SQL words."""
+    assert (POSTGRES_STORE / "dialect.py").exists()
     found = [hit for path in _outside(*STORES) for hit in _sql_in(path)]
-    assert not found, "SQL outside memoryd/storage/{sqlite,postgres}/:\n" + "\n".join(found)
+    assert not found, "SQL outside memoryd/storage/{sql,sqlite,postgres}/:\n" + "\n".join(found)
 
 
 def test_the_sql_probe_finds_what_it_should(tmp_path: Path) -> None:

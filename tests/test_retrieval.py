@@ -15,7 +15,8 @@ import pytest
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, utcnow
-from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.base import Filter
+from memoryd.storage.sqlite.dialect import fts_search
 from tests.conftest import add
 
 KEYWORD_STRATEGIES = ("semantic", "hybrid")
@@ -454,9 +455,9 @@ def test_fts_search_plan_drives_from_the_fts_index(engine: MemoryEngine) -> None
     for i in range(30):
         add(engine, f"owner{i % 3}", f"plan row {i} about orbit")
     conn = engine.store.db.read()
-    flt = sql.Filter(owners=("owner1",), now=utcnow(), created_after=utcnow() - timedelta(days=30))
+    flt = Filter(owners=("owner1",), now=utcnow(), created_after=utcnow() - timedelta(days=30))
     recorder = RecordingConnection(conn)
-    found = sql.fts_search(recorder, '"orbit"', flt, 20)
+    found = fts_search(recorder, '"orbit"', flt, 20)
     assert len(found) == 10
     assert {m.api_key_id for m, _ in found} == {"owner1"}
 

@@ -16,7 +16,8 @@ from memoryd.config import EngineConfig
 from memoryd.core.fts_query import build_fts_query
 from memoryd.engine import MemoryEngine
 from memoryd.models import utcnow
-from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.base import Filter
+from memoryd.storage.sqlite.dialect import fts_search
 from tests.conftest import add
 
 PARAPHRASES = [
@@ -79,8 +80,8 @@ def test_semantic_retrieval_finds_paraphrases_keyword_search_misses(
         # the FTS5 keyword tier alone does not find it (no shared content words)
         match = build_fts_query(question)
         assert match is not None
-        flt = sql.Filter(owners=("alice",), now=utcnow())
-        keyword = sql.fts_search(local_engine.store.db.read(), match, flt, 10)
+        flt = Filter(owners=("alice",), now=utcnow())
+        keyword = fts_search(local_engine.store.db.read(), match, flt, 10)
         assert fact not in [m.content for m, _ in keyword], question
 
 

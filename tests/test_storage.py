@@ -14,7 +14,7 @@ import pytest
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryPatch, NewMemory, to_iso, utcnow
-from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.sql import memories as sql
 from memoryd.storage.sqlite.database import Database
 from memoryd.storage.sqlite.migrations import apply_migrations
 from tests.conftest import add

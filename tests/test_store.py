@@ -14,7 +14,7 @@ import pytest
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
 from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, to_iso
-from memoryd.storage.sqlite import memories as sql
+from memoryd.storage.sql import flags
 from tests.conftest import add
 
 EXPIRES = datetime(2030, 4, 6, tzinfo=UTC)
@@ -432,23 +432,23 @@ def test_derived_key_upserts_same_content(engine: MemoryEngine) -> None:
 def test_needs_reindex_follows_content_not_metadata(engine: MemoryEngine) -> None:
     memory = add(engine, "key-a", "vector pending")
     assert _needs_reindex(engine, memory.id) == 1
-    engine.store.db.write(lambda conn: sql.mark_reindex(conn, memory.id, False))
+    engine.store.db.write(lambda conn: flags.mark_reindex(conn, memory.id, False))
 
     assert engine.update(memory.id, MemoryPatch(metadata={"tag": "x"})) is not None
     assert _needs_reindex(engine, memory.id) == 0
-    assert memory.id not in [r[0] for r in sql.reindex_queue(engine.store.db.read(), 100)]
+    assert memory.id not in [r[0] for r in flags.reindex_queue(engine.store.db.read(), 100)]
 
     assert engine.update(memory.id, MemoryPatch(content="vector pending")) is not None
     assert _needs_reindex(engine, memory.id) == 0  # same text: nothing to re-embed
 
     assert engine.update(memory.id, MemoryPatch(content="new content changed")) is not None
     assert _needs_reindex(engine, memory.id) == 1
-    assert memory.id in [r[0] for r in sql.reindex_queue(engine.store.db.read(), 100)]
+    assert memory.id in [r[0] for r in flags.reindex_queue(engine.store.db.read(), 100)]
 
 
 def test_upsert_with_new_content_marks_reindex(engine: MemoryEngine) -> None:
     memory = add(engine, "key-a", "original", key="k:1")
-    engine.store.db.write(lambda conn: sql.mark_reindex(conn, memory.id, False))
+    engine.store.db.write(lambda conn: flags.mark_reindex(conn, memory.id, False))
     engine.create(NewMemory(api_key_id="key-a", key="k:1", content="original", metadata={"m": 1}))
     assert _needs_reindex(engine, memory.id) == 0
     engine.create(NewMemory(api_key_id="key-a", key="k:1", content="rewritten"))

@@ -22,14 +22,14 @@ from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import Memory, MemoryType, NewMemory, utcnow
 from memoryd.settings import SettingsService
-from memoryd.storage.sqlite.database import Database
-from memoryd.storage.sqlite.memories import (
-    Filter,
+from memoryd.storage.base import Filter
+from memoryd.storage.sql.flags import (
     count_pending,
     mark_all_reindex,
     mark_reindex,
     reindex_queue,
 )
+from memoryd.storage.sqlite.database import Database
 from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.storage.sqlite.vectors import read_meta
 from memoryd.vectors.base import VectorItem

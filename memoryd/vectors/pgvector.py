@@ -17,9 +17,9 @@ import numpy as np
 
 from memoryd.storage.base import Filter, Writer
 from memoryd.storage.postgres import vectors as pgv
-from memoryd.storage.postgres.database import PgDatabase
-from memoryd.storage.postgres.store import PgSession
-from memoryd.storage.postgres.tables import mark_all_reindex, reindex_pending
+from memoryd.storage.postgres.database import PgConn, PgDatabase
+from memoryd.storage.sql.flags import count_pending, mark_all_reindex
+from memoryd.storage.sql.session import SqlSession
 from memoryd.vectors.base import ReadyState, VectorItem
 
 
@@ -42,7 +42,8 @@ class PgVectorStore:
         if self._signature == wanted and self._dim == dimensions:
             return ReadyState(True, "pgvector ready")
 
-        def apply(conn: Any) -> ReadyState:
+        def apply(raw: Any) -> ReadyState:
+            conn = PgConn(raw)
             meta = pgv.read_meta(conn)
             if meta["signature"] == wanted and meta["activeDim"] == dimensions:
                 if pgv.table_exists(conn):
@@ -68,7 +69,7 @@ class PgVectorStore:
         return state
 
     def upsert_in(self, tx: Writer, items: Sequence[VectorItem]) -> int:
-        if not isinstance(tx, PgSession) or tx.conn is None:
+        if not isinstance(tx, SqlSession) or not isinstance(tx.conn, PgConn):
             raise TypeError("pgvector writes inside a PostgreSQL store's transaction only")
         return self._write(tx.conn, items)
 
@@ -83,26 +84,27 @@ class PgVectorStore:
 
     def upsert(self, items: Sequence[VectorItem]) -> None:
         if items:
-            self.db.write(lambda conn: self._write(conn, items))
+            self.db.write(lambda raw: self._write(PgConn(raw), items))
 
     def delete(self, memory_ids: Sequence[str]) -> None:
         ids = list(memory_ids)
         if ids:
-            self.db.write(lambda conn: pgv.delete(conn, ids))
+            self.db.write(lambda raw: pgv.delete(PgConn(raw), ids))
 
     def search(self, vector: np.ndarray, k: int, flt: Filter) -> list[tuple[str, float]]:
         if self._dim is None or k <= 0:
             return []
         query = np.asarray(vector, dtype=np.float32).tolist()
-        rows = self.db.run(lambda conn: pgv.knn(conn, query, k, flt, self.quantization))
+        rows = self.db.run(lambda raw: pgv.knn(PgConn(raw), query, k, flt, self.quantization))
         return [(mid, max(-1.0, min(1.0, 1.0 - dist))) for mid, dist in rows]
 
     def stats(self) -> dict[str, Any]:
-        def read(conn: Any) -> dict[str, Any]:
+        def read(raw: Any) -> dict[str, Any]:
+            conn = PgConn(raw)
             meta = pgv.read_meta(conn)
             return {
                 "rowCount": pgv.count(conn),
-                "needsReindex": reindex_pending(conn),
+                "needsReindex": count_pending(conn),
                 "activeDim": meta["activeDim"],
                 "signature": meta["signature"],
                 "quantization": self.quantization,
@@ -113,7 +115,7 @@ class PgVectorStore:
     def health(self) -> dict[str, Any]:
         start = time.perf_counter()
         try:
-            self.db.run(pgv.version)
+            self.db.run(lambda raw: pgv.version(PgConn(raw)))
         except Exception as exc:
             return {"ok": False, "latencyMs": 0.0, "error": str(exc)}
         return {"ok": True, "latencyMs": round((time.perf_counter() - start) * 1000, 3)}

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 
 from memoryd.storage.base import Filter, Writer
+from memoryd.storage.sql.flags import count_pending, mark_all_reindex
+from memoryd.storage.sql.session import SqlSession
 from memoryd.storage.sqlite import vectors as vec_sql
-from memoryd.storage.sqlite.database import Database
-from memoryd.storage.sqlite.memories import count_pending, mark_all_reindex
-from memoryd.storage.sqlite.store import SqliteSession
+from memoryd.storage.sqlite.database import Connection, Database
 from memoryd.vectors.base import ReadyState, VectorItem
 
 
@@ -91,7 +91,7 @@ class SqliteVecStore:
     def upsert_in(self, tx: Writer, items: Sequence[VectorItem]) -> int:
         """Write vectors inside the caller's transaction (the indexer clears the memory's
         flag in the same one); returns how many rows existed."""
-        if not isinstance(tx, SqliteSession):
+        if not isinstance(tx, SqlSession) or not isinstance(tx.conn, Connection):
             raise TypeError("sqlite-vec writes inside a SQLite store's transaction only")
         return self._write(tx.conn, items)
 

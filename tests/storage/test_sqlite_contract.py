@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 
 from memoryd.storage.base import Store
+from memoryd.storage.sql.session import SqlSession
 from memoryd.storage.sqlite.database import Database
-from memoryd.storage.sqlite.store import SqliteSession, SqliteStore
+from memoryd.storage.sqlite.store import SqliteStore
 from tests.storage.contract import NOW, StoreContract, add, protocol_members
 
 #: Public members of the SQLite classes that are not part of the protocol: the store's
 #: file and ``Database`` (backup, repair, sqlite-vec), and the session's connection.
-SQLITE_ONLY = {"open", "path", "db", "conn", "fts5"}
+SQLITE_ONLY = {"open", "path", "db", "conn", "dialect", "run"}
 
 
 class TestSqliteStore(StoreContract):
@@ -28,10 +29,10 @@ class TestSqliteStore(StoreContract):
 
 
 def test_sqlite_classes_add_nothing_untested_to_the_protocol() -> None:
-    """Every public member of ``SqliteStore`` / ``SqliteSession`` is a protocol member
+    """Every public member of ``SqliteStore`` / ``SqlSession`` is a protocol member
     (so the contract covers it) or one of the few SQLite-only extras tested here."""
     members = protocol_members()
-    for cls in (SqliteStore, SqliteSession):
+    for cls in (SqliteStore, SqlSession):
         public = {n for n in dir(cls) if not n.startswith("_")}
         assert public - members - SQLITE_ONLY == set(), cls.__name__
 

@@ -17,7 +17,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from importlib import resources
@@ -59,6 +59,28 @@ def _brief(exc: BaseException) -> str:
 
 
 register_driver(psycopg.Error, storage_error)
+
+
+class PgConn:
+    """A psycopg connection speaking the portable SQL of ``storage.sql``: ``?``
+    placeholders (sent as ``%s``, with literal ``%`` escaped) and apsw's ``changes()``
+    (the last statement's row count)."""
+
+    __slots__ = ("_rowcount", "raw")
+
+    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+        self.raw = raw
+        self._rowcount = 0
+
+    def execute(self, query: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
+        # Always with a parameter list: psycopg then reads "%%" as "%" even with none.
+        translated = query.replace("%", "%%").replace("?", "%s").encode()
+        cursor = self.raw.execute(translated, list(params))
+        self._rowcount = max(cursor.rowcount, 0)
+        return cursor
+
+    def changes(self) -> int:
+        return self._rowcount
 
 
 def _scalar(conn: psycopg.Connection[Any], query: str) -> Any:

@@ -1,5 +1,6 @@
 """SQL for pgvector: ``vec_memories(seq, emb vector(dim) | halfvec(dim))`` beside
-``memories``, an HNSW index with cosine distance, and its signature row.
+``memories``, an HNSW index with cosine distance, and its signature row. Functions
+take a ``PgConn`` (the portable ``?`` placeholders).
 
 The table is made when the first embedder is known (its dimension fixes the column
 type), dropped and made again when the signature changes. A row is deleted with its
@@ -13,7 +14,7 @@ from typing import Any
 
 from memoryd.models import to_iso, utcnow
 from memoryd.storage.base import Filter
-from memoryd.storage.postgres.memories import filter_sql
+from memoryd.storage.sql.memories import filter_sql
 
 
 def literal(vector: Sequence[float]) -> str:
@@ -38,8 +39,8 @@ def read_meta(conn: Any) -> dict[str, Any]:
 
 def write_meta(conn: Any, dim: int, signature: str, *, reset: bool) -> None:
     conn.execute(
-        "UPDATE memory_vec_meta SET active_dim = %s, embedding_signature = %s, "
-        "last_reset_at = CASE WHEN %s THEN %s ELSE last_reset_at END WHERE id = 1",
+        "UPDATE memory_vec_meta SET active_dim = ?, embedding_signature = ?, "
+        "last_reset_at = CASE WHEN ? THEN ? ELSE last_reset_at END WHERE id = 1",
         (dim, signature, reset, to_iso(utcnow())),
     )
 
@@ -64,8 +65,8 @@ def has_vectors(conn: Any) -> bool:
 def upsert(conn: Any, memory_id: str, vector: Sequence[float], quantization: str) -> int:
     kind = column_type(quantization)
     cur = conn.execute(
-        f"INSERT INTO vec_memories (seq, emb) SELECT seq, %s::{kind} FROM memories "
-        "WHERE id = %s ON CONFLICT (seq) DO UPDATE SET emb = excluded.emb",
+        f"INSERT INTO vec_memories (seq, emb) SELECT seq, ?::{kind} FROM memories "
+        "WHERE id = ? ON CONFLICT (seq) DO UPDATE SET emb = excluded.emb",
         (literal(vector), memory_id),
     )
     return int(cur.rowcount)
@@ -74,8 +75,9 @@ def upsert(conn: Any, memory_id: str, vector: Sequence[float], quantization: str
 def delete(conn: Any, memory_ids: Sequence[str]) -> None:
     if memory_ids:
         conn.execute(
-            "DELETE FROM vec_memories v USING memories m WHERE v.seq = m.seq AND m.id = ANY(%s)",
-            (list(memory_ids),),
+            "DELETE FROM vec_memories v USING memories m WHERE v.seq = m.seq "
+            f"AND m.id IN ({', '.join('?' for _ in memory_ids)})",
+            list(memory_ids),
         )
 
 
@@ -99,8 +101,8 @@ def knn(
     kind = column_type(quantization)
     where, params = filter_sql(flt)
     rows = conn.execute(
-        f"SELECT m.id, v.emb <=> %s::{kind} AS d FROM vec_memories v "
-        f"JOIN memories m ON m.seq = v.seq WHERE {where} ORDER BY d LIMIT %s",
+        f"SELECT m.id, v.emb <=> ?::{kind} AS d FROM vec_memories v "
+        f"JOIN memories m ON m.seq = v.seq WHERE {where} ORDER BY d LIMIT ?",
         [literal(vector), *params, k],
     ).fetchall()
     return [(r[0], float(r[1])) for r in rows]

@@ -15,7 +15,7 @@ from typing import Any
 
 from memoryd.models import to_iso, utcnow
 from memoryd.storage.base import Filter
-from memoryd.storage.sqlite.memories import filter_sql
+from memoryd.storage.sql.memories import filter_sql
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS vec_memories (seq INTEGER PRIMARY KEY, emb BLOB NOT NULL);"
@@ -143,45 +143,3 @@ def knn(
         [query, *params, blob_len, k],
     )
     return [(r[0], float(r[1])) for r in rows]
-
-
-# -- the reindex queue (memories.needs_reindex) ------------------------------------------
-
-
-def flagged(conn: Any, memory_ids: Sequence[str]) -> list[Row]:
-    """Those of ``memory_ids`` still flagged for embedding."""
-    rows = conn.execute(
-        f"SELECT id, api_key_id, content FROM memories WHERE needs_reindex = 1 "
-        f"AND id IN ({_marks(memory_ids)})",
-        list(memory_ids),
-    )
-    return [(r[0], r[1], r[2]) for r in rows]
-
-
-def oldest_flagged(conn: Any, limit: int) -> list[Row]:
-    rows = conn.execute(
-        "SELECT id, api_key_id, content FROM memories WHERE needs_reindex = 1 "
-        "ORDER BY created_at, seq LIMIT ?",
-        (limit,),
-    ).fetchall()
-    return [(r[0], r[1], r[2]) for r in rows]
-
-
-def newest_flagged_of(conn: Any, owner: str, limit: int) -> list[Row]:
-    """One owner's flagged memories, newest first (a search backfills these)."""
-    rows = conn.execute(
-        "SELECT id, api_key_id, content FROM memories WHERE needs_reindex = 1 "
-        "AND api_key_id = ? ORDER BY created_at DESC LIMIT ?",
-        (owner, limit),
-    )
-    return [(r[0], r[1], r[2]) for r in rows]
-
-
-def clear_flag_if_unchanged(conn: Any, memory_id: str, content: str) -> bool:
-    """Clear the flag only if the memory still has ``content`` (the text embedded), so a
-    racing edit is never marked done."""
-    conn.execute(
-        "UPDATE memories SET needs_reindex = 0 WHERE id = ? AND content = ?",
-        (memory_id, content),
-    )
-    return bool(conn.changes())

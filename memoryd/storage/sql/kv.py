@@ -13,10 +13,10 @@ from memoryd.models import to_iso
 def read_all(conn: Any, prefix: str = "") -> dict[str, Any]:
     """Every setting whose key starts with ``prefix``; unreadable JSON is skipped."""
     out: dict[str, Any] = {}
-    rows = conn.execute(
-        "SELECT key, value FROM settings WHERE substr(key, 1, ?) = ?", (len(prefix), prefix)
-    )
-    for key, value in rows:
+    # The table holds a few dozen rows: filtering here keeps the SQL the same everywhere.
+    for key, value in conn.execute("SELECT key, value FROM settings"):
+        if not key.startswith(prefix):
+            continue
         try:
             out[key[len(prefix) :]] = json.loads(value)
         except (TypeError, ValueError):

@@ -11,7 +11,7 @@ from typing import Any
 
 from memoryd.models import NewMemory, Reconcile, Reconciled, to_iso
 from memoryd.storage.rows import escape_like
-from memoryd.storage.sqlite.memories import upsert
+from memoryd.storage.sql.memories import upsert
 
 
 def supersede(
@@ -44,7 +44,7 @@ def supersede(
     rows = conn.execute(
         "UPDATE memories SET superseded_at = ?, superseded_by = ? "
         f"WHERE api_key_id = ? AND user_id = ? AND ({' OR '.join(targets)}) "
-        "AND superseded_at IS NULL AND id IS NOT ? RETURNING id",
+        "AND superseded_at IS NULL AND id IS DISTINCT FROM ? RETURNING id",
         [to_iso(now), by, owner, user_id, *params, by],
     )
     return [r[0] for r in rows]

@@ -15,7 +15,7 @@ from typing import Any
 
 from memoryd.models import Memory, MemoryPatch, NewMemory, to_iso
 from memoryd.storage.base import Clearing, Filter, ListQuery, Page
-from memoryd.storage.rows import COLUMNS, NCOLS, escape_like, row_to_memory, slot_of
+from memoryd.storage.rows import COLUMNS, escape_like, row_to_memory, slot_of
 from memoryd.storage.rows import dumps as _dumps
 
 
@@ -66,7 +66,9 @@ def get_many(conn: Any, ids: Sequence[str]) -> dict[str, Memory]:
 def existing_ids(conn: Any, ids: Sequence[str], flt: Filter | None = None) -> set[str]:
     """Those of ``ids`` that exist (and pass ``flt``): vector tiers outside SQLite can lag
     a delete or an edit, so SQL has the last word on what they return."""
-    where, params = filter_sql(flt) if flt is not None else ("1", [])
+    if not ids:
+        return set()
+    where, params = filter_sql(flt) if flt is not None else ("TRUE", [])
     marks = ", ".join("?" for _ in ids)
     query = f"SELECT m.id FROM memories m WHERE m.id IN ({marks}) AND {where}"
     return {r[0] for r in conn.execute(query, [*ids, *params])}
@@ -127,7 +129,7 @@ def list_page(conn: Any, query: ListQuery) -> Page:
         pattern = f"%{escape_like(q.lower())}%"
         clauses.append("(lower(m.content) LIKE ? ESCAPE '\\' OR lower(m.key) LIKE ? ESCAPE '\\')")
         params += [pattern, pattern]
-    base_where = " AND ".join(clauses) or "1"
+    base_where = " AND ".join(clauses) or "TRUE"
     # byType ignores the type filter, so a UI can show every type's count as tabs.
     by_type = {
         t: int(n)
@@ -166,8 +168,9 @@ def hidden_counts(conn: Any, flt: Filter) -> dict[str, int]:
         params.append(flt.user_id)
     after = to_iso(flt.created_after) if flt.created_after else ""
     rows = conn.execute(
-        "SELECT COALESCE(SUM(m.expires_at IS NOT NULL AND m.expires_at <= ?), 0), "
-        "COALESCE(SUM(m.created_at < ? AND (m.expires_at IS NULL OR m.expires_at > ?)), 0) "
+        "SELECT COUNT(*) FILTER (WHERE m.expires_at IS NOT NULL AND m.expires_at <= ?), "
+        "COUNT(*) FILTER (WHERE m.created_at < ? AND (m.expires_at IS NULL "
+        "OR m.expires_at > ?)) "
         f"FROM memories m WHERE {' AND '.join(clauses)}",
         [to_iso(flt.now), after, to_iso(flt.now), *params],
     )
@@ -190,24 +193,6 @@ def recent(conn: Any, flt: Filter, limit: int) -> list[Memory]:
         [*params, limit],
     )
     return [row_to_memory(r) for r in rows]
-
-
-def fts_search(conn: Any, match: str, flt: Filter, limit: int) -> list[tuple[Memory, float]]:
-    """BM25-ranked matches as ``(memory, relevance)`` with relevance > 0, higher better.
-
-    FTS5's ``bm25()`` is negative (more negative = better); it is negated here. The
-    FTS side drives the join (one index lookup, then rowid lookups into memories).
-    """
-    where, params = filter_sql(flt)
-    rows = conn.execute(
-        f"SELECT {COLUMNS}, bm25(memory_fts, 1.0, 0.5) AS rank FROM memory_fts "
-        # CROSS JOIN pins the loop order: SQLite would otherwise drive from the
-        # memories owner index and re-run the MATCH once per candidate row.
-        "CROSS JOIN memories m ON m.seq = memory_fts.rowid "
-        f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
-        [match, *params, limit],
-    )
-    return [(row_to_memory(r), -float(r[NCOLS])) for r in rows]
 
 
 def older_than(conn: Any, owner: str, cutoff: datetime) -> list[Memory]:
@@ -239,21 +224,6 @@ def decay_candidates(conn: Any, owner: str | None, limit: int) -> list[Memory]:
     return [row_to_memory(r) for r in conn.execute(sql, [*params, max(1, limit)])]
 
 
-def reindex_queue(conn: Any, limit: int, owner: str | None = None) -> list[tuple[str, str, str]]:
-    sql = "SELECT id, content, key FROM memories WHERE needs_reindex = 1"
-    params: list[Any] = []
-    if owner:
-        sql += " AND api_key_id = ?"
-        params.append(owner)
-    sql += " ORDER BY created_at ASC, seq ASC LIMIT ?"
-    return [(r[0], r[1], r[2]) for r in conn.execute(sql, [*params, limit])]
-
-
-def count_pending(conn: Any) -> int:
-    (n,) = next(iter(conn.execute("SELECT COUNT(*) FROM memories WHERE needs_reindex = 1")))
-    return int(n)
-
-
 def owners(conn: Any) -> list[str]:
     return [r[0] for r in conn.execute("SELECT DISTINCT api_key_id FROM memories ORDER BY 1")]
 
@@ -274,7 +244,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
             "UPDATE memories SET content = ?, type = ?, session_id = ?, expires_at = ?, "
             "metadata = ?, slot = ?, updated_at = ?, superseded_at = NULL, "
             "superseded_by = NULL, "
-            "needs_reindex = CASE WHEN content IS NOT ? THEN 1 ELSE needs_reindex END "
+            "needs_reindex = CASE WHEN content IS DISTINCT FROM ? THEN 1 ELSE needs_reindex END "
             "WHERE id = ?",
             (
                 new.content,
@@ -340,7 +310,7 @@ def update(conn: Any, memory_id: str, patch: MemoryPatch, now: datetime) -> Memo
     changed = [(col, val) for col, val in (("content", patch.content), ("key", patch.key)) if val]
     if changed:
         # Re-embed only when the embedded text or the key really changed.
-        cond = " OR ".join(f"{col} IS NOT ?" for col, _ in changed)
+        cond = " OR ".join(f"{col} IS DISTINCT FROM ?" for col, _ in changed)
         sets.append(f"needs_reindex = CASE WHEN {cond} THEN 1 ELSE needs_reindex END")
         params += [val for _, val in changed]
     sets.append("updated_at = ?")
@@ -398,19 +368,6 @@ def set_content(conn: Any, memory_id: str, content: str, now: datetime) -> None:
         "UPDATE memories SET content = ?, updated_at = ?, needs_reindex = 1 WHERE id = ?",
         (content, to_iso(now), memory_id),
     )
-
-
-def mark_reindex(conn: Any, memory_id: str, flag: bool) -> None:
-    conn.execute("UPDATE memories SET needs_reindex = ? WHERE id = ?", (int(flag), memory_id))
-
-
-def mark_all_reindex(conn: Any) -> int:
-    conn.execute("UPDATE memories SET needs_reindex = 1 WHERE needs_reindex = 0")
-    return int(conn.changes())
-
-
-def optimize_fts(conn: Any) -> None:
-    conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
 
 
 def for_owner(conn: Any, owner: str, session_id: str | None = None) -> list[Memory]:

@@ -1,0 +1,243 @@
+"""``SqlSession``: the Reader/Writer contract over the portable SQL of this package and
+one backend's dialect (its keyword search and its outbox for the external tier).
+
+A session runs each call through ``run``: bound to one connection inside a write or a
+snapshot, or (PostgreSQL's ``read()``) taking a pooled connection per call. Both
+backends share this class, so a contract method is written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
+
+from memoryd.models import Memory, MemoryPatch, NewMemory, Reconcile, Reconciled
+from memoryd.storage.base import (
+    Clearing,
+    Filter,
+    Flagged,
+    KeyRow,
+    ListQuery,
+    NewJob,
+    NewKey,
+    Page,
+    QueuedJob,
+)
+from memoryd.storage.sql import flags, history, keys, kv, memories, queue
+
+T = TypeVar("T")
+#: Runs ``fn(conn)`` on the session's connection (or a pooled one) and returns its result.
+Runner = Callable[[Callable[[Any], Any]], Any]
+
+
+class Dialect(Protocol):
+    """What a backend does its own way: keyword search and the outbox."""
+
+    def keyword_search(
+        self, conn: Any, query: str, flt: Filter, limit: int
+    ) -> list[tuple[Memory, float]]: ...
+    def optimize_keyword_index(self, conn: Any) -> None: ...
+    def outbox_ready(self, conn: Any) -> bool: ...
+    def outbox_exists(self, conn: Any) -> bool: ...
+    def outbox_pending(self, conn: Any) -> int: ...
+    def outbox_pushable(self, conn: Any) -> int: ...
+    def outbox_rows(self, conn: Any, after: int, limit: int) -> list[Any]: ...
+    def outbox_tombstones(self, conn: Any, limit: int) -> list[str]: ...
+    def create_outbox(self, conn: Any) -> None: ...
+    def outbox_queue_all(self, conn: Any) -> int: ...
+    def outbox_done(self, conn: Any, done: Sequence[tuple[int, int]]) -> None: ...
+    def outbox_drop_tombstones(self, conn: Any, memory_ids: Sequence[str]) -> None: ...
+
+
+class SqlSession:
+    """A ``Reader`` (and, inside a write, a ``Writer``) of a SQL store. ``conn`` is the
+    connection the session is bound to, or None when each call takes its own."""
+
+    __slots__ = ("conn", "dialect", "run")
+
+    def __init__(self, run: Runner, dialect: Dialect, conn: Any = None) -> None:
+        self.run = run
+        self.dialect = dialect
+        self.conn = conn
+
+    def _do(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        result: T = self.run(lambda conn: fn(conn, *args, **kwargs))
+        return result
+
+    # -- memory reads ----------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Memory | None:
+        return self._do(memories.get, memory_id)
+
+    def get_many(self, ids: Sequence[str]) -> dict[str, Memory]:
+        return self._do(memories.get_many, ids)
+
+    def get_by_key(self, owner: str, key: str, user_id: str = "") -> Memory | None:
+        return self._do(memories.get_by_key, owner, key, user_id)
+
+    def existing_ids(self, ids: Sequence[str], flt: Filter | None = None) -> set[str]:
+        return self._do(memories.existing_ids, ids, flt)
+
+    def count(self) -> int:
+        return self._do(memories.count)
+
+    def owners(self) -> list[str]:
+        return self._do(memories.owners)
+
+    def tokens_used(self, owner: str | None = None) -> int:
+        return self._do(memories.tokens_used, owner)
+
+    def recent(self, flt: Filter, limit: int) -> list[Memory]:
+        return self._do(memories.recent, flt, limit)
+
+    def keyword_search(self, query: str, flt: Filter, limit: int) -> list[tuple[Memory, float]]:
+        return self._do(self.dialect.keyword_search, query, flt, limit)
+
+    def hidden_counts(self, flt: Filter) -> dict[str, int]:
+        return self._do(memories.hidden_counts, flt)
+
+    def neighbours(self, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        return self._do(memories.neighbours, ids)
+
+    def list_page(self, query: ListQuery) -> Page:
+        return self._do(memories.list_page, query)
+
+    def for_owner(self, owner: str, session_id: str | None = None) -> list[Memory]:
+        return self._do(memories.for_owner, owner, session_id)
+
+    def owner_rows(self, owner: str, *, after: int, batch: int) -> list[tuple[int, Memory]]:
+        return self._do(memories.owner_rows, owner, after_seq=after, batch=batch)
+
+    def older_than(self, owner: str, cutoff: datetime) -> list[Memory]:
+        return self._do(memories.older_than, owner, cutoff)
+
+    def decay_candidates(self, owner: str | None, limit: int) -> list[Memory]:
+        return self._do(memories.decay_candidates, owner, limit)
+
+    # -- memory writes ---------------------------------------------------------------------
+
+    def upsert(self, new: NewMemory, key: str, now: datetime) -> tuple[Memory, bool]:
+        return self._do(memories.upsert, new, key, now)
+
+    def reconcile(
+        self, item: Reconcile, new: NewMemory | None, key: str, now: datetime
+    ) -> Reconciled:
+        return self._do(history.reconcile, item, new, key, now)
+
+    def restore_history(self, rows: Sequence[tuple[str, datetime, str | None]]) -> None:
+        self._do(history.restore_history, rows)
+
+    def update(self, memory_id: str, patch: MemoryPatch, now: datetime) -> Memory | None:
+        return self._do(memories.update, memory_id, patch, now)
+
+    def set_content(self, memory_id: str, content: str, now: datetime) -> None:
+        self._do(memories.set_content, memory_id, content, now)
+
+    def delete(self, memory_id: str) -> int | None:
+        return self._do(memories.delete, memory_id)
+
+    def delete_matching(self, clearing: Clearing) -> list[tuple[str, int]]:
+        return self._do(memories.delete_matching, clearing)
+
+    def delete_expired(self, now: datetime) -> list[tuple[str, int]]:
+        return self._do(memories.delete_expired, now)
+
+    def bump_access(self, ids: Iterable[str], now: datetime) -> int:
+        return self._do(memories.bump_access, ids, now)
+
+    def optimize_keyword_index(self) -> None:
+        self._do(self.dialect.optimize_keyword_index)
+
+    # -- settings and keys -----------------------------------------------------------------
+
+    def setting(self, key: str, default: Any = None) -> Any:
+        return self._do(kv.read_one, key, default)
+
+    def settings(self, prefix: str = "") -> dict[str, Any]:
+        return self._do(kv.read_all, prefix)
+
+    def write_settings(self, values: Mapping[str, Any], now: datetime, prefix: str = "") -> None:
+        self._do(kv.write_many, values, now, prefix)
+
+    def delete_settings(self, keys: Iterable[str], prefix: str = "") -> None:
+        self._do(kv.delete_many, list(keys), prefix)
+
+    def key(self, key_id: str) -> KeyRow | None:
+        return self._do(keys.get, key_id)
+
+    def key_by_hash(self, key_hash: str) -> KeyRow | None:
+        return self._do(keys.get_by_hash, key_hash)
+
+    def keys(self, *, include_revoked: bool = True) -> list[KeyRow]:
+        return self._do(keys.list_all, include_revoked=include_revoked)
+
+    def insert_key(self, key: NewKey) -> bool:
+        return self._do(keys.insert, key)
+
+    def revoke_key(self, key_id: str, revoked_at: str) -> bool:
+        return self._do(keys.revoke, key_id, revoked_at)
+
+    def set_key_memory_enabled(self, key_id: str, value: bool | None) -> bool:
+        return self._do(keys.set_memory_enabled, key_id, value)
+
+    # -- the extraction and reindex queues -------------------------------------------------
+
+    def queued_extractions(self) -> list[QueuedJob]:
+        return self._do(queue.queued_extractions)
+
+    def queue_extraction(self, job: NewJob) -> int:
+        return self._do(queue.queue_extraction, job)
+
+    def unqueue_extraction(self, job_id: int) -> None:
+        self._do(queue.unqueue_extraction, job_id)
+
+    def reindex_pending(self) -> int:
+        return self._do(flags.count_pending)
+
+    def flagged(self, memory_ids: Sequence[str]) -> list[Flagged]:
+        return self._do(flags.flagged, memory_ids)
+
+    def oldest_flagged(self, limit: int) -> list[Flagged]:
+        return self._do(flags.oldest_flagged, limit)
+
+    def newest_flagged_of(self, owner: str, limit: int) -> list[Flagged]:
+        return self._do(flags.newest_flagged_of, owner, limit)
+
+    def mark_all_reindex(self) -> int:
+        return self._do(flags.mark_all_reindex)
+
+    def clear_flag_if_unchanged(self, memory_id: str, content: str) -> bool:
+        return self._do(flags.clear_flag_if_unchanged, memory_id, content)
+
+    # -- the external vector tier's outbox -------------------------------------------------
+
+    def outbox_ready(self) -> bool:
+        return self._do(self.dialect.outbox_ready)
+
+    def outbox_exists(self) -> bool:
+        return self._do(self.dialect.outbox_exists)
+
+    def outbox_pending(self) -> int:
+        return self._do(self.dialect.outbox_pending)
+
+    def outbox_pushable(self) -> int:
+        return self._do(self.dialect.outbox_pushable)
+
+    def outbox_rows(self, after: int, limit: int) -> list[Any]:
+        return self._do(self.dialect.outbox_rows, after, limit)
+
+    def outbox_tombstones(self, limit: int) -> list[str]:
+        return self._do(self.dialect.outbox_tombstones, limit)
+
+    def create_outbox(self) -> None:
+        self._do(self.dialect.create_outbox)
+
+    def outbox_queue_all(self) -> int:
+        return self._do(self.dialect.outbox_queue_all)
+
+    def outbox_done(self, done: Sequence[tuple[int, int]]) -> None:
+        self._do(self.dialect.outbox_done, done)
+
+    def outbox_drop_tombstones(self, memory_ids: Sequence[str]) -> None:
+        self._do(self.dialect.outbox_drop_tombstones, memory_ids)

@@ -1,0 +1,81 @@
+"""What SQLite does its own way: keyword search with FTS5's BM25, and the Qdrant
+outbox (``qdrant_sync``): the ``Dialect`` ``SqlSession`` runs the portable SQL with."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from memoryd.core.fts_query import build_fts_query
+from memoryd.models import Memory
+from memoryd.storage.base import Filter
+from memoryd.storage.rows import COLUMNS, NCOLS, row_to_memory
+from memoryd.storage.sql.memories import filter_sql
+from memoryd.storage.sqlite import qdrant_sync
+
+
+def fts_search(conn: Any, match: str, flt: Filter, limit: int) -> list[tuple[Memory, float]]:
+    """BM25-ranked matches as ``(memory, relevance)`` with relevance > 0, higher better.
+
+    FTS5's ``bm25()`` is negative (more negative = better); it is negated here. The
+    FTS side drives the join (one index lookup, then rowid lookups into memories).
+    """
+    where, params = filter_sql(flt)
+    rows = conn.execute(
+        f"SELECT {COLUMNS}, bm25(memory_fts, 1.0, 0.5) AS rank FROM memory_fts "
+        # CROSS JOIN pins the loop order: SQLite would otherwise drive from the
+        # memories owner index and re-run the MATCH once per candidate row.
+        "CROSS JOIN memories m ON m.seq = memory_fts.rowid "
+        f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
+        [match, *params, limit],
+    )
+    return [(row_to_memory(r), -float(r[NCOLS])) for r in rows]
+
+
+def optimize_fts(conn: Any) -> None:
+    conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+
+
+class SqliteDialect:
+    def __init__(self, *, fts5: bool) -> None:
+        self.fts5 = fts5
+
+    def keyword_search(
+        self, conn: Any, query: str, flt: Filter, limit: int
+    ) -> list[tuple[Memory, float]]:
+        match = build_fts_query(query) if self.fts5 else None
+        return [] if match is None else fts_search(conn, match, flt, limit)
+
+    def optimize_keyword_index(self, conn: Any) -> None:
+        if self.fts5:
+            optimize_fts(conn)
+
+    def outbox_ready(self, conn: Any) -> bool:
+        return qdrant_sync.schema_complete(conn)
+
+    def outbox_exists(self, conn: Any) -> bool:
+        return qdrant_sync.pending_table_exists(conn)
+
+    def outbox_pending(self, conn: Any) -> int:
+        return qdrant_sync.count_pending(conn)
+
+    def outbox_pushable(self, conn: Any) -> int:
+        return qdrant_sync.count_pushable(conn)
+
+    def outbox_rows(self, conn: Any, after: int, limit: int) -> list[Any]:
+        return qdrant_sync.pending_rows(conn, after, limit)
+
+    def outbox_tombstones(self, conn: Any, limit: int) -> list[str]:
+        return qdrant_sync.tombstones(conn, limit)
+
+    def create_outbox(self, conn: Any) -> None:
+        qdrant_sync.create_schema(conn)
+
+    def outbox_queue_all(self, conn: Any) -> int:
+        return qdrant_sync.queue_all(conn)
+
+    def outbox_done(self, conn: Any, done: Sequence[tuple[int, int]]) -> None:
+        qdrant_sync.drop_pending(conn, done)
+
+    def outbox_drop_tombstones(self, conn: Any, memory_ids: Sequence[str]) -> None:
+        qdrant_sync.drop_tombstones(conn, memory_ids)
