@@ -140,13 +140,6 @@ class PgDatabase:
 
     def _prepare(self) -> Capabilities:
         with self.pool.connection() as conn:
-            try:
-                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            except psycopg.Error as exc:
-                raise UnavailableError(
-                    f"the database has no pgvector extension ({_brief(exc)}): install "
-                    "pgvector on the server (every managed PostgreSQL offers it)"
-                ) from None
             applied = apply_migrations(conn)
             if applied:
                 log.info("PostgreSQL migrations applied: %s", ", ".join(applied))
@@ -309,12 +302,32 @@ def discover() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
+def _ensure_pgvector(conn: psycopg.Connection[Any]) -> None:
+    """Create the extension (under the migration lock: two servers starting together
+    would otherwise race on it), or say why it cannot be."""
+    if _scalar(conn, "SELECT 1 FROM pg_extension WHERE extname = 'vector'"):
+        return
+    if not _scalar(conn, "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"):
+        raise UnavailableError(
+            "the database server has no pgvector extension: install pgvector on it "
+            "(every managed PostgreSQL offers it)"
+        )
+    try:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.Error as exc:
+        raise UnavailableError(
+            f"cannot create the pgvector extension ({_brief(exc)}): ask an administrator "
+            "to run CREATE EXTENSION vector in this database"
+        ) from None
+
+
 def apply_migrations(conn: psycopg.Connection[Any]) -> list[str]:
     """Every pending migration, each in its own transaction with its record, under a
     session advisory lock: a second server starting at once waits, then finds them
     applied."""
     conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
     try:
+        _ensure_pgvector(conn)
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
             " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
