@@ -42,9 +42,7 @@ def test_servers_starting_together_migrate_once(pg_url: str) -> None:
         for store in stores:
             store.close()
     with psycopg.connect(pg_url) as conn:
-        rows = conn.execute(
-            "SELECT version, COUNT(*) FROM schema_migrations GROUP BY 1"
-        ).fetchall()
+        rows = conn.execute("SELECT version, COUNT(*) FROM schema_migrations GROUP BY 1").fetchall()
     assert rows
     assert all(n == 1 for _, n in rows)
 
