@@ -2,7 +2,8 @@
 
 Runs the benchmarks in one process run, prints Markdown tables and writes one JSON
 file per benchmark to ``bench/results/``, with the machine it ran on and the git
-commit. With no ``--only`` every stage runs: vectors, embedding, retrieval (latency,
+commit. With no ``--only`` every stage runs: vectors, stores (SQLite against
+PostgreSQL: ingest and hybrid latency, ``bench/stores.py``), embedding, retrieval (latency,
 ingest throughput and RSS per corpus size, each in a child process), gateway, locomo
 (``memoryd eval locomo --strategy all``), ablation (what each retrieval change
 is worth on LoCoMo: ``bench/ablation.py``), peers (memoryd, its BM25 and dense baselines
@@ -29,6 +30,7 @@ DOCS = RESULTS.parent.parent / "docs" / "benchmarks.md"
 PLOTS = DOCS.parent / "benchmarks"
 STAGES = (
     "vectors",
+    "stores",
     "embedding",
     "retrieval",
     "gateway",
@@ -84,6 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--locomo-data", type=Path, default=None, help="LoCoMo directory")
     parser.add_argument(
+        "--store-sizes",
+        default="1000,10000",
+        help="memories per owner for --only stores (SQLite and PostgreSQL side by side)",
+    )
+    parser.add_argument(
         "--vector-sizes", default="10000,100000", help="vectors per store for --only vectors"
     )
     parser.add_argument("--requests", type=int, default=300, help="gateway requests per side")
@@ -114,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
 
         vector_sizes = tuple(int(s) for s in args.vector_sizes.split(",") if s)
         write("vectors", vector_latency(vector_sizes, progress))
+    if "stores" in only:
+        from bench.stores import run as run_stores
+
+        write("stores", run_stores(tuple(int(x) for x in args.store_sizes.split(",")), progress))
     sources = resolvers(progress) if only & {"embedding", "retrieval"} else {}
     if "embedding" in only:
         write("embedding", embedding_throughput(sources))

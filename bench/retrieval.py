@@ -61,11 +61,14 @@ def resolvers(progress: Callable[[str], None]) -> dict[str, Any]:
     return out
 
 
-def open_engine(tmp: Path, resolution: EmbeddingResolution | None) -> MemoryEngine:
+def open_engine(
+    tmp: Path, resolution: EmbeddingResolution | None, extra: dict[str, str] | None = None
+) -> MemoryEngine:
     def resolve(settings: MemorySettings, ctx: Any) -> EmbeddingResolution:
         return resolution or EmbeddingResolution(None, None, None, "bench: keyword only")
 
     env = {"MEMORYD_DATA_DIR": str(tmp), "MEMORY_STATIC_MODEL": str(CACHE / "static")}
+    env |= extra or {}
     return build_engine(EngineConfig.from_env(env, data_dir=tmp), env, embedding_resolver=resolve)
 
 
@@ -109,7 +112,12 @@ def _db_mb(directory: Path) -> float:
 
 
 def measure_config(
-    size: int, label: str, resolution: EmbeddingResolution | None, n_queries: int
+    size: int,
+    label: str,
+    resolution: EmbeddingResolution | None,
+    n_queries: int,
+    env: dict[str, str] | None = None,
+    strategies: tuple[str, ...] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One corpus size under one embedder, in a fresh process (``retrieval_latency`` runs
     it in a spawned child): ingest, then per-strategy latency. The RSS figures are this
@@ -118,7 +126,7 @@ def measure_config(
     corpus = facts(size)  # allocated before the baseline: only the engine's cost counts
     qs = queries(n_queries)
     with tempfile.TemporaryDirectory() as tmp:
-        engine = open_engine(Path(tmp), resolution)
+        engine = open_engine(Path(tmp), resolution, env)
         try:
             if engine.embeddings is not None:
                 _, embedder = engine.embeddings.current()
@@ -137,11 +145,11 @@ def measure_config(
             gc.collect()
             rss_after, peak = rss_mb(), peak_rss_mb()
             disk = _db_mb(Path(tmp))
-            strategies = (
-                ["exact", "hybrid"] if resolution is None else ["exact", "semantic", "hybrid"]
+            chosen = strategies or (
+                ("exact", "hybrid") if resolution is None else ("exact", "semantic", "hybrid")
             )
             rows = []
-            for strategy in strategies:
+            for strategy in chosen:
                 # `recent` (no query) is what the gateway runs when there is nothing to search
                 ask = (lambda q: None) if strategy == "exact" else (lambda q: q)
                 for q in qs[:10]:  # warm-up (model, caches, page cache)

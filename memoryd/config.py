@@ -88,6 +88,7 @@ class EngineConfig:
     #: ``postgresql://...``: the shared PostgreSQL store instead of the SQLite file.
     database_url: str | None = None
     database_pool_size: int = 10
+    extraction_lease_s: float = 60.0
     decay: DecayConfig = field(default_factory=DecayConfig)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     upstream_timeout_s: float = DEFAULT_UPSTREAM_TIMEOUT_S
@@ -127,6 +128,7 @@ class EngineConfig:
             load_vec=env.get("MEMORY_DISABLE_VEC", "").strip().lower() not in {"1", "true", "yes"},
             database_url=env.get("MEMORYD_DATABASE_URL", "").strip() or None,
             database_pool_size=_int(env, "MEMORYD_DATABASE_POOL_SIZE", 10, 2, 1000),
+            extraction_lease_s=float(_int(env, "MEMORYD_EXTRACTION_LEASE_S", 60, 1, 86_400)),
             decay=decay_config_from_env(env),
             max_body_bytes=_int(
                 env, "MEMORYD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1024, 1024**3

@@ -300,6 +300,8 @@ def serve(
                 what = "the database" if database_url else f"the data dir {root}"
                 raise ServeError(f"cannot open {what}: {exc}") from None
             engine.recover_extractions()  # what a killed predecessor acknowledged, not ran
+            if database_url:  # a shared store: also what another server died holding
+                engine.extraction.sweep()
             try:
                 app = create_app(engine, admin_token=token, close_engine=True)
                 config = uvicorn.Config(

@@ -220,3 +220,20 @@ def test_peer_driver_embeds_like_memoryd() -> None:
     for a, b in zip(ours, theirs, strict=True):
         assert len(b) == 384
         assert float(sum(x * y for x, y in zip(a, b, strict=True))) > 0.9999
+
+
+def test_stores_stage_runs_both_stores_side_by_side(tmp_path: Path) -> None:
+    """``python -m bench --only stores``: SQLite and PostgreSQL (a throwaway server)
+    on the same corpus and queries, one row per store and size."""
+    pytest.importorskip("psycopg")
+    results = tmp_path / "results"
+    command = [sys.executable, "-m", "bench", "--only", "stores", "--store-sizes", "60"]
+    command += ["--results", str(results)]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((results / "stores.json").read_text())["rows"]
+    assert [r["store"] for r in rows] == ["sqlite", "postgresql"]
+    for row in rows:
+        assert row["memories_per_owner"] == 60
+        assert row["ingest_per_s"] > 0
+        assert 0 < row["hybrid_p50_ms"] <= row["hybrid_p95_ms"]

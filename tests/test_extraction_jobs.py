@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 from pathlib import Path
 
 from memoryd.bootstrap import build_engine
@@ -10,6 +11,10 @@ from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import utcnow
 from memoryd.storage.base import NewJob
+from tests.conftest import make_engine
+from tests.embedders import no_source
+
+HOUR = timedelta(hours=1)
 
 
 def _open(data: Path) -> MemoryEngine:
@@ -53,9 +58,10 @@ def test_nothing_to_extract_queues_nothing(engine: MemoryEngine) -> None:
 def test_jobs_left_by_a_killed_process_run_at_the_next_start(tmp_path: Path) -> None:
     data = tmp_path / "d"
     first = _open(data)
+    held = utcnow() + timedelta(hours=1)  # as ``submit`` leaves it: leased by that process
     first.store.write(
         lambda tx: tx.queue_extraction(
-            NewJob("bob", "s1", [("I prefer dark mode.", "user")], utcnow())
+            NewJob("bob", "s1", [("I prefer dark mode.", "user")], utcnow(), "", "gone", held)
         )
     )
     first.store.write(lambda tx: tx.queue_extraction(NewJob("bob", "", [], utcnow())))
@@ -71,6 +77,36 @@ def test_jobs_left_by_a_killed_process_run_at_the_next_start(tmp_path: Path) -> 
         assert second.recover_extractions() == 0  # nothing runs twice
     finally:
         second.close()
+
+
+def test_a_shared_store_runs_what_a_dead_server_left_never_a_live_ones(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Two engines on one PostgreSQL database: B claims the job whose server died (its
+    lease ran out), and leaves the one a live server holds."""
+    env = {"MEMORYD_DATABASE_URL": pg_url}
+    a = make_engine(tmp_path / "a", env, resolver=no_source)
+    b = make_engine(tmp_path / "b", env, resolver=no_source)
+    try:
+        now = utcnow()
+        live = NewJob("bob", "", [("I prefer dark mode.", "user")], now, "", "alive", now + HOUR)
+        dead = NewJob("carol", "", [("I live in Oslo.", "user")], now, "", "dead", now - HOUR)
+        live_id = a.store.write(lambda tx: tx.queue_extraction(live))
+        a.store.write(lambda tx: tx.queue_extraction(dead))
+        assert b.recover_extractions() == 1
+        assert b.drain(timeout=30)
+        assert [m.content for m in b.list_memories(owner="carol").data] == ["User lives in Oslo"]
+        assert a.list_memories(owner="bob").total == 0
+        assert [j[0] for j in a.store.read().queued_extractions()] == [live_id]
+        assert a.recover_extractions() == 0  # a live lease is never taken, not even by A
+        # A job ``submit`` queues is held by its own server for the lease.
+        durable = a.submit_extraction("dave", user_text="I prefer tea.")
+        assert durable is not None
+        durable.result(timeout=30)
+        assert b.recover_extractions() == 0
+    finally:
+        a.close()
+        b.close()
 
 
 def test_a_lone_surrogate_does_not_fail_the_job(engine: MemoryEngine) -> None:

@@ -71,6 +71,7 @@ def _table(result: dict[str, Any]) -> None:
     click.echo(
         f"LoCoMo: {result['conversations']} conversations, {result['turns']} turns, "
         f"{q['evaluated']} questions (categories 1-4), embedder {result['embedder']}, "
+        f"store {result.get('store', 'sqlite')}, "
         f"{result['elapsed_s']} s"
     )
     head = "".join(f"{'R@' + str(k):>8}" for k in ks) + "".join(f"{'tok@' + str(k):>9}" for k in ks)
@@ -142,6 +143,11 @@ def eval_group() -> None:
 )
 @click.option("--limit-conversations", type=click.IntRange(min=1), default=None)
 @click.option(
+    "--database-url",
+    default=None,
+    help="Run on this (empty) PostgreSQL database instead of a temporary SQLite file.",
+)
+@click.option(
     "--relevance-floor",
     type=click.FloatRange(0, 1),
     default=None,
@@ -158,6 +164,7 @@ def eval_locomo(
     vec_top_k: int,
     turn_context: str,
     limit_conversations: int | None,
+    database_url: str | None,
     relevance_floor: float | None,
 ) -> None:
     """Turn-level evidence recall@k and tokens@k on LoCoMo, per strategy and category."""
@@ -183,7 +190,7 @@ def eval_locomo(
             source,
             strategies=chosen,
             ks=ks,
-            config_overrides={"vec_top_k": vec_top_k},
+            config_overrides={"vec_top_k": vec_top_k, "database_url": database_url},
             content=locomo.CONTENT_FNS[turn_context],
             progress=advance,
             log=_say,

@@ -4,15 +4,23 @@ A job is committed to ``extraction_queue`` by the writer thread (the caller is n
 blocked) and handed to the background worker once committed; the future ``submit``
 returns resolves at that commit, so the gateway, which waits for it before the last
 byte of its answer, knows a crash can no longer lose the exchange. The row is deleted
-once the job ran; ``recover`` runs again whatever a killed process left. Facts upsert
-on owner + key, so a job run twice stores nothing twice.
+once the job ran. Each job carries a lease (``claimed_by`` this process until
+``lease_s`` from now): ``recover`` claims and runs every job nobody holds, that is,
+whatever a killed process left, here or, on a shared store, on another server, and
+``sweep`` repeats that while the server runs. Facts upsert on owner + key, so a job
+run twice (a lease that ran out mid-job) stores nothing twice.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import threading
+import uuid
 from collections.abc import Callable, Collection
 from concurrent.futures import Future
+from datetime import timedelta
 
 from memoryd.core.extraction import Fact, extract_facts, fact_metadata
 from memoryd.engine.background import BackgroundWorker
@@ -20,6 +28,9 @@ from memoryd.models import MemoryType, NewMemory, Reconcile, Reconciled, to_iso,
 from memoryd.storage.base import NewJob, Store
 
 log = logging.getLogger(__name__)
+
+#: How long the server that queued a job holds it before another may run it.
+DEFAULT_LEASE_S = 60.0
 
 Texts = list[tuple[str, str]]  # (text, source) with source "user" or "assistant"
 #: One job by ``extractionMode``, given the rules step: ``llm_extraction.extract_with_mode``
@@ -34,12 +45,17 @@ class ExtractionJobs:
         background: BackgroundWorker,
         reconcile: Callable[[list[Reconcile]], list[Reconciled]],
         stats: dict[str, int],
+        *,
+        lease_s: float = DEFAULT_LEASE_S,
     ) -> None:
         self.store = store
         self.background = background
         self.reconcile = reconcile
         self.stats = stats
         self.llm: ModeHook | None = None
+        self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.lease_s = lease_s
+        self._stop = threading.Event()
 
     def submit(
         self,
@@ -63,9 +79,9 @@ class ExtractionJobs:
         durable: Future[None] = Future()
         try:
             self.stats["scheduled"] += 1
-            queued = self.store.submit(
-                lambda tx: tx.queue_extraction(NewJob(owner, session_id, texts, utcnow(), user_id))
-            )
+            now = utcnow()
+            job = NewJob(owner, session_id, texts, now, user_id, self.worker, now + self._lease())
+            queued = self.store.submit(lambda tx: tx.queue_extraction(job))
         except Exception:
             log.exception("could not schedule extraction")
             self.stats["failed"] += 1
@@ -80,15 +96,43 @@ class ExtractionJobs:
         queued.add_done_callback(committed)
         return durable
 
-    def recover(self) -> int:
-        """Queue again the jobs a previous process committed but never finished (it was
-        killed); returns how many."""
-        jobs = self.store.read().queued_extractions()
+    def _lease(self) -> timedelta:
+        return timedelta(seconds=self.lease_s)
+
+    def recover(self, limit: int = 500) -> int:
+        """Claim and run the jobs nobody holds: committed by a process that was killed
+        before it ran them (this one's predecessor, or another server on a shared
+        store); returns how many."""
+        now = utcnow()
+        # An unshared store has no other live server: every lease in it is a dead one's.
+        expired_before = now if self.store.capabilities.shared else now + timedelta(days=36500)
+        jobs = self.store.write(
+            lambda tx: tx.claim_extractions(self.worker, expired_before, now + self._lease(), limit)
+        )
         for job_id, owner, session_id, texts, user_id in jobs:
             self.background.submit(self.run, job_id, owner, session_id, texts, user_id)
         if jobs:
-            log.warning("recovered %d extraction jobs left by the previous run", len(jobs))
+            log.warning("recovered %d extraction jobs a stopped process left", len(jobs))
         return len(jobs)
+
+    def sweep(self, every_s: float | None = None) -> threading.Thread:
+        """Recover in the background every ``every_s`` (half a lease) until ``close``:
+        on a shared store, the jobs of a server that died mid-way."""
+        interval = every_s if every_s is not None else self.lease_s / 2
+
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    self.recover()
+                except Exception:  # a store that is down: the next round tries again
+                    log.warning("extraction recovery sweep failed", exc_info=True)
+
+        thread = threading.Thread(target=loop, name="memoryd-extraction-sweep", daemon=True)
+        thread.start()
+        return thread
+
+    def close(self) -> None:
+        self._stop.set()
 
     def run(
         self, job_id: int | None, owner: str, session_id: str, texts: Texts, user_id: str = ""

@@ -105,7 +105,11 @@ class MemoryEngine:
             self.write_listeners.append(lambda memory: indexer.notify(memory.id))
         self.extraction_stats = {"scheduled": 0, "stored": 0, "failed": 0, "superseded": 0}
         self.extraction = ExtractionJobs(
-            store, self.background, self.reconcile, self.extraction_stats
+            store,
+            self.background,
+            self.reconcile,
+            self.extraction_stats,
+            lease_s=config.extraction_lease_s,
         )
         self.llm_stats = LlmStats(store)  # opt-in LLM extraction (``engine.llm_extraction``)
         self.extraction.llm = partial(extract_with_mode, self)
@@ -452,6 +456,7 @@ class MemoryEngine:
         return ok
 
     def close(self) -> None:
+        self.extraction.close()
         self.background.close()
         if self.indexer is not None:
             self.indexer.close()

@@ -38,6 +38,7 @@ from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.embedding import EmbeddingResolution
 from memoryd.engine import MemoryEngine
+from memoryd.errors import ValidationError
 from memoryd.models import MemoryType, NewMemory
 from memoryd.settings import MemorySettings
 
@@ -409,8 +410,11 @@ def run_eval(
         data_dir = Path(tmp) / "data"
         config = eval_config(data_dir, **(config_overrides or {}))
         engine = open_eval_engine(data_dir, embedder, config)
-        engine.settings.update(dict(settings or {}))  # e.g. {"relevanceFloor": 0}
         try:
+            if engine.store.read().count():
+                raise ValidationError("database: the evaluation needs an empty database")
+            backend = engine.store.capabilities.backend
+            engine.settings.update(dict(settings or {}))  # e.g. {"relevanceFloor": 0}
             total = sum(len(c.turns) for c in conversations)
             say(f"ingesting {total} turns (embedder: {embedder.name})")
             stored = ingest(engine, conversations, content)
@@ -433,6 +437,7 @@ def run_eval(
     return {
         "strategies": {s: r.to_dict() for s, r in results.items()},
         "embedder": embedder.name,
+        "store": backend,
         "embedding_model": embedder.resolution.model if embedder.resolution else None,
         "elapsed_s": round(time.perf_counter() - started, 2),
         "ingest_s": round(ingest_s, 2),

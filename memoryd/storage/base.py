@@ -104,6 +104,9 @@ class NewJob:
     texts: Sequence[tuple[str, str]]
     created_at: datetime
     user_id: str = ""
+    #: The server that runs it, and until when it holds the job (None: anyone may).
+    claimed_by: str | None = None
+    claimed_until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +130,9 @@ class Capabilities:
     sqlite_version: str  # the engine's version string, for status
     deferred_migrations: tuple[str, ...] = ()
     backend: str = "sqlite"  # sqlite | postgresql
+    #: Several servers may use this store at once (PostgreSQL); the SQLite file is one
+    #: server's (its data-dir lock), so what it left queued is that server's to run.
+    shared: bool = False
     keyword_backend: str = "FTS5"  # what answers keyword_search, for status
 
 
@@ -320,6 +326,10 @@ class QueueReads(Protocol):
         """Jobs never finished, oldest first (an unreadable job has no texts)."""
         ...
 
+    def lease_of(self, job_id: int) -> tuple[str | None, datetime | None] | None:
+        """``(claimed_by, claimed_until)`` of a queued job; None when it is gone."""
+        ...
+
     def reindex_pending(self) -> int:
         """How many memories wait for their embedding."""
         ...
@@ -338,6 +348,14 @@ class QueueWrites(Protocol):
         ...
 
     def unqueue_extraction(self, job_id: int) -> None: ...
+    def claim_extractions(
+        self, worker: str, now: datetime, until: datetime, limit: int
+    ) -> list[QueuedJob]:
+        """Take up to ``limit`` jobs nobody holds (never claimed, or their lease ran out
+        before ``now``), oldest first, for ``worker`` until ``until``. Two servers
+        claiming at once never get the same job."""
+        ...
+
     def mark_all_reindex(self) -> int:
         """Queue every memory for embedding again; how many were not queued yet."""
         ...

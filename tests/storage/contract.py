@@ -1258,6 +1258,48 @@ class StoreContract:
         fourth = store.write(lambda w: w.queue_extraction(job("a", "s", texts, NOW)))
         assert fourth > third  # ids are never reused
 
+    def test_extraction_leases(self, store: Store) -> None:
+        """A job held by a live server is not claimed; one whose lease ran out, or that
+        nobody holds, is claimed once, by one worker, oldest first."""
+        held = NewJob("a", "", [("held", "user")], NOW, "", "alive", NOW + HOUR)
+        lapsed = NewJob("a", "", [("lapsed", "user")], NOW, "", "dead", NOW - HOUR)
+        free = NewJob("b", "s", [("free", "user")], NOW, "u1")
+        ids = [store.write(lambda w, j=j: w.queue_extraction(j)) for j in (held, lapsed, free)]
+        r = store.read()
+        assert r.lease_of(ids[0]) == ("alive", NOW + HOUR)
+        assert r.lease_of(ids[2]) == (None, None)
+        assert r.lease_of(424242) is None
+
+        until = NOW + 2 * HOUR
+        taken = store.write(lambda w: w.claim_extractions("me", NOW, until, 10))
+        assert [j[0] for j in taken] == ids[1:]
+        assert taken[1] == (ids[2], "b", "s", [("free", "user")], "u1")
+        assert r.lease_of(ids[1]) == ("me", until)
+        # Claimed now: nobody else gets them, and the live one's job stays its own.
+        assert store.write(lambda w: w.claim_extractions("other", NOW, until, 10)) == []
+        # Its lease running out (time passing) frees the job for the next claimer.
+        later = NOW + 3 * HOUR
+        again = store.write(lambda w: w.claim_extractions("other", later, later + HOUR, 1))
+        assert [j[0] for j in again] == [ids[0]]  # oldest first, at most ``limit``
+        assert r.lease_of(ids[0]) == ("other", later + HOUR)
+
+    def test_concurrent_claims_never_share_a_job(self, store: Store) -> None:
+        ids = [
+            store.write(lambda w, i=i: w.queue_extraction(job("a", "", [(f"t{i}", "user")], NOW)))
+            for i in range(40)
+        ]
+
+        def claim(worker: str) -> list[int]:
+            got: list[int] = []
+            while batch := store.write(lambda w: w.claim_extractions(worker, NOW, NOW + HOUR, 3)):
+                got += [j[0] for j in batch]
+            return got
+
+        with ThreadPoolExecutor(4) as pool:
+            claimed = list(pool.map(claim, ["w1", "w2", "w3", "w4"]))
+        flat = [i for part in claimed for i in part]
+        assert sorted(flat) == ids  # every job once, none twice
+
     # -- the reindex queue -----------------------------------------------------------------
 
     def test_new_memories_wait_for_embedding(self, store: Store) -> None:

@@ -152,6 +152,7 @@ class PgDatabase:
             vec_reason=f"pgvector {vec}",
             sqlite_version=f"PostgreSQL {version}",
             backend="postgresql",
+            shared=True,
             keyword_backend="tsvector",
         )
 

@@ -4,22 +4,25 @@ until their facts are stored (``memoryd.engine.extraction_jobs``)."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
-from memoryd.models import to_iso
+from memoryd.models import parse_iso, to_iso
 from memoryd.storage.base import NewJob
 
 
 def queue_extraction(conn: Any, job: NewJob) -> int:
     rows = conn.execute(
-        "INSERT INTO extraction_queue (api_key_id, session_id, texts, created_at, user_id) "
-        "VALUES (?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO extraction_queue (api_key_id, session_id, texts, created_at, user_id, "
+        "claimed_by, claimed_until) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (
             job.owner,
             job.session_id,
             json.dumps([list(t) for t in job.texts]),
             to_iso(job.created_at),
             job.user_id,
+            job.claimed_by,
+            to_iso(job.claimed_until) if job.claimed_until else None,
         ),
     )
     return int(next(iter(rows))[0])
@@ -29,13 +32,47 @@ def unqueue_extraction(conn: Any, job_id: int) -> None:
     conn.execute("DELETE FROM extraction_queue WHERE id = ?", (job_id,))
 
 
-def queued_extractions(conn: Any) -> list[tuple[int, str, str, list[tuple[str, str]], str]]:
-    """Jobs a previous run queued and never finished, oldest first: ``(id, owner,
-    session, texts, end user)``."""
-    jobs = []
-    for job_id, owner, session_id, raw, user_id in conn.execute(
-        "SELECT id, api_key_id, session_id, texts, user_id FROM extraction_queue ORDER BY id"
+Job = tuple[int, str, str, list[tuple[str, str]], str]
+
+
+def queued_extractions(conn: Any) -> list[Job]:
+    """Jobs queued and never finished, oldest first: ``(id, owner, session, texts, end
+    user)``."""
+    return _jobs(
+        conn.execute(
+            "SELECT id, api_key_id, session_id, texts, user_id FROM extraction_queue ORDER BY id"
+        )
+    )
+
+
+def claim_extractions(
+    conn: Any, worker: str, now: datetime, until: datetime, limit: int
+) -> list[Job]:
+    """The lease predicate stands in the outer WHERE too: on PostgreSQL a second
+    server's UPDATE that waited on the first's row lock re-checks it and skips the row,
+    so a job is claimed once (SQLite has one writer)."""
+    free = "(claimed_until IS NULL OR claimed_until < ?)"
+    stamp = to_iso(now)
+    rows = conn.execute(
+        f"UPDATE extraction_queue SET claimed_by = ?, claimed_until = ? WHERE {free} "
+        f"AND id IN (SELECT id FROM extraction_queue WHERE {free} ORDER BY id LIMIT ?) "
+        "RETURNING id, api_key_id, session_id, texts, user_id",
+        (worker, to_iso(until), stamp, stamp, limit),
+    )
+    return sorted(_jobs(rows))
+
+
+def lease_of(conn: Any, job_id: int) -> tuple[str | None, datetime | None] | None:
+    for by, until in conn.execute(
+        "SELECT claimed_by, claimed_until FROM extraction_queue WHERE id = ?", (job_id,)
     ):
+        return by, parse_iso(until) if until else None
+    return None
+
+
+def _jobs(rows: Any) -> list[Job]:
+    jobs = []
+    for job_id, owner, session_id, raw, user_id in rows:
         try:
             texts = [(str(t), str(s)) for t, s in json.loads(raw)]
         except (ValueError, TypeError):

@@ -192,6 +192,14 @@ class SqlSession:
     def unqueue_extraction(self, job_id: int) -> None:
         self._do(queue.unqueue_extraction, job_id)
 
+    def claim_extractions(
+        self, worker: str, now: datetime, until: datetime, limit: int
+    ) -> list[QueuedJob]:
+        return self._do(queue.claim_extractions, worker, now, until, limit)
+
+    def lease_of(self, job_id: int) -> tuple[str | None, datetime | None] | None:
+        return self._do(queue.lease_of, job_id)
+
     def reindex_pending(self) -> int:
         return self._do(flags.count_pending)
 

