@@ -393,15 +393,12 @@ def run_eval(
     log: Callable[[str], None] | None = None,
     settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Ingest ``conversations`` into a throwaway engine and ask every question of
-    categories 1-4 under each strategy. ``progress(n)`` is called after every ``n``
-    answered questions (``count_questions(...) * len(strategies)`` in all). Returns the
-    JSON-ready result; the temporary data dir is removed before returning."""
+    """Ingest into a throwaway engine (or an empty database) and ask every question of
+    categories 1-4 under each strategy; ``progress(n)`` after every ``n`` answers."""
     ks = tuple(sorted(set(ks)))
     if not ks or ks[0] < 1 or ks[-1] > MAX_K:
         raise ValueError(f"k must be from 1 to {MAX_K}")
-    unknown = [s for s in strategies if s not in STRATEGIES]
-    if unknown or not strategies:
+    if not strategies or set(strategies) - set(STRATEGIES):
         raise ValueError(f"strategies must be among {', '.join(STRATEGIES)}")
     say = log or (lambda _message: None)
     started = time.perf_counter()
@@ -413,7 +410,6 @@ def run_eval(
         try:
             if engine.store.read().count():
                 raise ValidationError("database: the evaluation needs an empty database")
-            backend = engine.store.capabilities.backend
             engine.settings.update(dict(settings or {}))  # e.g. {"relevanceFloor": 0}
             total = sum(len(c.turns) for c in conversations)
             say(f"ingesting {total} turns (embedder: {embedder.name})")
@@ -437,7 +433,7 @@ def run_eval(
     return {
         "strategies": {s: r.to_dict() for s, r in results.items()},
         "embedder": embedder.name,
-        "store": backend,
+        "store": engine.store.capabilities.backend,
         "embedding_model": embedder.resolution.model if embedder.resolution else None,
         "elapsed_s": round(time.perf_counter() - started, 2),
         "ingest_s": round(ingest_s, 2),

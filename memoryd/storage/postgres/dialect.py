@@ -4,16 +4,17 @@ switches on. Functions take a ``PgConn`` (the portable ``?`` placeholders)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from memoryd.core import bm25
 from memoryd.core.fts_query import query_tokens
 from memoryd.models import Memory
 from memoryd.storage.base import Filter
-from memoryd.storage.rows import COLUMNS, NCOLS, row_to_memory
-from memoryd.storage.sql.memories import filter_sql
+from memoryd.storage.sql.memories import filter_sql, get_many
 
 
 def tsquery_text(query: str) -> str | None:
@@ -27,23 +28,71 @@ def _marks(values: Sequence[Any]) -> str:
     return ", ".join("?" for _ in values)
 
 
+#: Keyword candidates re-scored per query (the best by ``ts_rank_cd`` when more match).
+CANDIDATES = 1000
+#: How long the collection's counts are reused: BM25 barely moves with a few writes.
+STATS_TTL_S = 60.0
+
+
 class PostgresDialect:
+    """Per store: it caches that database's term statistics."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._totals: tuple[float, int, float] | None = None
+        self._frequency: dict[str, tuple[float, int]] = {}
+
     def keyword_search(
         self, conn: Any, query: str, flt: Filter, limit: int
     ) -> list[tuple[Memory, float]]:
-        """``ts_rank_cd`` over the stored ``tsvector`` (content weighted over the key)
-        for the ORed words; best first, relevance > 0."""
+        """The stored ``tsvector`` finds the candidates (GIN, the ORed words), BM25 from
+        the collection's counts ranks them (``core.bm25``), as FTS5 does on SQLite;
+        best first, relevance > 0."""
         text = tsquery_text(query)
         if text is None:
             return []
+        lexemes = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT unnest(tsvector_to_array(to_tsvector('english', ?)))", [text]
+            )
+        ]
+        if not lexemes:
+            return []
         where, params = filter_sql(flt)
-        rows = conn.execute(
-            f"SELECT {COLUMNS}, ts_rank_cd(m.tsv, q, 1) AS rank "
-            "FROM memories m, to_tsquery('english', ?) q "
-            f"WHERE m.tsv @@ q AND {where} ORDER BY rank DESC, m.seq DESC LIMIT ?",
-            [text, *params, limit],
+        found = conn.execute(
+            "SELECT m.id, m.tsv::text FROM memories m, to_tsquery('english', ?) q "
+            f"WHERE m.tsv @@ q AND {where} ORDER BY ts_rank_cd(m.tsv, q, 1) DESC LIMIT ?",
+            [text, *params, CANDIDATES],
         ).fetchall()
-        return [(row_to_memory(r), max(float(r[NCOLS]), 1e-9)) for r in rows]
+        if not found:
+            return []
+        stats = self._collection(conn, lexemes)
+        scored = [(bm25.score(bm25.parse_tsvector(tsv), lexemes, stats), mid) for mid, tsv in found]
+        best = sorted((x for x in scored if x[0] > 0), key=lambda x: -x[0])[:limit]
+        rows = get_many(conn, [mid for _, mid in best])
+        return [(rows[mid], value) for value, mid in best if mid in rows]
+
+    def _collection(self, conn: Any, lexemes: Sequence[str]) -> bm25.Collection:
+        now = self._clock()
+        if self._totals is None or now - self._totals[0] > STATS_TTL_S:
+            count, average = conn.execute(
+                "SELECT COUNT(*), COALESCE(AVG(length(tsv)), 0) FROM memories"
+            ).fetchone()
+            self._totals = (now, int(count), float(average))
+        if len(self._frequency) > 100_000:
+            self._frequency.clear()
+        frequency = {}
+        for lexeme in dict.fromkeys(lexemes):
+            cached = self._frequency.get(lexeme)
+            if cached is None or now - cached[0] > STATS_TTL_S:
+                quoted = "'" + lexeme.replace("'", "''") + "'"
+                (n,) = conn.execute(
+                    "SELECT COUNT(*) FROM memories WHERE tsv @@ ?::tsquery", [quoted]
+                ).fetchone()
+                cached = self._frequency[lexeme] = (now, int(n))
+            frequency[lexeme] = cached[1]
+        return bm25.Collection(self._totals[1], self._totals[2], frequency)
 
     def optimize_keyword_index(self, conn: Any) -> None:
         return None  # a GIN index needs no compaction after deletes (autovacuum does it)

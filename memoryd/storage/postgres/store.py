@@ -19,13 +19,6 @@ from memoryd.storage.sql.session import SqlSession
 from memoryd.storage.sql.store import DatabaseStore
 
 T = TypeVar("T")
-DIALECT = PostgresDialect()
-
-
-def bound(conn: Any) -> SqlSession:
-    """A session on one connection (inside a write or a snapshot)."""
-    wrapped = PgConn(conn)
-    return SqlSession(lambda fn: fn(wrapped), DIALECT, wrapped)
 
 
 class PostgresStore(DatabaseStore):
@@ -36,21 +29,27 @@ class PostgresStore(DatabaseStore):
     def __init__(self, db: PgDatabase) -> None:
         self.db = db
         self.capabilities: Capabilities = db.capabilities
+        self.dialect = PostgresDialect()  # it caches this database's term statistics
+
+    def _bound(self, conn: Any) -> SqlSession:
+        """A session on one connection (inside a write or a snapshot)."""
+        wrapped = PgConn(conn)
+        return SqlSession(lambda fn: fn(wrapped), self.dialect, wrapped)
 
     @classmethod
     def open(cls, url: str, *, pool_size: int = 10) -> PostgresStore:
         return cls(PgDatabase(url, max_size=pool_size))
 
     def read(self) -> Reader:
-        return SqlSession(lambda fn: self.db.run(lambda conn: fn(PgConn(conn))), DIALECT)
+        return SqlSession(lambda fn: self.db.run(lambda conn: fn(PgConn(conn))), self.dialect)
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[Reader]:
         with self.db.snapshot() as conn:
-            yield bound(conn)
+            yield self._bound(conn)
 
     def write(self, fn: Callable[[Writer], T]) -> T:
-        return self.db.write(lambda conn: fn(bound(conn)))
+        return self.db.write(lambda conn: fn(self._bound(conn)))
 
     def submit(self, fn: Callable[[Writer], T]) -> Future[T]:
-        return self.db.submit(lambda conn: fn(bound(conn)))
+        return self.db.submit(lambda conn: fn(self._bound(conn)))
