@@ -56,3 +56,43 @@ def test_a_bad_or_unreachable_database_is_one_clear_error(pg_url: str) -> None:
     assert "Connection refused" in refused.value.message
     with pytest.raises(UnavailableError, match="cannot connect to PostgreSQL"):
         PostgresStore.open(pg_url.replace("dbname=", "dbname=missing_"))
+
+
+def test_a_deadlocked_write_is_run_again(pg_url: str) -> None:
+    """Two writes that lock the same rows in opposite orders: PostgreSQL aborts one of
+    them, and the store runs it again, so both land (SQLite's single writer never
+    deadlocks, so callers need not know)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from memoryd.models import MemoryPatch
+    from memoryd.storage.base import Writer
+    from memoryd.storage.postgres.store import PostgresStore
+    from tests.storage.contract import NOW, add
+
+    store = PostgresStore.open(pg_url)
+    try:
+        first, second = add(store, "a", "one"), add(store, "a", "two")
+        both_locked = threading.Barrier(2, timeout=30)
+        runs = {"x": 0, "y": 0}
+
+        def crossing(name: str, order: list[str]) -> None:
+            def fn(w: Writer) -> None:
+                runs[name] += 1
+                w.update(order[0], MemoryPatch(content=f"{name} first"), NOW)
+                if runs[name] == 1:
+                    both_locked.wait()  # each holds one row and wants the other's
+                w.update(order[1], MemoryPatch(content=f"{name} second"), NOW)
+
+            store.write(fn)
+
+        with ThreadPoolExecutor(2) as pool:
+            done = [
+                pool.submit(crossing, "x", [first.id, second.id]),
+                pool.submit(crossing, "y", [second.id, first.id]),
+            ]
+            for future in done:
+                future.result(timeout=60)
+        assert sorted(runs.values()) == [1, 2]  # one was aborted and ran again
+    finally:
+        store.close()

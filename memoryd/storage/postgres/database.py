@@ -36,6 +36,9 @@ T = TypeVar("T")
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 MIGRATION_LOCK = 0x6D656D6F7279  # "memory": one advisory lock id for every memoryd
 PROBE_INTERVAL_S = 5.0
+RETRIES = 3
+#: Errors that end a transaction through no fault of its own: run it again.
+RETRYABLE = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
 
 
 def storage_error(exc: BaseException) -> UnavailableError | None:
@@ -196,15 +199,27 @@ class PgDatabase:
             with current.transaction():  # nested: a savepoint of the outer write
                 return fn(current)
         self._check_open()
-        with self._guard(write=True), self.pool.connection() as conn:
-            self._local.writer = conn
+        for attempt in range(RETRIES + 1):
             try:
-                with conn.transaction():
-                    result = fn(conn)
-            finally:
-                self._local.writer = None
-        self._fault = None
-        return result
+                with self._guard(write=True), self.pool.connection() as conn:
+                    self._local.writer = conn
+                    try:
+                        with conn.transaction():
+                            result = fn(conn)
+                    finally:
+                        self._local.writer = None
+            except StorageUnavailableError as err:
+                # Two writers that lock rows in different orders (a reindex marking every
+                # memory while the indexer clears flags): PostgreSQL aborts one. The
+                # transaction rolled back whole, so running it again is safe.
+                if attempt == RETRIES or not isinstance(err.__cause__, RETRYABLE):
+                    raise
+                self._fault = None
+                time.sleep(0.05 * (attempt + 1))
+                continue
+            self._fault = None
+            return result
+        raise AssertionError("unreachable")
 
     def submit(self, fn: Callable[[psycopg.Connection[Any]], T]) -> Future[T]:
         """In submission order, on one thread (as SQLite's single writer)."""
