@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 K1 = 1.2
 B = 0.75
+#: FTS5's lower bound for a term's idf (a term in over half the documents).
+IDF_FLOOR = 1e-6
 #: Per weight class of a ``tsvector`` position: A = content, B = key (as FTS5's columns).
 WEIGHTS = {"A": 1.0, "B": 0.5, "C": 0.5, "D": 0.5}
 
@@ -45,7 +47,7 @@ def parse_tsvector(text: str) -> dict[str, float]:
 
 def idf(documents: int, frequency: int) -> float:
     """FTS5's: log((N - n + 0.5) / (n + 0.5)), never below a small positive floor."""
-    return max(math.log((documents - frequency + 0.5) / (frequency + 0.5)), 1e-6)
+    return max(math.log((documents - frequency + 0.5) / (frequency + 0.5)), IDF_FLOOR)
 
 
 def score(terms: Mapping[str, float], query: Sequence[str], stats: Collection) -> float:

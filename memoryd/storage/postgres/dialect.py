@@ -28,8 +28,8 @@ def _marks(values: Sequence[Any]) -> str:
     return ", ".join("?" for _ in values)
 
 
-#: Keyword candidates re-scored per query (the best by ``ts_rank_cd`` when more match).
-CANDIDATES = 1000
+#: Below this many documents a lexeme always picks candidates (scoring them is cheap).
+COMMON = 500
 #: How long the collection's counts are reused: BM25 barely moves with a few writes.
 STATS_TTL_S = 60.0
 
@@ -46,8 +46,8 @@ class PostgresDialect:
         self, conn: Any, query: str, flt: Filter, limit: int
     ) -> list[tuple[Memory, float]]:
         """The stored ``tsvector`` finds the candidates (GIN, the ORed words), BM25 from
-        the collection's counts ranks them (``core.bm25``), as FTS5 does on SQLite;
-        best first, relevance > 0."""
+        the collection's counts ranks them (the formula of ``core.bm25``), as FTS5 does
+        on SQLite; best first, relevance > 0."""
         text = tsquery_text(query)
         if text is None:
             return []
@@ -60,18 +60,47 @@ class PostgresDialect:
         if not lexemes:
             return []
         where, params = filter_sql(flt)
-        found = conn.execute(
-            "SELECT m.id, m.tsv::text FROM memories m, to_tsquery('english', ?) q "
-            f"WHERE m.tsv @@ q AND {where} ORDER BY ts_rank_cd(m.tsv, q, 1) DESC LIMIT ?",
-            [text, *params, CANDIDATES],
-        ).fetchall()
-        if not found:
-            return []
         stats = self._collection(conn, lexemes)
-        scored = [(bm25.score(bm25.parse_tsvector(tsv), lexemes, stats), mid) for mid, tsv in found]
-        best = sorted((x for x in scored if x[0] > 0), key=lambda x: -x[0])[:limit]
-        rows = get_many(conn, [mid for _, mid in best])
-        return [(rows[mid], value) for value, mid in best if mid in rows]
+        terms = list(dict.fromkeys(lexemes))
+        weights = [bm25.idf(stats.documents, stats.frequency.get(t, 1)) for t in terms]
+        # A lexeme in over half of many documents adds nothing (idf at its floor, as in
+        # FTS5): it does not pick candidates, so "user" does not pull every memory in to
+        # be scored. Matches of it alone would rank last anyway, at a score near zero.
+        telling = [
+            t
+            for t, w in zip(terms, weights, strict=True)
+            if w > bm25.IDF_FLOOR or stats.frequency.get(t, 0) <= COMMON
+        ]
+        match = " | ".join("'" + t.replace("'", "''") + "'" for t in telling or terms)
+        # BM25 in the database: per candidate only the query's lexemes are unnested from
+        # its tsvector (content positions weigh 1.0, key positions 0.5, as in FTS5).
+        norm = "(1 - ? + ? * length(m.tsv) / ?)"
+        rows = conn.execute(
+            "SELECT m.id, SUM(w.idf * t.tf * ? / (t.tf + ? * "
+            f"{norm})) AS score "
+            "FROM memories m CROSS JOIN CAST(? AS tsquery) q "
+            "CROSS JOIN LATERAL (SELECT u.lexeme, (SELECT SUM(CASE x WHEN 'A' THEN 1.0 "
+            "ELSE 0.5 END) FROM unnest(u.weights) x) AS tf FROM unnest(m.tsv) u "
+            "WHERE u.lexeme = ANY(?::text[])) t "
+            "JOIN unnest(?::text[], ?::float8[]) AS w (lexeme, idf) ON w.lexeme = t.lexeme "
+            f"WHERE m.tsv @@ q AND {where} GROUP BY m.id ORDER BY score DESC LIMIT ?",
+            [
+                bm25.K1 + 1,
+                bm25.K1,
+                bm25.B,
+                bm25.B,
+                max(stats.average_length, 1e-9),
+                match,
+                terms,
+                terms,
+                weights,
+                *params,
+                limit,
+            ],
+        ).fetchall()
+        best = [(str(mid), float(value)) for mid, value in rows if value and value > 0]
+        found = get_many(conn, [mid for mid, _ in best])
+        return [(found[mid], value) for mid, value in best if mid in found]
 
     def _collection(self, conn: Any, lexemes: Sequence[str]) -> bm25.Collection:
         now = self._clock()
