@@ -13,7 +13,7 @@ from __future__ import annotations
 import click
 
 from memoryd import __version__
-from memoryd.cli import admin, backup, evaluation, keys, mcp, memory, providers
+from memoryd.cli import admin, backup, evaluation, keys, mcp, memory, migrate, providers
 from memoryd.cli._common import json_option
 from memoryd.config import default_data_dir
 from memoryd.server import serve_command
@@ -46,6 +46,7 @@ for command in (
     backup.backup_cmd,
     evaluation.eval_group,
     keys.keys,
+    migrate.migrate_cmd,
     mcp.mcp_cmd,
     providers.providers,
     serve_command,  # memoryd/server.py: `memoryd serve`

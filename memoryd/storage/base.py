@@ -93,6 +93,7 @@ class NewKey:
     prefix: str
     created_at: str  # canonical ISO-8601
     memory_enabled: bool | None = None
+    revoked_at: str | None = None  # a copied revoked key stays revoked
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +307,11 @@ class KeyReads(Protocol):
 
     def keys(self, *, include_revoked: bool = True) -> list[KeyRow]:
         """Newest first; insertion order breaks ties."""
+        ...
+
+    def export_keys(self) -> list[NewKey]:
+        """Every key with its hash, oldest first: for copying a store to another (the
+        API never shows a hash)."""
         ...
 
 

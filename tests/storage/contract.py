@@ -1210,6 +1210,15 @@ class StoreContract:
         assert by_hash[4] == revoked_at  # found while revoked
         assert [k[0] for k in r.keys()] == ["k2", "k1"]  # noqa: SIM118
         assert [k[0] for k in r.keys(include_revoked=True)] == ["k2", "k1"]
+        # A copy of the store carries hashes and revocations (oldest first).
+        exported = r.export_keys()
+        assert [(k.key_id, k.key_hash, k.revoked_at) for k in exported] == [
+            ("k1", "hash-k1", revoked_at),
+            ("k2", "hash-k2", None),
+        ]
+        copy = NewKey("k3", "copied", "hash-k3", "mk_k3", t0, False, revoked_at)
+        assert store.write(lambda w: w.insert_key(copy))
+        assert [k for k in store.read().export_keys() if k.key_id == "k3"] == [copy]
         assert [k[0] for k in r.keys(include_revoked=False)] == ["k2"]
 
     def test_set_key_memory_enabled(self, store: Store) -> None:

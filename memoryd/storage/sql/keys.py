@@ -33,13 +33,14 @@ def insert(conn: Any, key: NewKey) -> bool:
         return False
     conn.execute(
         "INSERT INTO api_keys (id, name, key_hash, prefix, created_at, revoked_at, "
-        "memory_enabled) VALUES (?, ?, ?, ?, ?, NULL, ?)",
+        "memory_enabled) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
             key.key_id,
             key.name,
             key.key_hash,
             key.prefix,
             key.created_at,
+            key.revoked_at,
             _bool_to_db(key.memory_enabled),
         ),
     )
@@ -79,3 +80,14 @@ def set_memory_enabled(conn: Any, key_id: str, value: bool | None) -> bool:
         "UPDATE api_keys SET memory_enabled = ? WHERE id = ?", (_bool_to_db(value), key_id)
     )
     return bool(conn.changes())
+
+
+def export_all(conn: Any) -> list[NewKey]:
+    rows = conn.execute(
+        "SELECT id, name, key_hash, prefix, created_at, revoked_at, memory_enabled "
+        "FROM api_keys ORDER BY created_at, rowid"
+    )
+    return [
+        NewKey(r[0], r[1], r[2], r[3], r[4], None if r[6] is None else bool(r[6]), r[5])
+        for r in rows
+    ]

@@ -172,6 +172,9 @@ class SqlSession:
     def keys(self, *, include_revoked: bool = True) -> list[KeyRow]:
         return self._do(keys.list_all, include_revoked=include_revoked)
 
+    def export_keys(self) -> list[NewKey]:
+        return self._do(keys.export_all)
+
     def insert_key(self, key: NewKey) -> bool:
         return self._do(keys.insert, key)
 
