@@ -44,6 +44,7 @@ class PgVectorStore:
 
         def apply(raw: Any) -> ReadyState:
             conn = PgConn(raw)
+            pgv.lock_schema(conn)  # one server at a time; the next finds it ready
             meta = pgv.read_meta(conn)
             if meta["signature"] == wanted and meta["activeDim"] == dimensions:
                 if pgv.table_exists(conn):

@@ -96,3 +96,24 @@ def test_a_deadlocked_write_is_run_again(pg_url: str) -> None:
         assert sorted(runs.values()) == [1, 2]  # one was aborted and ran again
     finally:
         store.close()
+
+
+def test_servers_preparing_pgvector_together_build_one_table(pg_url: str) -> None:
+    """Four servers' vector indexes made ready at once for the same embedder: one
+    builds ``vec_memories``, the others find it ready (they raced on CREATE TABLE)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from memoryd.storage.postgres.store import PostgresStore
+    from memoryd.vectors.pgvector import PgVectorStore
+
+    stores = [PostgresStore.open(pg_url) for _ in range(4)]
+    try:
+        vectors = [PgVectorStore(s.db) for s in stores]
+        with ThreadPoolExecutor(4) as pool:
+            states = list(pool.map(lambda v: v.ensure_ready("test:dim8:8", 8), vectors))
+        assert all(state.ready for state in states)
+        assert not any(state.recreated for state in states)
+        assert vectors[0].stats()["activeDim"] == 8
+    finally:
+        for store in stores:
+            store.close()

@@ -26,6 +26,15 @@ def column_type(quantization: str) -> str:
     return "halfvec" if quantization == "half" else "vector"
 
 
+#: Held for the transaction that checks or rebuilds the table: servers starting together
+#: would otherwise both create it.
+SCHEMA_LOCK = 0x766563746F72  # "vector"
+
+
+def lock_schema(conn: Any) -> None:
+    conn.execute("SELECT pg_advisory_xact_lock(?)", [SCHEMA_LOCK])
+
+
 def table_exists(conn: Any) -> bool:
     return bool(conn.execute("SELECT to_regclass('vec_memories') IS NOT NULL").fetchone()[0])
 
