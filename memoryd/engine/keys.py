@@ -28,6 +28,7 @@ from memoryd.cache import TTLCache
 from memoryd.errors import ConflictError, field_error
 from memoryd.models import GLOBAL_OWNER, parse_iso, to_iso, utcnow
 from memoryd.storage.base import KeyRow, NewKey, Store, Writer
+from memoryd.storage.rows import optional_time
 
 SECRET_PREFIX = "mk_"
 PREFIX_CHARS = 8
@@ -108,17 +109,8 @@ def _check_flag(value: object) -> bool | None:
     return value
 
 
-def _time(value: object) -> datetime | None:
-    if not value:
-        return None
-    try:
-        return parse_iso(str(value))
-    except ValueError:
-        return None
-
-
 def _row_to_key(row: KeyRow) -> ApiKey:
-    created = _time(row[3])
+    created = optional_time(row[3])
     assert created is not None, "created_at is NOT NULL"
     flag = row[5]
     return ApiKey(
@@ -126,7 +118,7 @@ def _row_to_key(row: KeyRow) -> ApiKey:
         name=str(row[1]),
         prefix=str(row[2]),
         created_at=created,
-        revoked_at=_time(row[4]),
+        revoked_at=optional_time(row[4]),
         memory_enabled=None if flag is None else bool(flag),
     )
 

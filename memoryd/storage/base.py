@@ -151,6 +151,19 @@ class StorageFault:
         return {"code": self.code, "message": self.message, "since": self.since}
 
 
+def fault_status(fault: StorageFault | None, **facts: Any) -> dict[str, Any]:
+    """The ``storage`` block of engine status: whether writes work, plus what the
+    backend adds (its name, version, pool)."""
+    if fault is None:
+        return {"available": True, "fault": None, "since": None, "reason": "writes work"} | facts
+    return {
+        "available": False,
+        "fault": fault.code,
+        "since": fault.since,
+        "reason": fault.reason,
+    } | facts
+
+
 # -- driver errors -------------------------------------------------------------------------
 
 #: Per loaded backend: its driver's error base and the function that turns a storage

@@ -22,7 +22,8 @@ COLUMNS = (
 NCOLS = 15
 
 
-def _opt_time(value: object) -> datetime | None:
+def optional_time(value: object) -> datetime | None:
+    """A stored ISO time, or None when empty or unreadable."""
     if not value:
         return None
     try:
@@ -32,7 +33,7 @@ def _opt_time(value: object) -> datetime | None:
 
 
 def row_to_memory(row: Sequence[Any]) -> Memory:
-    created = _opt_time(row[7])
+    created = optional_time(row[7])
     assert created is not None, "created_at is NOT NULL"
     return Memory(
         id=row[0],
@@ -43,11 +44,11 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
         content=row[5],
         metadata=parse_metadata(row[6]),
         created_at=created,
-        updated_at=_opt_time(row[8]) or created,
-        expires_at=_opt_time(row[9]),
+        updated_at=optional_time(row[8]) or created,
+        expires_at=optional_time(row[9]),
         access_count=int(row[10] or 0),
-        last_accessed_at=_opt_time(row[11]),
-        superseded_at=_opt_time(row[12]),
+        last_accessed_at=optional_time(row[11]),
+        superseded_at=optional_time(row[12]),
         superseded_by=row[13] or None,
         user_id=row[14] or "",
     )

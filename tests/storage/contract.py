@@ -70,6 +70,11 @@ def job(
     return NewJob(owner, session_id, texts, now, user_id)
 
 
+def _page(r: Reader, **kw: Any) -> Page:
+    """One owner's first page of ten, with ``kw`` changing any ``ListQuery`` field."""
+    return r.list_page(ListQuery(**{"owner": "a", "limit": 10, **kw}))
+
+
 class Boom(Exception):
     """Raised inside a write to prove the transaction rolls back."""
 
@@ -478,15 +483,7 @@ class StoreContract:
         r = store.read()
 
         def page(**kw: Any) -> Page:
-            args: dict[str, Any] = {
-                "owner": "a",
-                "type": None,
-                "session_id": None,
-                "q": None,
-                "limit": 10,
-                "offset": 0,
-            }
-            return r.list_page(ListQuery(**{**args, **kw}))
+            return _page(r, **kw)
 
         full = page()
         assert isinstance(full, Page)
@@ -519,15 +516,7 @@ class StoreContract:
         r = store.read()
 
         def page(**kw: Any) -> Page:
-            args: dict[str, Any] = {
-                "owner": "a",
-                "type": None,
-                "session_id": None,
-                "q": None,
-                "limit": 10,
-                "offset": 0,
-            }
-            return r.list_page(ListQuery(**{**args, **kw}))
+            return _page(r, **kw)
 
         # q: a case-insensitive substring of content or key.
         bread = page(q="bread")
@@ -562,15 +551,7 @@ class StoreContract:
         r = store.read()
 
         def page(**kw: Any) -> Page:
-            args: dict[str, Any] = {
-                "owner": "a",
-                "type": None,
-                "session_id": None,
-                "q": None,
-                "limit": 10,
-                "offset": 0,
-            }
-            return r.list_page(ListQuery(**{**args, **kw}))
+            return _page(r, **kw)
 
         assert ids(page().memories) == [u1.id, shared.id]
         assert page().total == 2

@@ -28,7 +28,7 @@ import psycopg.errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memoryd.errors import StorageFullError, StorageUnavailableError, UnavailableError
-from memoryd.storage.base import Capabilities, StorageFault, register_driver
+from memoryd.storage.base import Capabilities, StorageFault, fault_status, register_driver
 
 log = logging.getLogger(__name__)
 
@@ -258,33 +258,20 @@ class PgDatabase:
     def storage_status(self) -> dict[str, Any]:
         """Whether writes work, plus what an operator of a shared database asks first:
         the server's version, pgvector's, and how busy the pool is."""
-        fault = self.probe()
         stats = self.pool.get_stats()
-        state = {
-            "backend": "postgresql",
-            "version": self.capabilities.sqlite_version,
-            "pgvector": self.capabilities.vec_reason,
-            "url": safe_url(self.url),
-            "pool": {
+        return fault_status(
+            self.probe(),
+            backend="postgresql",
+            version=self.capabilities.sqlite_version,
+            pgvector=self.capabilities.vec_reason,
+            url=safe_url(self.url),
+            pool={
                 "size": stats.get("pool_size", 0),
                 "available": stats.get("pool_available", 0),
                 "max": self.pool.max_size,
                 "waiting": stats.get("requests_waiting", 0),
             },
-        }
-        if fault is None:
-            return {
-                "available": True,
-                "fault": None,
-                "since": None,
-                "reason": "writes work",
-            } | state
-        return {
-            "available": False,
-            "fault": fault.code,
-            "since": fault.since,
-            "reason": fault.reason,
-        } | state
+        )
 
     def probe(self) -> StorageFault | None:
         if self._fault is None:

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 import apsw
 
 from memoryd.errors import UnavailableError
-from memoryd.storage.base import Capabilities, StorageFault
+from memoryd.storage.base import Capabilities, StorageFault, fault_status
 from memoryd.storage.sqlite.faults import fault_of, probe_write, storage_error
 from memoryd.storage.sqlite.files import discard_if_empty, prepare_database_file
 from memoryd.storage.sqlite.migrations import apply_migrations
@@ -317,22 +317,9 @@ class Database:
     def storage_status(self) -> dict[str, Any]:
         """The ``storage`` block of engine status: whether writes work (a disk-full or
         I/O fault the last writes hit, until the next successful write clears it)."""
-        fault = self.probe()
-        state: dict[str, Any] = {"backend": "sqlite", "version": self.capabilities.sqlite_version}
-        if fault is None:
-            return {
-                "available": True,
-                "fault": None,
-                "since": None,
-                "reason": "writes work",
-            } | state
-        reason = fault.reason
-        return {
-            "available": False,
-            "fault": fault.code,
-            "since": fault.since,
-            "reason": reason,
-        } | state
+        return fault_status(
+            self.probe(), backend="sqlite", version=self.capabilities.sqlite_version
+        )
 
     def probe(self) -> StorageFault | None:
         """The current fault, after one cheap write attempt if degraded and the last
