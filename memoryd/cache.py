@@ -90,10 +90,11 @@ class TTLCache(Generic[K, V]):
                 _, generation = self._invalidated.popitem(last=False)
                 self._floor = max(self._floor, generation + 1)
 
-    def clear(self) -> None:
+    def clear(self, *, reset_stats: bool = True) -> None:
         with self._lock:
             self._data.clear()
-            self.hits = self.misses = 0
+            if reset_stats:
+                self.hits = self.misses = 0
             self._generation += 1
             self._floor = self._generation
             self._invalidated.clear()

@@ -20,8 +20,8 @@ pytestmark = pytest.mark.skipif(not MEMORYD.exists(), reason="console script not
 
 TOKEN = "shared-admin-token-for-both-servers"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
-#: How long a change may take to reach the other server: its caches' TTL is 2 s; the
-#: wait is generous so a busy machine does not fail the test (not a speed check).
+#: How long a change may take to reach the other server (announced at once, the caches'
+#: TTL as a fallback): generous so a busy machine does not fail the test.
 SPREAD_S = 30.0
 
 

@@ -8,7 +8,8 @@ hashes the presented secret and does one indexed lookup on the UNIQUE ``key_hash
 Authentication results are cached in process for ``AUTH_CACHE_TTL_S`` seconds (hits
 only, keyed by hash). ``revoke`` and ``set_memory_enabled`` through a service clear
 its cache, so in this process they take effect at once; another process (the CLI next
-to a running server) is seen within the TTL.
+to a running server) is seen within the TTL; another server sharing a PostgreSQL store
+announces its changes, and ``forget`` runs on each (``engine.coherence``).
 """
 
 from __future__ import annotations
@@ -139,6 +140,11 @@ class KeyService:
         # the generation, and a lookup caches only if no write happened meanwhile.
         self._generation = 0
         self._lock = threading.Lock()
+
+    def forget(self) -> None:
+        """Drop cached lookups: a key changed (here, or on another server sharing the
+        store: ``engine.coherence``)."""
+        self._changed()
 
     def _changed(self) -> None:
         with self._lock:

@@ -73,6 +73,11 @@ _cache: weakref.WeakKeyDictionary[Store, dict[tuple[str, str], Cached]] = (
 )
 
 
+def forget_providers(store: Store) -> None:
+    """Re-read the providers on next use (another server saved them)."""
+    _cache.pop(store, None)
+
+
 def load_providers(store: Store, env: Mapping[str, str]) -> dict[str, Provider]:
     """Every provider by name: the env default first, stored ones override it."""
     key = (env.get("MEMORYD_UPSTREAM_BASE_URL", ""), env.get("MEMORYD_UPSTREAM_API_KEY", ""))

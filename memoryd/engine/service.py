@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
 from memoryd.core.scoring import estimate_tokens
-from memoryd.engine import lifecycle
+from memoryd.engine import coherence, lifecycle
 from memoryd.engine.background import BackgroundWorker
 from memoryd.engine.extraction_jobs import ExtractionJobs
 from memoryd.engine.keys import KeyService
@@ -95,7 +95,9 @@ class MemoryEngine:
         #: The opt-in Qdrant tier (``attach_qdrant``); a stand-in that says why not
         #: until one is attached (none without the sqlite-vec tier).
         self.qdrant: ExternalTier = UnavailableTier(store, settings, env)
-        self.cache: TTLCache[str, Memory | None] = TTLCache(500, 60.0)
+        self.cache: TTLCache[str, Memory | None] = TTLCache(
+            500, coherence.memory_ttl_s(store.capabilities.shared)
+        )
         self.env: Mapping[str, str] = env or {}
         self.retriever = Retriever(store, config, token_counter, indexer, self.providers)
         self.background = BackgroundWorker("extraction")
@@ -114,6 +116,7 @@ class MemoryEngine:
         self.llm_stats = LlmStats(store)  # opt-in LLM extraction (``engine.llm_extraction``)
         self.extraction.llm = partial(extract_with_mode, self)
         self.retrieval_listeners: list[RetrievalListener] = []
+        coherence.follow(self)  # another server's writes drop this one's caches
 
     def attach_qdrant(self, tier: ExternalTier) -> None:
         """Retrieval asks the tier first; it hears of stored vectors and deletions."""

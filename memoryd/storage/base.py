@@ -138,6 +138,20 @@ class Capabilities:
 
 
 @dataclass(frozen=True, slots=True)
+class Change:
+    """A row another process changed: ``table`` is ``memories`` (``key`` = its id),
+    ``api_keys`` (the key id) or ``settings`` (the setting's key). ``table == "*"``
+    means anything may have changed (notifications were lost): drop every cache."""
+
+    table: str
+    key: str = ""
+
+
+#: What ``Change(ANY)`` means: the feed cannot say what changed.
+ANY = "*"
+
+
+@dataclass(frozen=True, slots=True)
 class StorageFault:
     code: str  # storage_full | storage_unavailable
     message: str
@@ -465,6 +479,12 @@ class Store(Protocol):
 
     def ping(self) -> None:
         """Raise if the store cannot answer a trivial read."""
+        ...
+
+    def watch(self, fn: Callable[[Change], None]) -> None:
+        """Call ``fn`` (on a background thread) for every change committed to the store,
+        so in-process caches follow writes made by other servers. A store only one
+        server uses may never call it: that server's own writes drop its caches."""
         ...
 
     def close(self) -> None: ...

@@ -17,6 +17,7 @@ file, so a method added to the protocol without a contract test fails.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +39,7 @@ from memoryd.models import (
 )
 from memoryd.storage.base import (
     Capabilities,
+    Change,
     Clearing,
     Filter,
     ListQuery,
@@ -1507,6 +1509,49 @@ class StoreContract:
         assert status["fault"] is None
         assert status["since"] is None
         assert isinstance(status["reason"], str)
+
+    def test_watch_reports_committed_changes_on_a_shared_store(self, store: Store) -> None:
+        """A shared store announces each committed memory, key and setting change to
+        its watchers (every server's caches follow); a rollback and an access-count bump
+        announce nothing. A store one server owns never calls back."""
+        import queue
+        import time
+
+        seen: queue.Queue[Change] = queue.Queue()
+        store.watch(seen.put)
+        early = add(store, "a", "bumped only")
+
+        def rolled_back(w: Writer) -> None:
+            w.upsert(new("a", "rolled back"), "rb", NOW)
+            raise Boom("rolled back")
+
+        with pytest.raises(Boom):
+            store.write(rolled_back)
+        store.write(lambda w: w.bump_access([early.id], NOW + HOUR))
+        # Announced after the above, in commit order: once these arrive, anything the
+        # rollback or the bump announced would have arrived before them.
+        memory = add(store, "a", "kept")
+        self._insert_key(store, "k1", "2026-01-01T00:00:00.000Z")
+        store.write(lambda w: w.write_settings({"memory.enabled": False}, NOW))
+        store.write(lambda w: w.delete(memory.id))
+        store.flush()
+        expected = [
+            Change("memories", early.id),
+            Change("memories", memory.id),
+            Change("api_keys", "k1"),
+            Change("settings", "memory.enabled"),
+            Change("memories", memory.id),
+        ]
+        if not store.capabilities.shared:
+            time.sleep(0.2)
+            assert seen.empty()
+            return
+        got: list[Change] = []
+        deadline = time.monotonic() + 60  # generous: a loaded machine, never a speed test
+        while len(got) < len(expected) and time.monotonic() < deadline:
+            with contextlib.suppress(queue.Empty):
+                got.append(seen.get(timeout=0.5))
+        assert got == expected
 
     def test_close(self, store: Store) -> None:
         add(store, "a", "kept")

@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from memoryd.storage.base import Capabilities, Reader, Writer
+from memoryd.storage.base import Capabilities, Change, Reader, Writer
+from memoryd.storage.postgres.changes import ChangeListener
 from memoryd.storage.postgres.database import PgConn, PgDatabase
 from memoryd.storage.postgres.dialect import PostgresDialect
 from memoryd.storage.sql.session import SqlSession
@@ -30,6 +31,7 @@ class PostgresStore(DatabaseStore):
         self.db = db
         self.capabilities: Capabilities = db.capabilities
         self.dialect = PostgresDialect()  # it caches this database's term statistics
+        self.changes = ChangeListener(db.url)
 
     def _bound(self, conn: Any) -> SqlSession:
         """A session on one connection (inside a write or a snapshot)."""
@@ -53,3 +55,14 @@ class PostgresStore(DatabaseStore):
 
     def submit(self, fn: Callable[[Writer], T]) -> Future[T]:
         return self.db.submit(lambda conn: fn(self._bound(conn)))
+
+    def watch(self, fn: Callable[[Change], None]) -> None:
+        """Changes committed by any server (this one's too), from ``LISTEN``."""
+        self.changes.add(fn)
+
+    def storage_status(self) -> dict[str, Any]:
+        return {**self.db.storage_status(), "changeFeed": self.changes.status()}
+
+    def close(self) -> None:
+        self.changes.close()
+        self.db.close()

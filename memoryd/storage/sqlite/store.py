@@ -14,7 +14,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TypeVar
 
-from memoryd.storage.base import Capabilities, Reader, Writer
+from memoryd.storage.base import Capabilities, Change, Reader, Writer
 from memoryd.storage.sql.session import SqlSession
 from memoryd.storage.sql.store import DatabaseStore
 from memoryd.storage.sqlite.database import Connection, Database
@@ -58,3 +58,9 @@ class SqliteStore(DatabaseStore):
 
     def submit(self, fn: Callable[[Writer], T]) -> Future[T]:
         return self.db.submit(lambda conn: fn(self._session(conn)))
+
+    def watch(self, fn: Callable[[Change], None]) -> None:
+        """Never called back: one server owns a SQLite file (the data-dir lock), and its
+        own writes drop its caches. What the CLI writes beside it is seen after the
+        caches' short TTL."""
+        del fn
