@@ -146,3 +146,13 @@ def open_engine(
     env = dict(os.environ) | (env_overrides or {})
     config = EngineConfig.from_env(env, data_dir=data_dir)
     return build_engine(config, env, start_indexing=start_indexing)
+
+
+def open_store(
+    *, data_dir: str | Path | None = None, env_overrides: dict[str, str] | None = None
+) -> Store:
+    """The primary store alone, no embedder and no tiers (what ``serve --workers``
+    reads the shared admin token from before it starts the workers)."""
+    env = dict(os.environ) | (env_overrides or {})
+    store, _ = _open_store(EngineConfig.from_env(env, data_dir=data_dir))
+    return store

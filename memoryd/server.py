@@ -32,24 +32,51 @@ import socket
 import stat
 import sys
 import threading
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-import click
-
-from memoryd.config import DEFAULT_HOST, DEFAULT_PORT, default_data_dir
+from memoryd.config import DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
     import uvicorn
 
+    from memoryd.storage.base import Store
+
 log = logging.getLogger(__name__)
 
 TOKEN_FILE = "admin_token"
+#: Where a shared (PostgreSQL) store keeps the admin token every replica accepts.
+TOKEN_SETTING = "server.adminToken"
 PID_FILE = "memoryd.pid"
 GRACEFUL_SHUTDOWN_S = 30
 _TOKEN_CHARS = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: fits a header
+
+
+@dataclass(frozen=True)
+class Worker:
+    """What a worker of ``serve --workers`` inherits: the listening socket, and a pipe
+    on which it tells the supervisor it serves."""
+
+    listen_fd: int
+    ready_fd: int
+
+    @classmethod
+    def parse(cls, value: str) -> Worker:
+        listen, _, ready = value.partition(":")
+        return cls(int(listen), int(ready))
+
+    def listening_socket(self) -> socket.socket:
+        return socket.socket(fileno=self.listen_fd)
+
+    def ready(self) -> None:
+        # A restarted worker's supervisor no longer listens: a closed pipe is fine.
+        with contextlib.suppress(OSError):
+            os.write(self.ready_fd, f"{os.getpid()}\n".encode("ascii"))
+        with contextlib.suppress(OSError):
+            os.close(self.ready_fd)
 
 
 class ServeError(Exception):
@@ -78,6 +105,15 @@ def default_port(env: Mapping[str, str]) -> int:
     if not 0 <= port <= 65535:
         raise ServeError(f"MEMORYD_PORT: out of range (0..65535): {port}")
     return port
+
+
+def default_workers(env: Mapping[str, str]) -> int:
+    raw = env.get("MEMORYD_WORKERS", "").strip()
+    if not raw:
+        return 1
+    if not raw.isdigit() or not 1 <= int(raw) <= 64:
+        raise ServeError(f"MEMORYD_WORKERS: not a number of processes from 1 to 64: {raw!r}")
+    return int(raw)
 
 
 def default_log_level(env: Mapping[str, str]) -> str:
@@ -141,6 +177,44 @@ def resolve_admin_token(data_dir: Path, env: Mapping[str, str]) -> tuple[str, bo
     if not token:
         raise ServeError(f"the admin token file {path} is empty; delete it to generate a new one")
     return _check_token(token, str(path)), False
+
+
+def shared_admin_token(store: Store, proposed: str | None = None) -> tuple[str, bool]:
+    """The admin token kept in a shared database, and whether ``proposed`` (a new random
+    one by default) just became it. Servers starting together agree on one token: the
+    first insert wins and the others read it back."""
+    from memoryd.models import utcnow
+
+    candidate = proposed or secrets.token_urlsafe(32)
+    try:
+        token = store.write(lambda tx: tx.setting_default(TOKEN_SETTING, candidate, utcnow()))
+    except Exception as exc:
+        raise ServeError(f"cannot read the admin token from the database: {exc}") from None
+    if not isinstance(token, str) or not token.strip():
+        raise ServeError(
+            f"the admin token stored in the database ({TOKEN_SETTING}) is not a string; "
+            "set MEMORYD_ADMIN_TOKEN instead"
+        )
+    return _check_token(token.strip(), "the database's admin token"), token == candidate
+
+
+def carry_file_token(data_dir: Path, store: Store) -> str:
+    """``memoryd migrate``: the data dir's token becomes the database's, so the clients
+    and scripts that used the single server keep working against the replicas. Says
+    what happened (never the token)."""
+    path = data_dir / TOKEN_FILE
+    if not path.exists():
+        return "no token file in the data dir"
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"token file not copied ({exc})"
+    if not token or not _TOKEN_CHARS.match(token):
+        return "token file not copied (empty or not a token)"
+    stored, adopted = shared_admin_token(store, token)
+    if adopted or stored == token:
+        return "copied: the servers accept the data dir's admin token"
+    return "not copied: the database already has a different admin token"
 
 
 # -- the data-dir lock -------------------------------------------------------------------
@@ -221,15 +295,20 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def make_server(config: uvicorn.Config, *, url: str) -> uvicorn.Server:
-    """uvicorn's server, plus a ready line, and a signal is a clean stop (exit 0).
-    (Built here so that importing this module, which the CLI does, skips uvicorn.)"""
+def make_server(
+    config: uvicorn.Config, *, url: str, on_ready: Callable[[], None] | None = None
+) -> uvicorn.Server:
+    """uvicorn's server, plus a ready line (or ``on_ready``), and a signal is a clean
+    stop (exit 0). (Built here so that importing this module, which the CLI does, skips
+    uvicorn.)"""
     import uvicorn
 
     class MemorydServer(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)
-            if self.started:
+            if self.started and on_ready is not None:
+                on_ready()
+            elif self.started:
                 print(f"memoryd listening on {url}", file=sys.stderr, flush=True)
 
         @contextlib.contextmanager
@@ -259,8 +338,10 @@ def serve(
     log_level: str = "info",
     json_logs: bool | None = None,
     env: Mapping[str, str] | None = None,
+    worker: Worker | None = None,
 ) -> None:
-    """Run the server until SIGTERM/SIGINT. Raises ``ServeError`` if it cannot start."""
+    """Run the server until SIGTERM/SIGINT. Raises ``ServeError`` if it cannot start.
+    ``worker``: one of ``serve --workers``' processes, on the supervisor's socket."""
     import uvicorn
 
     from memoryd.api.app import create_app
@@ -285,12 +366,12 @@ def serve(
     database_url = env.get("MEMORYD_DATABASE_URL", "").strip()
     # Several servers share one PostgreSQL database by design; the lock guards a file.
     lock = contextlib.nullcontext() if database_url else DataDirLock(root)
+    # Replicas of a shared store take the token from it (or the env), not from a file
+    # only this machine has: read once the store is open.
+    from_database = bool(database_url) and "MEMORYD_ADMIN_TOKEN" not in env
     with lock:
-        token, generated = resolve_admin_token(root, env)
-        register_secret(token)
-        if generated:
-            print(f"admin token (saved to {root / TOKEN_FILE}): {token}", file=sys.stderr)
-        sock = bind_socket(host, port)
+        token, generated = ("", False) if from_database else resolve_admin_token(root, env)
+        sock = bind_socket(host, port) if worker is None else worker.listening_socket()
         url = display_url(host, sock.getsockname()[1])
         try:
             try:
@@ -299,6 +380,16 @@ def serve(
                 log.debug("engine open failed", exc_info=True)
                 what = "the database" if database_url else f"the data dir {root}"
                 raise ServeError(f"cannot open {what}: {exc}") from None
+            try:
+                if from_database:
+                    token, generated = shared_admin_token(engine.store)
+            except ServeError:
+                engine.close()
+                raise
+            register_secret(token)
+            if generated:
+                where = "the database" if from_database else str(root / TOKEN_FILE)
+                print(f"admin token (saved to {where}): {token}", file=sys.stderr)
             engine.recover_extractions()  # what a killed predecessor acknowledged, not ran
             if database_url:  # a shared store: also what another server died holding
                 engine.extraction.sweep()
@@ -316,7 +407,9 @@ def serve(
                 )
                 log.info("connections: %s", limits.describe())
                 check_fd_headroom(limits)
-                server = make_server(config, url=url)
+                server = make_server(
+                    config, url=url, on_ready=None if worker is None else worker.ready
+                )
                 server.run(sockets=[sock])
             finally:
                 engine.close()  # idempotent; the lifespan already closed it normally
@@ -325,70 +418,3 @@ def serve(
     if not server.started:
         raise ServeError("the server failed to start (see the log above)")
     log.info("memoryd stopped")
-
-
-# -- the command -------------------------------------------------------------------------
-
-
-@click.command("serve")
-@click.option(
-    "--host", default=None, help="Interface to bind (default $MEMORYD_HOST or 127.0.0.1)."
-)
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=None,
-    help="Port (default $MEMORYD_PORT or 20128; 0 picks a free one).",
-)
-@click.option(
-    "--data-dir",
-    "serve_data_dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Data directory (overrides the global --data-dir).",
-)
-@click.option(
-    "--database-url",
-    default=None,
-    help="postgresql://... : the shared PostgreSQL store (default $MEMORYD_DATABASE_URL; "
-    "unset: the SQLite file in the data dir).",
-)
-@click.option(
-    "--log-level",
-    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
-    default=None,
-    help="Log level (default $MEMORYD_LOG_LEVEL or info).",
-)
-@click.option(
-    "--log-format",
-    type=click.Choice(["auto", "json", "text"], case_sensitive=False),
-    default=None,
-    help="Log lines as JSON or text (default $MEMORYD_LOG_FORMAT or auto: JSON unless a TTY).",
-)
-@click.pass_context
-def serve_command(
-    ctx: click.Context,
-    host: str | None,
-    port: int | None,
-    serve_data_dir: str | None,
-    database_url: str | None,
-    log_level: str | None,
-    log_format: str | None,
-) -> None:
-    """Run the server: REST API, /healthz and /metrics (Ctrl+C or SIGTERM stops it)."""
-    env: Mapping[str, str] = os.environ
-    if database_url:
-        env = {**os.environ, "MEMORYD_DATABASE_URL": database_url}
-    try:
-        fmt = (log_format or "").lower() or env.get("MEMORYD_LOG_FORMAT", "").strip().lower()
-        serve(
-            host or default_host(env),
-            default_port(env) if port is None else port,
-            serve_data_dir or (ctx.obj or {}).get("data_dir") or default_data_dir(env),
-            log_level=(log_level or default_log_level(env)).lower(),
-            json_logs={"json": True, "text": False}.get(fmt),
-            env=env,
-        )
-    except ServeError as exc:
-        click.echo(f"error: {exc.message}", err=True)
-        ctx.exit(1)

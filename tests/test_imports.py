@@ -75,6 +75,8 @@ LAYERS: Mapping[int, tuple[str, ...]] = {
         "memoryd.cli",
         "memoryd.eval",
         "memoryd.server",
+        "memoryd.supervisor",
+        "memoryd.__main__",
         "memoryd.bootstrap",
         "memoryd.testing",
         "memoryd.http_protocol",
@@ -99,6 +101,10 @@ INTERFACE_ALLOWANCES: tuple[tuple[str, str], ...] = (
     # the server serves the app with the hardened protocol; testing serves ASGI apps
     ("memoryd.server", "memoryd.api"),
     ("memoryd.server", "memoryd.http_protocol"),
+    # ``serve --workers`` starts servers; ``python -m memoryd`` is the CLI
+    ("memoryd.supervisor", "memoryd.server"),
+    ("memoryd.supervisor", "memoryd.api.observability"),
+    ("memoryd.__main__", "memoryd.cli"),
     ("memoryd.testing", "memoryd.http_protocol"),
     # the app is assembled from the interfaces
     ("memoryd.api.app", "memoryd.gateway"),

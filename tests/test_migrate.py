@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from memoryd.cli import main
 from memoryd.engine.providers import Provider, save_providers, stored_providers
 from memoryd.models import NewMemory, Reconcile
+from memoryd.server import shared_admin_token
 from tests.conftest import make_engine
 from tests.embedders import no_source
 
@@ -38,6 +39,7 @@ def test_migrate_copies_everything_once(tmp_path: Path, pg_url: str) -> None:
     source.keys.revoke(gone.id)
     save_providers(source.store, [Provider("llm", "http://127.0.0.1:9/v1", "secret")])
     source.settings.update({"maxTokens": 777})
+    (data / "admin_token").write_text("the-single-servers-admin-token\n", encoding="utf-8")
     expected = {owner: _export(source, owner) for owner in ("team", "solo")}
     source.close()
 
@@ -49,6 +51,7 @@ def test_migrate_copies_everything_once(tmp_path: Path, pg_url: str) -> None:
     assert report["keysCopied"] == 2
     assert all(check["ok"] for check in report["verified"].values())
     assert report["pendingVectors"] == 4  # embedded by the first server on the new store
+    assert report["adminToken"].startswith("copied")
 
     target = make_engine(tmp_path / "other", {"MEMORYD_DATABASE_URL": pg_url}, resolver=no_source)
     try:
@@ -59,6 +62,9 @@ def test_migrate_copies_everything_once(tmp_path: Path, pg_url: str) -> None:
         assert target.keys.authenticate(gone_secret) is None  # revoked stays revoked
         assert [p.name for p in stored_providers(target.store)] == ["llm"]
         assert target.settings.get().max_tokens == 777
+        # Every replica accepts the token the single server had (never printed).
+        assert shared_admin_token(target.store) == ("the-single-servers-admin-token", False)
+        assert "the-single-servers-admin-token" not in first.output
     finally:
         target.close()
 
@@ -67,6 +73,7 @@ def test_migrate_copies_everything_once(tmp_path: Path, pg_url: str) -> None:
     second = json.loads(again.output.strip().splitlines()[-1])
     assert (second["imported"], second["keysCopied"]) == (0, 0)
     assert second["verified"]["memories"]["target"] == 4
+    assert second["adminToken"].startswith("copied")  # the same one: nothing changes
 
 
 def test_migrate_refuses_what_is_not_a_postgresql_url(tmp_path: Path) -> None:

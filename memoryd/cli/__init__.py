@@ -13,10 +13,9 @@ from __future__ import annotations
 import click
 
 from memoryd import __version__
-from memoryd.cli import admin, backup, evaluation, keys, mcp, memory, migrate, providers
+from memoryd.cli import admin, backup, evaluation, keys, mcp, memory, migrate, providers, serve
 from memoryd.cli._common import json_option
 from memoryd.config import default_data_dir
-from memoryd.server import serve_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -49,7 +48,7 @@ for command in (
     migrate.migrate_cmd,
     mcp.mcp_cmd,
     providers.providers,
-    serve_command,  # memoryd/server.py: `memoryd serve`
+    serve.serve_command,  # memoryd/cli/serve.py over memoryd/server.py
 ):
     main.add_command(command)
 

@@ -2,8 +2,9 @@
 
 Memories go as the export/import path carries them (history, end users, ids,
 supersession), client keys as their hashes (revoked ones stay revoked), settings and
-providers as stored. Vectors are not copied: every memory arrives queued for embedding,
-and the first server on the new store fills them. Running it again copies nothing
+providers as stored, and the data dir's admin token (the replicas accept it). Vectors
+are not copied: every memory arrives queued for embedding, and the first server on the
+new store fills them. Running it again copies nothing
 twice (memories upsert by owner, end user and key; keys and settings by id and name).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -19,6 +21,7 @@ from memoryd.bootstrap import open_engine
 from memoryd.cli._common import cli_command, emit
 from memoryd.engine import MemoryEngine
 from memoryd.models import utcnow
+from memoryd.server import carry_file_token
 from memoryd.storage.base import Writer
 
 
@@ -86,6 +89,7 @@ def migrate_cmd(ctx: click.Context, url: str) -> None:
             owners = len(source.owners())
             with click.progressbar(length=owners, label="owners", file=sys.stderr) as bar:
                 result = copy_store(source, target, bar.update)
+            result["adminToken"] = carry_file_token(Path(ctx.obj["data_dir"]), target.store)
         finally:
             target.close()
     finally:
@@ -97,6 +101,7 @@ def migrate_cmd(ctx: click.Context, url: str) -> None:
             f"{result['skipped']} already there; keys: {result['keysCopied']} copied; "
             f"{result['pendingVectors']} memories queued for embedding"
         )
+        click.echo(f"admin token: {result['adminToken']}")
         for name, check in result["verified"].items():
             mark = "ok" if check["ok"] else "MISMATCH"
             click.echo(

@@ -9,15 +9,26 @@ feed that was down (which it also reports as ``Change(ANY)``, dropping everythin
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from memoryd.cache import TTLCache
+from memoryd.engine.keys import KeyService
 from memoryd.engine.providers import SETTINGS_KEY as PROVIDERS_KEY
 from memoryd.engine.providers import forget_providers
+from memoryd.models import Memory
 from memoryd.settings import PREFIX as SETTINGS_PREFIX
-from memoryd.storage.base import ANY, Change
+from memoryd.settings import SettingsService
+from memoryd.storage.base import ANY, Change, Store
 
-if TYPE_CHECKING:
-    from memoryd.engine.service import MemoryEngine
+
+class Cached(Protocol):
+    """What an engine caches (``MemoryEngine`` is one)."""
+
+    store: Store
+    cache: TTLCache[str, Memory | None]
+    keys: KeyService
+    settings: SettingsService
+
 
 #: How long a cached memory is trusted: on a store only this server writes, its own
 #: writes invalidate it; on a shared one, announcements do and this bounds a lost one.
@@ -29,7 +40,7 @@ def memory_ttl_s(shared: bool) -> float:
     return SHARED_MEMORY_TTL_S if shared else LOCAL_MEMORY_TTL_S
 
 
-def apply(engine: MemoryEngine, change: Change) -> None:
+def apply(engine: Cached, change: Change) -> None:
     """Drop what ``change`` made stale in ``engine``'s caches."""
     everything = change.table == ANY
     if everything:
@@ -45,5 +56,5 @@ def apply(engine: MemoryEngine, change: Change) -> None:
             forget_providers(engine.store)
 
 
-def follow(engine: MemoryEngine) -> None:
+def follow(engine: Cached) -> None:
     engine.store.watch(lambda change: apply(engine, change))

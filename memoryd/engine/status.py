@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.engine.llm_extraction import LlmHost, llm_status
@@ -98,4 +99,7 @@ def engine_status(engine: StatusHost) -> dict[str, Any]:
         "extraction": dict(engine.extraction_stats)
         | {"pending": engine.background.pending, "llm": llm_status(engine)},
         "readCache": engine.cache.stats(),
+        # Which process answered: behind a load balancer or ``serve --workers`` each
+        # keeps its own caches, queues and limits.
+        "process": {"pid": os.getpid()},
     }

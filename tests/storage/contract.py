@@ -1128,6 +1128,23 @@ class StoreContract:
 
     # -- keys ------------------------------------------------------------------------------
 
+    def test_setting_default_keeps_the_first_value(self, store: Store) -> None:
+        assert store.write(lambda w: w.setting_default("token", "first", NOW)) == "first"
+        assert store.write(lambda w: w.setting_default("token", "second", NOW)) == "first"
+        assert store.read().setting("token") == "first"
+
+    def test_racing_setting_defaults_agree_on_one_winner(self, store: Store) -> None:
+        """Four servers starting at once each propose a secret: all get the same one."""
+        with ThreadPoolExecutor(4) as pool:
+            got = list(
+                pool.map(
+                    lambda i: store.write(lambda w: w.setting_default("shared", f"v{i}", NOW)),
+                    range(4),
+                )
+            )
+        assert len(set(got)) == 1
+        assert got[0] == store.read().setting("shared")
+
     def _insert_key(
         self,
         store: Store,

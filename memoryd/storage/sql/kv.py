@@ -40,6 +40,17 @@ def delete_many(conn: Any, keys: Iterable[str], prefix: str = "") -> None:
         conn.execute("DELETE FROM settings WHERE key = ?", (prefix + key,))
 
 
+def insert_default(conn: Any, key: str, value: Any, now: datetime) -> Any:
+    """Insert unless present (a concurrent inserter's row wins: the INSERT waits for it
+    and does nothing), then read back whatever is stored."""
+    conn.execute(
+        "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (key) DO NOTHING",
+        (key, json.dumps(value, ensure_ascii=False), to_iso(now)),
+    )
+    return read_one(conn, key)
+
+
 def read_one(conn: Any, key: str, default: Any = None) -> Any:
     row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
     if row is None:

@@ -163,6 +163,9 @@ class SqlSession:
     def delete_settings(self, keys: Iterable[str], prefix: str = "") -> None:
         self._do(kv.delete_many, list(keys), prefix)
 
+    def setting_default(self, key: str, value: Any, now: datetime) -> Any:
+        return self._do(kv.insert_default, key, value, now)
+
     def key(self, key_id: str) -> KeyRow | None:
         return self._do(keys.get, key_id)
 
