@@ -100,3 +100,91 @@ def test_eight_writers_split_across_both_servers_lose_nothing(
             f"{url}/api/memory", params={"apiKeyId": "load", "limit": 1}, headers=ADMIN
         ).json()
         assert page["total"] == 8 * per_writer
+
+
+def test_a_server_killed_mid_extraction_leaves_its_job_to_the_other(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Server A queues an exchange and is SIGKILLed while its extraction call is in
+    flight; once A's lease runs out, B claims the job from the shared queue and runs it:
+    the fact is stored once and the queue is empty."""
+    import json
+    import threading
+
+    import psycopg
+
+    from tests.fakes import http_server
+
+    arrived, release = threading.Event(), threading.Event()
+    calls: list[float] = []
+
+    def model(path: str, body: dict[str, object]) -> tuple[int, object]:
+        calls.append(time.monotonic())
+        if len(calls) == 1:  # A's call: in flight until A is dead
+            arrived.set()
+            release.wait(60)
+        ops = {"operations": [{"op": "ADD", "content": "User is vegetarian", "slot": "diet"}]}
+        message = {"role": "assistant", "content": json.dumps(ops)}
+        return 200, {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+        }
+
+    env = {
+        "MEMORYD_DATABASE_URL": pg_url,
+        "MEMORYD_ADMIN_TOKEN": TOKEN,
+        "MEMORYD_EXTRACTION_LEASE_S": "2",  # B sweeps every second
+    }
+    upstream = FakeUpstream()
+    with serve_asgi(upstream.app) as chat_url, http_server(model) as (model_url, _):
+        a = ServerProcess(tmp_path / "a", tmp_path / "a.log", env=env)
+        b = ServerProcess(tmp_path / "b", tmp_path / "b.log", env=env)
+        try:
+            url_a, url_b = a.wait_ready(60), b.wait_ready(60)
+            with httpx.Client(headers=ADMIN, timeout=30) as http:
+                providers = [
+                    {"name": "default", "baseUrl": f"{chat_url}/v1"},
+                    {"name": "llm", "baseUrl": f"{model_url}/v1"},
+                ]
+                assert http.put(f"{url_a}/api/settings/providers", json=providers).is_success
+                settings = {
+                    "extractionMode": "llm",
+                    "extractionProviderModel": "llm/extract-1",
+                    "extractionTimeoutMs": 60000,
+                }
+                assert http.put(f"{url_a}/api/settings/memory", json=settings).is_success
+                secret = http.post(f"{url_a}/api/keys", json={"name": "app"}).json()["key"]
+            chat = httpx.post(
+                f"{url_a}/v1/chat/completions",
+                headers={"Authorization": f"Bearer {secret}"},
+                json={"model": "m", "messages": [{"role": "user", "content": "I eat no meat."}]},
+                timeout=60,
+            )
+            assert chat.status_code == 200, chat.text
+            assert arrived.wait(60), "A never called the model"
+            a.proc.kill()  # SIGKILL: no shutdown, the job stays queued under A's lease
+            a.proc.wait(30)
+            release.set()
+
+            with psycopg.connect(pg_url) as conn:
+
+                def queue_empty() -> bool:
+                    row = conn.execute("SELECT count(*) FROM extraction_queue").fetchone()
+                    conn.commit()
+                    return row is not None and row[0] == 0
+
+                eventually(lambda: len(calls) >= 2 and queue_empty(), "B ran A's job")
+                owners = conn.execute(
+                    "SELECT content FROM memories WHERE content = 'User is vegetarian'"
+                ).fetchall()
+            assert owners == [("User is vegetarian",)]  # once
+            assert len(calls) == 2  # A's (killed) and B's: nobody ran it a third time
+            assert "recovered 1 extraction jobs" in b.stderr
+        finally:
+            release.set()
+            for server in (a, b):
+                server.stop()
+                server.kill()
