@@ -156,7 +156,8 @@ def test_a_server_killed_mid_extraction_leaves_its_job_to_the_other(
                     "extractionTimeoutMs": 60000,
                 }
                 assert http.put(f"{url_a}/api/settings/memory", json=settings).is_success
-                secret = http.post(f"{url_a}/api/keys", json={"name": "app"}).json()["key"]
+                created = http.post(f"{url_a}/api/keys", json={"name": "app"}).json()
+                secret = created["key"]
             chat = httpx.post(
                 f"{url_a}/v1/chat/completions",
                 headers={"Authorization": f"Bearer {secret}"},
@@ -181,6 +182,10 @@ def test_a_server_killed_mid_extraction_leaves_its_job_to_the_other(
                     "SELECT content FROM memories WHERE content = 'User is vegetarian'"
                 ).fetchall()
             assert owners == [("User is vegetarian",)]  # once
+            listed = httpx.get(
+                f"{url_b}/api/memory", params={"apiKeyId": created["id"]}, headers=ADMIN
+            ).json()
+            assert [m["content"] for m in listed["data"]] == ["User is vegetarian"]
             assert len(calls) == 2  # A's (killed) and B's: nobody ran it a third time
             assert "recovered 1 extraction jobs" in b.stderr
         finally:
