@@ -1,6 +1,8 @@
 """Load: N concurrent clients for T seconds against a real ``memoryd serve``.
 
-``python -m bench.load [--clients 50] [--seconds 60]``. A fake upstream runs as its
+``python -m bench.load [--clients 50] [--seconds 60]``; ``--scaleout`` runs it on
+SQLite, then on PostgreSQL with one server, two (the clients alternating) and one with
+two workers, into one table (``bench/results/load_scaleout.json``). A fake upstream runs as its
 own process. Each client loops over a mix: chat completions (half streaming) whose
 user message states a unique preference (so extraction writes), REST memory writes,
 reads (list/get) and retrieve-previews. Afterwards every acknowledged write is
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -49,14 +52,20 @@ class Recorder:
 
 
 async def client_loop(
-    n: int, base: str, secrets: list[str], deadline: float, rec: Recorder
+    n: int, bases: list[str], secrets: list[str], deadline: float, rec: Recorder
 ) -> None:
+    """One client; with several servers, its requests alternate between them."""
     rng = random.Random(n)
     admin = {"Authorization": f"Bearer {ADMIN}"}
-    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [
+            await stack.enter_async_context(httpx.AsyncClient(base_url=base, timeout=60))
+            for base in bases
+        ]
         i = 0
         while time.monotonic() < deadline:
             i += 1
+            http = clients[(n + i) % len(clients)]
             op = rng.choice(["chat", "chat_stream", "write", "write", "read", "preview"])
             token = f"c{n}x{i}"
             key_index = rng.randrange(len(secrets))
@@ -113,71 +122,97 @@ async def client_loop(
                 rec.fail(op, f"{type(exc).__name__}: {exc}")
 
 
-def verify(data_dir: Path, env: dict[str, str], rec: Recorder) -> dict[str, Any]:
+def stored_rows(data_dir: Path, env: dict[str, str]) -> tuple[list[Any], str]:
+    """Every memory's ``(owner, key, content)``, read from the database itself, and
+    SQLite's ``integrity_check`` (PostgreSQL has none to run: "n/a")."""
+    url = env.get("MEMORYD_DATABASE_URL", "")
+    if url:
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            return conn.execute("SELECT api_key_id, key, content FROM memories").fetchall(), "n/a"
     engine = build_engine(EngineConfig.from_env(env, data_dir=data_dir), env, start_indexing=False)
     try:
         conn: Any = engine.store.db.read()  # the SQLite file itself: integrity_check too
         rows = conn.execute("SELECT api_key_id, key, content FROM memories").fetchall()
-        by_key: dict[str, list[str]] = defaultdict(list)
-        for owner, key, content in rows:
-            by_key[f"{owner}:{key}"].append(content)
-        lost = [k for k in rec.rest_writes if k not in by_key]
-        wrong = [k for k, c in rec.rest_writes.items() if k in by_key and by_key[k] != [c]]
-        facts = {
-            f"{owner}:{key.split(':', 1)[1]}"
-            for owner, key, _ in rows
-            if key.startswith("preference:")
-        }
-        lost_facts = [f for f in rec.chat_facts if f not in facts]
         (integrity,) = conn.execute("PRAGMA integrity_check").fetchone()
-        return {
-            "acknowledged_writes": len(rec.rest_writes),
-            "lost_writes": len(lost),
-            "duplicated_or_wrong": len(wrong),
-            "acknowledged_chats": len(rec.chat_facts),
-            "lost_extractions": len(lost_facts),
-            "integrity_check": integrity,
-        }
+        return rows, integrity
     finally:
         engine.close()
 
 
-async def run_load(clients: int, seconds: float, base: str, secrets: list[str]) -> Recorder:
+def verify(data_dir: Path, env: dict[str, str], rec: Recorder) -> dict[str, Any]:
+    rows, integrity = stored_rows(data_dir, env)
+    by_key: dict[str, list[str]] = defaultdict(list)
+    for owner, key, content in rows:
+        by_key[f"{owner}:{key}"].append(content)
+    lost = [k for k in rec.rest_writes if k not in by_key]
+    wrong = [k for k, c in rec.rest_writes.items() if k in by_key and by_key[k] != [c]]
+    facts = {
+        f"{owner}:{key.split(':', 1)[1]}" for owner, key, _ in rows if key.startswith("preference:")
+    }
+    lost_facts = [f for f in rec.chat_facts if f not in facts]
+    return {
+        "acknowledged_writes": len(rec.rest_writes),
+        "lost_writes": len(lost),
+        "duplicated_or_wrong": len(wrong),
+        "acknowledged_chats": len(rec.chat_facts),
+        "lost_extractions": len(lost_facts),
+        "integrity_check": integrity,
+    }
+
+
+async def run_load(clients: int, seconds: float, bases: list[str], secrets: list[str]) -> Recorder:
     rec = Recorder()
     deadline = time.monotonic() + seconds
-    await asyncio.gather(*(client_loop(i, base, secrets, deadline, rec) for i in range(clients)))
+    await asyncio.gather(*(client_loop(i, bases, secrets, deadline, rec) for i in range(clients)))
     return rec
 
 
-def run(clients: int, seconds: float, keys: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """One load run on a fresh data dir: per-operation rows and the after-run checks
-    (what was acknowledged is stored exactly once; the server's log is clean)."""
+def run(
+    clients: int,
+    seconds: float,
+    keys: int,
+    *,
+    database_url: str = "",
+    servers: int = 1,
+    workers: int = 1,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One load run on a fresh data dir (or the given empty PostgreSQL database, with
+    ``servers`` processes on it, each with ``workers``): per-operation rows and the
+    after-run checks (what was acknowledged is stored exactly once; the logs are clean)."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
-        server_log = Path(tmp) / "server.log"
-        up_port, md_port = free_port(), free_port()
+        up_port = free_port()
         env = dict(os.environ) | {
             "MEMORYD_DATA_DIR": str(data),
             "MEMORYD_ADMIN_TOKEN": ADMIN,
             "MEMORYD_UPSTREAM_BASE_URL": f"http://127.0.0.1:{up_port}/v1",
             "MEMORYD_LOG_FORMAT": "json",
+            "MEMORYD_DATABASE_URL": database_url,
         }
         engine = build_engine(EngineConfig.from_env(env, data_dir=data), env)
         secrets = [engine.keys.create(f"load{i}", key_id=f"load{i}")[1] for i in range(keys)]
         engine.close()
         upstream = [sys.executable, "-m", "memoryd.testing", "--port", str(up_port)]
-        server = [str(Path(sys.executable).with_name("memoryd")), "serve", "--port", str(md_port)]
-        base = f"http://127.0.0.1:{md_port}"
-        with (
-            process(upstream, env, f"http://127.0.0.1:{up_port}/v1/models"),
-            process(server, env, f"{base}/healthz", log_path=server_log),
-        ):
-            print(f"... {clients} clients for {seconds:.0f} s", file=sys.stderr)
+        memoryd = str(Path(sys.executable).with_name("memoryd"))
+        ports = [free_port() for _ in range(servers)]
+        bases = [f"http://127.0.0.1:{port}" for port in ports]
+        logs = [Path(tmp) / f"server{i}.log" for i in range(servers)]
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(process(upstream, env, f"http://127.0.0.1:{up_port}/v1/models"))
+            for i, port in enumerate(ports):
+                own = env | {"MEMORYD_DATA_DIR": str(data / f"s{i}") if servers > 1 else str(data)}
+                args = [memoryd, "serve", "--port", str(port), "--workers", str(workers)]
+                stack.enter_context(process(args, own, f"{bases[i]}/healthz", log_path=logs[i]))
+            what = f"{servers} server(s) x {workers} worker(s)"
+            print(f"... {clients} clients for {seconds:.0f} s, {what}", file=sys.stderr)
             started = time.monotonic()
-            rec = asyncio.run(run_load(clients, seconds, base, secrets))
+            rec = asyncio.run(run_load(clients, seconds, bases, secrets))
             elapsed = time.monotonic() - started
-        # the server drained and stopped on SIGTERM: now check what it acknowledged
-        checks = verify(data, env, rec) | log_checks(server_log.read_text(errors="replace"))
+        # the servers drained and stopped on SIGTERM: now check what they acknowledged
+        log_text = "\n".join(log.read_text(errors="replace") for log in logs)
+        checks = verify(data, env, rec) | log_checks(log_text)
     rows = [
         {
             "op": op,
@@ -221,10 +256,50 @@ def failed(checks: dict[str, Any]) -> bool:
         or checks["lost_writes"]
         or checks["lost_extractions"]
         or checks["duplicated_or_wrong"]
-        or checks["integrity_check"] != "ok"
+        or checks["integrity_check"] not in ("ok", "n/a")
         or checks["database_locked"]
         or checks["http_5xx"]
     )
+
+
+def scaleout(clients: int, seconds: float, keys: int) -> int:
+    """The same load on SQLite, then on PostgreSQL with one server, two servers (the
+    clients alternating between them) and one server with two workers: one table,
+    ``bench/results/load_scaleout.json``."""
+    from bench.stores import fresh_database, postgres_server
+
+    configs = [("sqlite", 1, 1), ("postgresql", 1, 1), ("postgresql", 2, 1), ("postgresql", 1, 2)]
+    rows: list[dict[str, Any]] = []
+    runs: list[dict[str, Any]] = []
+    with postgres_server() as server:
+        for store, servers, workers in configs:
+            with contextlib.ExitStack() as stack:
+                url = stack.enter_context(fresh_database(server)) if store != "sqlite" else ""
+                ops, checks = run(
+                    clients, seconds, keys, database_url=url, servers=servers, workers=workers
+                )
+            runs.append(
+                {"store": store, "servers": servers, "workers": workers, "ops": ops, **checks}
+            )
+            rows.append(
+                {
+                    "store": store,
+                    "servers": servers,
+                    "workers": workers,
+                    "requests_per_s": checks["requests_per_s"],
+                    "chat_p50_ms": next((r["p50_ms"] for r in ops if r["op"] == "chat"), None),
+                    "chat_p99_ms": next((r["p99_ms"] for r in ops if r["op"] == "chat"), None),
+                    "errors": checks["errors"],
+                    "lost_writes": checks["lost_writes"],
+                    "lost_extractions": checks["lost_extractions"],
+                    "http_5xx": checks["http_5xx"],
+                    "ok": not failed(checks),
+                }
+            )
+            if failed(checks):
+                print(json.dumps(checks, indent=2), file=sys.stderr)
+    write("load_scaleout", rows, {"clients": clients, "seconds": seconds, "runs": runs})
+    return 0 if all(r["ok"] for r in rows) else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,7 +307,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--keys", type=int, default=10)
+    parser.add_argument(
+        "--scaleout",
+        action="store_true",
+        help="SQLite, then PostgreSQL with 1 server, 2 servers and 2 workers (one table)",
+    )
     args = parser.parse_args(argv)
+    if args.scaleout:
+        return scaleout(args.clients, args.seconds, args.keys)
     rows, checks = run(args.clients, args.seconds, args.keys)
     write("load", rows, {"checks": checks})
     print(json.dumps(checks, indent=2), file=sys.stderr)

@@ -18,6 +18,9 @@ def test_parse_tsvector_weighs_content_over_key() -> None:
 def test_idf_is_fts5s_and_never_negative() -> None:
     assert idf(1000, 1) == pytest.approx(math.log(999.5 / 1.5))
     assert idf(10, 10) == pytest.approx(1e-6)  # in every document: no evidence
+    # A cached total older than a fresh term count (the load run found this as a 500).
+    assert idf(5, 30) == pytest.approx(1e-6)
+    assert idf(0, 0) == pytest.approx(1e-6)
 
 
 def test_rare_terms_outweigh_common_ones_and_long_documents_are_damped() -> None:

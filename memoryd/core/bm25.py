@@ -46,8 +46,11 @@ def parse_tsvector(text: str) -> dict[str, float]:
 
 
 def idf(documents: int, frequency: int) -> float:
-    """FTS5's: log((N - n + 0.5) / (n + 0.5)), never below a small positive floor."""
-    return max(math.log((documents - frequency + 0.5) / (frequency + 0.5)), IDF_FLOOR)
+    """FTS5's: log((N - n + 0.5) / (n + 0.5)), never below a small positive floor.
+    Counts taken at different moments (a cached total, a fresh term count) may have
+    ``n > N``: the term is then in every document as far as anyone knows."""
+    documents = max(documents, frequency, 0)
+    return max(math.log((documents - frequency + 0.5) / (max(frequency, 0) + 0.5)), IDF_FLOOR)
 
 
 def score(terms: Mapping[str, float], query: Sequence[str], stats: Collection) -> float:

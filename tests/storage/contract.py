@@ -388,6 +388,18 @@ class StoreContract:
         # Query syntax of any engine is just text.
         assert [m.id for m, _ in r.keyword_search('vim" OR (*', flt("a"), 10)] == [both.id]
 
+    def test_keyword_search_right_after_many_writes(self, store: Store) -> None:
+        """Term statistics a store caches between searches must not make a word seen
+        in more documents than the cached total a failure (the load run's 500)."""
+        if not store.capabilities.fts5:
+            pytest.skip("this store has no keyword index")
+        add(store, "a", "a lone memory about tea")
+        r = store.read()
+        assert len(r.keyword_search("tea", flt("a"), 10)) == 1
+        made = {add(store, "a", f"coffee note number {i}").id for i in range(30)}
+        hits = r.keyword_search("coffee", flt("a"), 50)
+        assert {m.id for m, _ in hits} == made
+
     def test_keyword_search_respects_the_filter(self, store: Store) -> None:
         if not store.capabilities.fts5:
             pytest.skip("this store has no keyword index")

@@ -166,15 +166,30 @@ def hidden_counts(conn: Any, flt: Filter) -> dict[str, int]:
     if flt.user_id is not None:
         clauses.append("m.user_id IN ('', ?)")
         params.append(flt.user_id)
-    after = to_iso(flt.created_after) if flt.created_after else ""
-    rows = conn.execute(
-        "SELECT COUNT(*) FILTER (WHERE m.expires_at IS NOT NULL AND m.expires_at <= ?), "
-        "COUNT(*) FILTER (WHERE m.created_at < ? AND (m.expires_at IS NULL "
-        "OR m.expires_at > ?)) "
-        f"FROM memories m WHERE {' AND '.join(clauses)}",
-        [to_iso(flt.now), after, to_iso(flt.now), *params],
+    where = " AND ".join(clauses)
+    # Two narrow counts rather than one pass over every memory of the owner: few
+    # memories carry an expiry (the expires_at index finds them), and the retention
+    # count runs only when a retention cut exists (the owner/created_at index).
+    (expired,) = next(
+        iter(
+            conn.execute(
+                f"SELECT COUNT(*) FROM memories m WHERE {where} "
+                "AND m.expires_at IS NOT NULL AND m.expires_at <= ?",
+                [*params, to_iso(flt.now)],
+            )
+        )
     )
-    expired, old = next(iter(rows))
+    old = 0
+    if flt.created_after is not None:
+        (old,) = next(
+            iter(
+                conn.execute(
+                    f"SELECT COUNT(*) FROM memories m WHERE {where} AND m.created_at < ? "
+                    "AND (m.expires_at IS NULL OR m.expires_at > ?)",
+                    [*params, to_iso(flt.created_after), to_iso(flt.now)],
+                )
+            )
+        )
     return {"expired": int(expired), "retention": int(old)}
 
 
