@@ -31,6 +31,7 @@ PLOTS = DOCS.parent / "benchmarks"
 STAGES = (
     "vectors",
     "stores",
+    "stores_gateway",
     "embedding",
     "retrieval",
     "gateway",
@@ -125,6 +126,11 @@ def main(argv: list[str] | None = None) -> int:
         from bench.stores import run as run_stores
 
         write("stores", run_stores(tuple(int(x) for x in args.store_sizes.split(",")), progress))
+    if "stores_gateway" in only:
+        from bench.gateway import gateway_by_store
+
+        embedders = ["keyword-only", "transformers"]
+        write("stores_gateway", gateway_by_store(embedders, args.requests, progress))
     sources = resolvers(progress) if only & {"embedding", "retrieval"} else {}
     if "embedding" in only:
         write("embedding", embedding_throughput(sources))

@@ -116,8 +116,13 @@ def throughput(send: Callable[[], None], seconds: float = 4.0, workers: int = 8)
 
 
 def measure(
-    label: str, settings: dict[str, Any], n: int, progress: Callable[[str], None]
+    label: str,
+    settings: dict[str, Any],
+    n: int,
+    progress: Callable[[str], None],
+    database_url: str = "",
 ) -> list[dict[str, Any]]:
+    """One embedder's rows (plain and streamed), on SQLite or the given PostgreSQL."""
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
@@ -127,6 +132,7 @@ def measure(
             "MEMORYD_ADMIN_TOKEN": ADMIN,
             "MEMORY_STATIC_MODEL": str(CACHE / "static"),
             "MEMORYD_UPSTREAM_BASE_URL": f"http://127.0.0.1:{up_port}/v1",
+            "MEMORYD_DATABASE_URL": database_url,
         }
         progress(f"gateway: preparing 1,000 memories ({label})")
         secret = prepare(data, settings, env)
@@ -139,7 +145,8 @@ def measure(
         ):
             for stream in (False, True):
                 progress(f"gateway: {label}, stream={stream}")
-                rows.append(_compare(client, label, stream, up_port, md_port, secret, n))
+                row = _compare(client, label, stream, up_port, md_port, secret, n)
+                rows.append({"store": "postgresql" if database_url else "sqlite", **row})
     return rows
 
 
@@ -194,4 +201,19 @@ def gateway_overhead(
         if label == "static" and not (CACHE / "static" / "tokenizer.json").exists():
             continue
         rows += measure(label, EMBEDDERS[label], n, progress)
+    return rows
+
+
+def gateway_by_store(
+    embedders: list[str], n: int, progress: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    """The same overhead on SQLite and on PostgreSQL (a fresh database per embedder)."""
+    from bench.stores import fresh_database, postgres_server
+
+    rows: list[dict[str, Any]] = []
+    with postgres_server() as server:
+        for label in embedders:
+            rows += measure(label, EMBEDDERS[label], n, progress)
+            with fresh_database(server) as url:
+                rows += measure(label, EMBEDDERS[label], n, progress, database_url=url)
     return rows

@@ -282,3 +282,50 @@ def test_oversized_login_form_is_refused(web: TestClient) -> None:
     csrf = login_csrf(web)
     r = web.post("/dashboard/login", data={"csrf": csrf, "token": ADMIN, "pad": "x" * 20_000})
     assert r.status_code == 403
+
+
+def test_servers_sharing_a_store_share_sessions_and_logouts(tmp_path: Path, pg_url: str) -> None:
+    """Behind one address (``serve --workers``, replicas on PostgreSQL) a browser's
+    requests land on any server: each accepts the session another opened, with its
+    CSRF token, and a logout on one ends it on all."""
+    from tests.conftest import make_engine
+    from tests.embedders import no_source
+
+    env = {"MEMORYD_DATABASE_URL": pg_url}
+    first = make_engine(tmp_path / "a", env, resolver=no_source)
+    second = make_engine(tmp_path / "b", env, resolver=no_source)
+    try:
+        with (
+            TestClient(create_app(first, admin_token=ADMIN)) as a,
+            TestClient(create_app(second, admin_token=ADMIN)) as b,
+        ):
+            csrf = log_in(a)
+            cookie = a.cookies.get("memoryd_session") or ""
+            b.cookies.set("memoryd_session", cookie)
+            assert b.get("/dashboard", follow_redirects=False).status_code == 200
+            body = {"apiKeyId": "alice", "key": "k", "content": "hello"}
+            assert b.post("/api/memory", json=body).status_code == 403  # CSRF still needed
+            assert b.post("/api/memory", json=body, headers={"x-csrf-token": csrf}).is_success
+            forged = cookie[:-4] + ("0000" if not cookie.endswith("0000") else "1111")
+            b.cookies.set("memoryd_session", forged)
+            assert b.get("/api/memory").status_code == 401  # the signature is checked
+            b.cookies.set("memoryd_session", cookie)
+            assert a.post("/dashboard/logout", data={"csrf": csrf}).status_code == 200
+            assert b.get("/api/memory").status_code == 401  # ended on B too
+        with TestClient(create_app(second, admin_token="another-admin-token-xyz")) as c:
+            c.cookies.set("memoryd_session", cookie)
+            assert c.get("/api/memory").status_code == 401  # another token, another key
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_server_alone_keeps_sessions_to_itself(engine: MemoryEngine) -> None:
+    """On SQLite one server owns the store: its sessions are not signed for others, so
+    a restart (a new app) logs everyone out, the safe failure."""
+    with TestClient(create_app(engine, admin_token=ADMIN)) as first:
+        log_in(first)
+        cookie = first.cookies.get("memoryd_session") or ""
+    with TestClient(create_app(engine, admin_token=ADMIN)) as again:
+        again.cookies.set("memoryd_session", cookie)
+        assert again.get("/api/memory").status_code == 401

@@ -5,6 +5,14 @@ the session, the cookie or the page. The cookie is ``HttpOnly; SameSite=Strict;
 Path=/`` (``Secure`` when the request came over https). Sessions live in process
 memory: a restart logs everyone out, which is the safe failure.
 
+Several processes behind one address (``serve --workers``, replicas on PostgreSQL)
+must accept each other's sessions, since a browser's requests land on any of them:
+there the cookie is signed with a key derived from the admin token they share, the
+CSRF token is derived from it the same way, and a process adopts a session it has
+not seen when the signature holds and it is younger than ``MAX_AGE_S``. A logout is
+written to the shared store and checked on every use, so it ends the session on all of
+them (``SharedSessions``). The idle timeout is kept per process.
+
 ``/api/*`` accepts a session through :func:`check_api_session`: a valid session, and
 for state-changing methods an ``X-CSRF-Token`` header equal to the session's token.
 """
@@ -48,8 +56,58 @@ class Session:
     last_seen: float = field(default=0.0)
 
 
+@dataclass(frozen=True)
+class SharedSessions:
+    """What lets every process of one deployment accept a session: a signing key they
+    share, and where logouts are kept (``revoke``/``is_revoked``, by cookie)."""
+
+    key: bytes
+    is_revoked: Callable[[str], bool]
+    revoke: Callable[[str, float], None]
+    wall: Callable[[], float] = time.time
+
+    @classmethod
+    def for_token(
+        cls,
+        admin_token: str,
+        is_revoked: Callable[[str], bool],
+        revoke: Callable[[str, float], None],
+    ) -> SharedSessions:
+        key = hmac.new(admin_token.encode(), b"memoryd dashboard sessions", "sha256").digest()
+        return cls(key, is_revoked, revoke)
+
+    def _mac(self, text: str) -> str:
+        return hmac.new(self.key, text.encode(), "sha256").hexdigest()
+
+    def issue(self) -> tuple[str, str]:
+        """A new ``(cookie, csrf token)``: ``<random id>.<issued at>.<signature>``."""
+        sid = secrets.token_urlsafe(32)
+        signed = f"{sid}.{int(self.wall())}"
+        return f"{signed}.{self._mac(signed)}", self.csrf(sid)
+
+    def csrf(self, sid: str) -> str:
+        return self._mac("csrf:" + sid)
+
+    def verify(self, cookie: str, max_age_s: float) -> tuple[str, float] | None:
+        """``(csrf token, age in seconds)`` of a cookie this deployment signed, still
+        young enough; None otherwise."""
+        sid, _, rest = cookie.partition(".")
+        issued, _, mac = rest.partition(".")
+        if (
+            not sid
+            or not issued.isdigit()
+            or not hmac.compare_digest(mac.encode(), self._mac(f"{sid}.{issued}").encode())
+        ):
+            return None
+        age = self.wall() - int(issued)
+        if not -60 <= age < max_age_s:  # a minute of clock skew between machines
+            return None
+        return self.csrf(sid), max(age, 0.0)
+
+
 class SessionStore:
-    """Thread-safe, bounded, in-memory sessions (the oldest go first when full)."""
+    """Thread-safe, bounded, in-memory sessions (the oldest go first when full);
+    with ``shared``, also the signed sessions of the deployment's other processes."""
 
     def __init__(
         self,
@@ -58,10 +116,12 @@ class SessionStore:
         max_age_s: float = MAX_AGE_S,
         max_sessions: int = MAX_SESSIONS,
         clock: Callable[[], float] = time.monotonic,
+        shared: SharedSessions | None = None,
     ) -> None:
         self.idle_timeout_s = idle_timeout_s
         self.max_age_s = max_age_s
         self.max_sessions = max_sessions
+        self.shared = shared
         self._clock = clock
         self._lock = threading.Lock()
         self._sessions: dict[str, Session] = {}
@@ -73,12 +133,14 @@ class SessionStore:
 
     def create(self) -> Session:
         now = self._clock()
-        session = Session(
-            id=secrets.token_urlsafe(32),
-            csrf_token=secrets.token_urlsafe(32),
-            created=now,
-            last_seen=now,
-        )
+        if self.shared is not None:
+            cookie, csrf = self.shared.issue()
+        else:
+            cookie, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        return self._keep(Session(id=cookie, csrf_token=csrf, created=now, last_seen=now))
+
+    def _keep(self, session: Session) -> Session:
+        now = self._clock()
         with self._lock:
             for sid in [s.id for s in self._sessions.values() if self._expired(s, now)]:
                 del self._sessions[sid]
@@ -93,20 +155,36 @@ class SessionStore:
         if not session_id:
             return None
         now = self._clock()
+        if self.shared is not None and self.shared.is_revoked(session_id):
+            self.delete(session_id, everywhere=False)  # logged out on another process
+            return None
         with self._lock:
             session = self._sessions.get(session_id)
-            if session is None:
-                return None
-            if self._expired(session, now):
+            if session is not None and self._expired(session, now):
                 del self._sessions[session_id]
                 return None
-            session.last_seen = now
-            return session
+            if session is not None:
+                session.last_seen = now
+                return session
+        return self._adopt(session_id, now)
 
-    def delete(self, session_id: str | None) -> None:
-        if session_id:
-            with self._lock:
-                self._sessions.pop(session_id, None)
+    def _adopt(self, cookie: str, now: float) -> Session | None:
+        """A session another process of the deployment opened (signed, young enough)."""
+        verified = self.shared.verify(cookie, self.max_age_s) if self.shared else None
+        if verified is None:
+            return None
+        csrf, age = verified
+        return self._keep(Session(id=cookie, csrf_token=csrf, created=now - age, last_seen=now))
+
+    def delete(self, session_id: str | None, *, everywhere: bool = True) -> None:
+        if not session_id:
+            return
+        with self._lock:
+            self._sessions.pop(session_id, None)
+        if everywhere and self.shared is not None:
+            verified = self.shared.verify(session_id, self.max_age_s)
+            if verified is not None:  # remembered until it would have expired anyway
+                self.shared.revoke(session_id, self.shared.wall() + self.max_age_s)
 
     def __len__(self) -> int:
         with self._lock:

@@ -9,7 +9,9 @@ only from ``/dashboard/static``, so no inline script can run.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -27,10 +29,13 @@ from memoryd.dashboard.auth import (
     SESSION_COOKIE,
     CsrfError,
     SessionStore,
+    SharedSessions,
     current_session,
     store_of,
     token_matches,
 )
+from memoryd.models import utcnow
+from memoryd.storage.base import Store, Writer
 
 HERE = Path(__file__).parent
 TABS: tuple[tuple[str, str], ...] = (
@@ -60,9 +65,46 @@ templates = Jinja2Templates(directory=str(HERE / "templates"))
 router = APIRouter(prefix="/dashboard", tags=["dashboard"], include_in_schema=False)
 
 
+#: Where logouts of shared sessions are kept (one setting per session, by digest).
+LOGGED_OUT = "dashboard.loggedOut."
+
+
+def _shared_sessions(store: Store, admin_token: str) -> SharedSessions:
+    """Sessions every server on this shared store accepts; logouts kept in it."""
+
+    def digest(cookie: str) -> str:
+        return hashlib.sha256(cookie.encode()).hexdigest()[:32]
+
+    def is_revoked(cookie: str) -> bool:
+        return store.read().setting(LOGGED_OUT + digest(cookie)) is not None
+
+    def revoke(cookie: str, until: float) -> None:
+        now = time.time()
+
+        def record(tx: Writer) -> None:
+            stale = [k for k, v in tx.settings(LOGGED_OUT).items() if not _number(v) or v < now]
+            tx.delete_settings(stale, LOGGED_OUT)
+            tx.write_settings({digest(cookie): until}, utcnow(), LOGGED_OUT)
+
+        store.write(record)
+
+    return SharedSessions.for_token(admin_token, is_revoked, revoke)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def install_dashboard(app: FastAPI) -> None:
-    """Mount Memory Studio on ``app``: the pages, the static files, the session store."""
-    app.state.dashboard_sessions = SessionStore()
+    """Mount Memory Studio on ``app``: the pages, the static files, the session store
+    (shared by every server when the store is: ``auth.SharedSessions``)."""
+    engine = app.state.engine
+    shared = (
+        _shared_sessions(engine.store, app.state.admin_token)
+        if engine.store.capabilities.shared
+        else None
+    )
+    app.state.dashboard_sessions = SessionStore(shared=shared)
     app.include_router(router)
     app.mount(
         "/dashboard/static",
