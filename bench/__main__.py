@@ -128,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         write("stores", run_stores(tuple(int(x) for x in args.store_sizes.split(",")), progress))
     if "stores_gateway" in only:
         from bench.gateway import gateway_by_store
+        from bench.stores import coherence
 
+        write("coherence", coherence())
         embedders = ["keyword-only", "transformers"]
         write("stores_gateway", gateway_by_store(embedders, args.requests, progress))
     sources = resolvers(progress) if only & {"embedding", "retrieval"} else {}

@@ -92,3 +92,56 @@ def run(
                     }
                 )
     return rows
+
+
+def coherence(rounds: int = 50) -> list[dict[str, Any]]:
+    """How long a change on one server takes to be in force on another sharing the
+    database: a key revoked on A until B refuses it, a setting changed on A until B
+    uses it. B's caches have an hour's TTL, so only the change feed can explain it."""
+    from bench.retrieval import percentile
+    from memoryd.bootstrap import build_engine
+    from memoryd.config import EngineConfig
+
+    def engine(url: str, data: str) -> Any:
+        env = {"MEMORYD_DATABASE_URL": url, "MEMORYD_DATA_DIR": data}
+        return build_engine(EngineConfig.from_env(env, data_dir=data), env, start_indexing=False)
+
+    rows = []
+    with (
+        postgres_server() as server,
+        fresh_database(server) as url,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        a, b = engine(url, f"{tmp}/a"), engine(url, f"{tmp}/b")
+        try:
+            b.keys._auth_cache.ttl_s = b.settings.ttl_s = 3600.0
+            revoke, setting = [], []
+            for i in range(rounds):
+                key, secret = a.keys.create(f"k{i}")
+                assert b.keys.authenticate(secret) is not None
+                started = time.perf_counter()
+                a.keys.revoke(key.id)
+                while b.keys.authenticate(secret) is not None:
+                    time.sleep(0.0005)
+                revoke.append((time.perf_counter() - started) * 1000)
+                wanted = 1000 + i
+                b.settings.get()
+                started = time.perf_counter()
+                a.settings.update({"maxTokens": wanted})
+                while b.settings.get().max_tokens != wanted:
+                    time.sleep(0.0005)
+                setting.append((time.perf_counter() - started) * 1000)
+            for what, times in (("key revoked", revoke), ("setting changed", setting)):
+                rows.append(
+                    {
+                        "change": what,
+                        "rounds": rounds,
+                        "p50_ms": round(percentile(times, 50), 2),
+                        "p99_ms": round(percentile(times, 99), 2),
+                        "max_ms": round(max(times), 2),
+                    }
+                )
+        finally:
+            a.close()
+            b.close()
+    return rows
