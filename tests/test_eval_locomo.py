@@ -129,6 +129,8 @@ def test_json_shape_recall_by_hand_and_category_5_skipped(
     assert hybrid["served_by"] == {"keyword": 4}  # no embedder: the keyword (FTS5) tier
     single_hop = hybrid["per_category"]["4"]
     assert single_hop["recall"]["1"] == 1.0  # "violin" is in that turn only: rank 1
+    assert single_hop["session_recall"] == {"1": 1.0, "3": 1.0, "5": 1.0, "10": 1.0}
+    assert set(hybrid["session_recall"]) == {"1", "3", "5", "10"}
     assert single_hop["tokens"]["1"] == math.ceil(len(f"Bob: {VIOLIN}") / 4)
     open_domain = hybrid["per_category"]["3"]
     assert open_domain["recall"] == {"1": 0.5, "5": 0.5, "25": 0.5}  # D9:99 never found
@@ -200,6 +202,19 @@ def test_loader_and_metrics() -> None:
     assert locomo.recall_at(["a", "b", "c"], ["c", "x"], 2) == 0.0
     assert locomo.recall_at(["a", "b", "c"], ["c", "x"], 3) == 0.5
     assert [q.category for q in locomo.evaluated(conversation)] == [4, 2, 1, 3]
+
+
+def test_session_recall_maps_the_top_ten_to_distinct_sessions() -> None:
+    from memoryd.eval.metrics import session_hits
+
+    ranked = ["D1:1", "D1:2", "D2:5", "D1:3", "D3:1", "", "D4:2"]
+    # sessions in order: D1, D2, D3, D4 (repeats and ids naming nothing dropped)
+    assert session_hits(ranked, ["D3:9"]) == {1: 0.0, 3: 1.0, 5: 1.0, 10: 1.0}
+    assert session_hits(ranked, ["D1:7", "D9:1"]) == {1: 1.0, 3: 1.0, 5: 1.0, 10: 1.0}
+    assert session_hits(ranked, ["D9:1"]) == {1: 0.0, 3: 0.0, 5: 0.0, 10: 0.0}
+    # only the top 10 turns count, however many were ranked
+    late = [f"D1:{i}" for i in range(10)] + ["D5:1"]
+    assert session_hits(late, ["D5:3"])[10] == 0.0
 
 
 def test_candidates_per_leg_can_be_set(data_dir: Path) -> None:

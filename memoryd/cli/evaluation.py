@@ -20,6 +20,7 @@ from memoryd.cli._common import cli_command, emit, handles_errors, percent_bar
 from memoryd.embedding import static_model_info
 from memoryd.errors import ValidationError
 from memoryd.eval import extraction, labelled, locomo, observations
+from memoryd.eval.metrics import SESSION_KS, SESSION_TURNS
 
 EMBEDDERS = ("transformers", "static", "none")
 
@@ -74,7 +75,9 @@ def _table(result: dict[str, Any]) -> None:
         f"store {result.get('store', 'sqlite')}, "
         f"{result['elapsed_s']} s"
     )
+    session_ks = SESSION_KS
     head = "".join(f"{'R@' + str(k):>8}" for k in ks) + "".join(f"{'tok@' + str(k):>9}" for k in ks)
+    head += "".join(f"{'S@' + str(k):>7}" for k in session_ks)
     click.echo(f"{'strategy':<10}{'cat':<14}{head}{'n':>7}")
     for name, s in result["strategies"].items():
         rows = [("all", s)] + [
@@ -83,7 +86,12 @@ def _table(result: dict[str, Any]) -> None:
         for label, row in rows:
             cells = "".join(f"{row['recall'][str(k)]:>8.3f}" for k in ks)
             cells += "".join(f"{row['tokens'][str(k)]:>9.0f}" for k in ks)
+            cells += "".join(f"{row['session_recall'][str(k)]:>7.3f}" for k in session_ks)
             click.echo(f"{name if label == 'all' else '':<10}{label:<14}{cells}{row['n']:>7}")
+    click.echo(
+        f"S@k: the top {SESSION_TURNS} turns mapped to their sessions (repeats dropped); "
+        "a hit when an evidence session is among the first k"
+    )
     missing = result["missing_evidence"]
     if missing["ids"]:
         click.echo(f"evidence ids naming no turn (counted as misses): {missing['ids']}")
@@ -167,7 +175,8 @@ def eval_locomo(
     database_url: str | None,
     relevance_floor: float | None,
 ) -> None:
-    """Turn-level evidence recall@k and tokens@k on LoCoMo, per strategy and category."""
+    """Turn-level evidence recall@k, tokens@k and session-level recall on LoCoMo, per
+    strategy and category."""
     try:
         conversations = locomo.load_conversations(Path(data), limit_conversations)
     except locomo.EvalDataError as exc:

@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,10 +37,13 @@ from memoryd.config import EngineConfig
 from memoryd.embedding import EmbeddingResolution
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
+from memoryd.eval.metrics import CATEGORIES, SESSION_KS, StrategyResult, Tally, recall_at
+
+#: The tallies live in ``eval.metrics``; the harnesses and tests reach them through here.
+__all__ = ["CATEGORIES", "StrategyResult", "Tally", "recall_at"]
 from memoryd.models import MemoryType, NewMemory
 from memoryd.settings import MemorySettings
 
-CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 STRATEGIES = ("recent", "semantic", "hybrid")
 DEFAULT_KS = (5, 10, 25)
 #: The largest budget the engine accepts, so that the budget never cuts the ranking.
@@ -216,73 +217,6 @@ def evaluated(conversation: Conversation) -> list[Question]:
     return [q for q in conversation.questions if q.category in CATEGORIES and q.evidence]
 
 
-# -- metrics -------------------------------------------------------------------------------
-
-
-def recall_at(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
-    """Fraction of ``evidence`` among the first ``k`` of ``ranked``."""
-    if not evidence:
-        raise ValueError("recall needs at least one evidence id")
-    top = set(ranked[:k])
-    return sum(1 for e in evidence if e in top) / len(evidence)
-
-
-@dataclass(slots=True)
-class Tally:
-    """Running sums of recall@k and tokens@k over questions."""
-
-    ks: tuple[int, ...]
-    n: int = 0
-    recall: dict[int, float] = field(default_factory=dict)
-    tokens: dict[int, int] = field(default_factory=dict)
-
-    def add(self, ranked: Sequence[str], tokens: Sequence[int], evidence: Sequence[str]) -> None:
-        self.n += 1
-        for k in self.ks:
-            self.recall[k] = self.recall.get(k, 0.0) + recall_at(ranked, evidence, k)
-            self.tokens[k] = self.tokens.get(k, 0) + sum(tokens[:k])
-
-    def means(self) -> dict[str, Any]:
-        n = max(1, self.n)
-        return {
-            "recall": {str(k): round(self.recall.get(k, 0.0) / n, 4) for k in self.ks},
-            "tokens": {str(k): round(self.tokens.get(k, 0) / n, 1) for k in self.ks},
-            "n": self.n,
-        }
-
-
-@dataclass(slots=True)
-class StrategyResult:
-    ks: tuple[int, ...]
-    overall: Tally = field(init=False)
-    by_category: dict[int, Tally] = field(init=False)
-    latencies_ms: list[float] = field(default_factory=list)
-    served_by: Counter[str] = field(default_factory=Counter)
-
-    def __post_init__(self) -> None:
-        self.overall = Tally(self.ks)
-        self.by_category = {c: Tally(self.ks) for c in CATEGORIES}
-
-    def add(self, question: Question, ranked: Sequence[str], tokens: Sequence[int]) -> None:
-        self.overall.add(ranked, tokens, question.evidence)
-        self.by_category[question.category].add(ranked, tokens, question.evidence)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = self.overall.means()
-        lat = sorted(self.latencies_ms) or [0.0]
-        return {
-            "recall": out["recall"],
-            "tokens": out["tokens"],
-            "per_category": {str(c): t.means() for c, t in self.by_category.items()},
-            "n": out["n"],
-            "latency_ms": {
-                "p50": round(statistics.median(lat), 3),
-                "p95": round(lat[min(len(lat) - 1, round(0.95 * (len(lat) - 1)))], 3),
-            },
-            "served_by": dict(self.served_by),
-        }
-
-
 # -- running -------------------------------------------------------------------------------
 
 
@@ -422,7 +356,8 @@ def run_eval(
                 result = results[strategy]
                 for conv in conversations:
                     for question in evaluated(conv):
-                        ranked, tokens, used, ms = ask(engine, conv, question, strategy, ks[-1])
+                        limit = max(ks[-1], SESSION_KS[-1])  # session recall maps the top 10
+                        ranked, tokens, used, ms = ask(engine, conv, question, strategy, limit)
                         result.add(question, ranked, tokens)
                         result.latencies_ms.append(ms)
                         result.served_by[used] += 1
