@@ -81,6 +81,14 @@ class Memory:
         slot = self.metadata.get("slot")
         return slot if isinstance(slot, str) and slot else None
 
+    @property
+    def subjects(self) -> tuple[str, ...]:
+        """Who it is about (metadata ``subjects``): "user", or a named person."""
+        raw = self.metadata.get("subjects")
+        if not isinstance(raw, list):
+            return ()
+        return tuple(s for s in raw if isinstance(s, str) and s.strip())
+
     def to_dict(self) -> dict[str, Any]:
         """The camelCase memory object of SPEC §13, plus the supersession history."""
         return {
@@ -99,6 +107,7 @@ class Memory:
             "lastAccessedAt": to_iso(self.last_accessed_at) if self.last_accessed_at else None,
             "supersededAt": to_iso(self.superseded_at) if self.superseded_at else None,
             "supersededBy": self.superseded_by,
+            "subjects": list(self.subjects),
         }
 
 
@@ -210,6 +219,8 @@ class Resolution:
     hidden: dict[str, int] | None = None
     #: The query was the end of a longer turn (``core.query.MAX_QUERY_CHARS``).
     query_truncated: bool = False
+    #: The owner's known subjects the query names (the subject prior's people).
+    subjects: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -222,6 +233,7 @@ class Resolution:
             "fusion": self.fusion,
             "hidden": self.hidden,
             "queryTruncated": self.query_truncated,
+            "subjects": list(self.subjects),
         }
 
 

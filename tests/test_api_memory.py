@@ -38,6 +38,7 @@ MEMORY_FIELDS = {
     "supersededAt",
     "userId",
     "supersededBy",
+    "subjects",
 }
 
 
@@ -234,6 +235,7 @@ def test_retrieve_preview(client: Any, engine: MemoryEngine) -> None:
         "fusion",
         "hidden",
         "queryTruncated",
+        "subjects",
     }
     assert body["resolution"]["vectorStore"] in {"sqlite-vec", "qdrant", "none"}
     empty = client.post(

@@ -301,6 +301,7 @@ def test_source_and_metadata() -> None:
         "category": "location",
         "extractedAt": "2024-01-01T00:00:00.000Z",
         "source": "assistant",
+        "subjects": ["user"],
         "slot": "home_location",
     }
     assert only("I'm getting married on June 3rd.").type == "episodic"

@@ -81,6 +81,7 @@ def test_http_lists_six_tools_with_the_spec_schemas(srv: Served) -> None:
             "content",
             "metadata",
             "userId",
+            "subjects",
         }
         assert sorted(added["required"]) == ["content"]  # type and key have defaults
         assert added["properties"]["content"]["minLength"] == 1

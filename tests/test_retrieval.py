@@ -391,6 +391,7 @@ def test_preview_shape(engine: MemoryEngine) -> None:
         "fusion",
         "hidden",
         "queryTruncated",
+        "subjects",
     }
     assert resolution["rerankApplied"] is False
     assert resolution["fallbackReason"]

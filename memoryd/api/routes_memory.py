@@ -69,6 +69,15 @@ def list_memories(
     }
 
 
+def _with_subjects(
+    metadata: dict[str, Any] | None, subjects: list[str] | None
+) -> dict[str, Any] | None:
+    """``subjects`` is the API's name for ``metadata.subjects``."""
+    if subjects is None:
+        return metadata
+    return {**(metadata or {}), "subjects": [s.strip() for s in subjects if s.strip()]}
+
+
 @router.post("", response_model=s.MemoryCreated, status_code=201)
 def create_memory(body: s.MemoryCreate, engine: EngineDep, response: Response) -> dict[str, Any]:
     """Upsert on ``(apiKeyId, key)``: 201 when created, 200 when it updated a memory."""
@@ -80,7 +89,7 @@ def create_memory(body: s.MemoryCreate, engine: EngineDep, response: Response) -
             key=body.key,
             type=MemoryType(body.type),
             session_id=body.sessionId or "",
-            metadata=body.metadata,
+            metadata=_with_subjects(body.metadata, body.subjects),
             expires_at=body.expiresAt,
         )
     )
@@ -258,11 +267,16 @@ def update_memory(
             raise ValidationError(
                 f"{name}: must not be null", details=[{"field": name, "message": "null"}]
             )
+    metadata = body.metadata
+    if body.subjects is not None:  # on top of the metadata sent, or the stored one
+        current = engine.get(memory_id)
+        base = metadata if metadata is not None else (current.metadata if current else {})
+        metadata = _with_subjects(base, body.subjects)
     patch = MemoryPatch(
         type=MemoryType(body.type) if body.type else None,
         key=body.key,
         content=body.content,
-        metadata=body.metadata,
+        metadata=metadata,
         expires_at=body.expiresAt,
         clear_expiry="expiresAt" in given and body.expiresAt is None,
     )

@@ -59,6 +59,13 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 # -- memories -------------------------------------------------------------------------
 
 
+#: Who a memory is about: "user", or named people (kept as metadata.subjects).
+Subjects = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=100)]],
+    Field(max_length=8, description='who it is about: "user" or a named person'),
+]
+
+
 class MemoryPublic(BaseModel):
     id: str
     apiKeyId: str
@@ -75,6 +82,7 @@ class MemoryPublic(BaseModel):
     supersededAt: str | None = None  # set when a newer statement replaced it (history)
     userId: str | None = None  # the end user of the key it belongs to; null: shared
     supersededBy: str | None = None
+    subjects: list[str] = []  # who it is about (metadata.subjects)
 
 
 class MemoryCreate(Strict):
@@ -93,6 +101,7 @@ class MemoryCreate(Strict):
     sessionId: str | None = Field(default=None, max_length=200)
     metadata: dict[str, Any] | None = None
     expiresAt: Timestamp | None = None
+    subjects: Subjects | None = None
 
 
 class MemoryUpdate(Strict):
@@ -101,6 +110,7 @@ class MemoryUpdate(Strict):
     content: str | None = Field(default=None, min_length=1)
     metadata: dict[str, Any] | None = None
     expiresAt: Timestamp | None = None
+    subjects: Subjects | None = None
 
 
 class MemoryOne(BaseModel):
@@ -188,6 +198,7 @@ class ResolutionPublic(BaseModel):
     fusion: str | None = None  # "score" or "rrf" when the hybrid legs were fused
     hidden: dict[str, int] | None = None  # memories kept out by expiry and retention
     queryTruncated: bool = False  # retrieval read only the end of a longer query
+    subjects: list[str] = []  # the owner's known subjects the query names
 
 
 class PreviewDropped(PreviewHit):

@@ -108,3 +108,20 @@ def apply_context(
                 boosted[item] += weights.session * strength[sessions.get(item, "")] / best
     position = {item: i for i, (item, _) in enumerate(ranked)}
     return sorted(boosted.items(), key=lambda pair: (-pair[1], position[pair[0]]))
+
+
+def apply_subjects(
+    ranked: Sequence[tuple[str, float]], about: set[str], weight: float
+) -> list[tuple[str, float]]:
+    """Scores of the ids in ``about`` (memories about a person the query names) raised
+    by ``weight`` times the ranking's spread, re-sorted (stable). Scale-free, like the
+    other priors: the same share whatever the fusion's scale."""
+    if not ranked or not about or weight <= 0:
+        return list(ranked)
+    scores = [score for _, score in ranked]
+    spread = max(scores) - min(scores)
+    if spread <= 0:
+        return list(ranked)
+    position = {item: i for i, (item, _) in enumerate(ranked)}
+    raised = [(item, score + weight * spread if item in about else score) for item, score in ranked]
+    return sorted(raised, key=lambda pair: (-pair[1], position[pair[0]]))

@@ -16,6 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
+from memoryd.core import subjects
 from memoryd.core.extraction import slugify
 from memoryd.models import MemoryType, NewMemory, Reconcile
 
@@ -213,6 +214,7 @@ def ops_to_reconcile(
             continue
         metadata: dict[str, Any] = {"category": "llm", "source": "user"}
         metadata["extractedAt"] = extracted_at
+        metadata["subjects"] = subjects.of_fact(op.content)
         if op.slot:
             metadata["slot"] = op.slot
         memory = NewMemory(

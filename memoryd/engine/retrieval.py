@@ -11,7 +11,7 @@ costs the vector tier.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 import numpy as np
 
 from memoryd.config import EngineConfig
-from memoryd.core.fusion import ContextWeights, apply_context, score_fuse
+from memoryd.core import subjects
+from memoryd.core.fusion import ContextWeights, apply_context, apply_subjects, score_fuse
 from memoryd.core.query import query_window
 from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
 from memoryd.core.temporal import DateRange, mentioned_dates, overlaps
@@ -206,15 +207,19 @@ class Retriever:
         flt = self._filter(req, settings)
         query_vector = None
         qdrant_knn = None
+        names = resolution.subjects = self._named(req, flt)
         if req.strategy != "exact":
-            query_vector = self._prepare_vector(req, resolution)
+            # The people a query names stay in its keyword leg; the dense leg would
+            # match the name instead of what is asked about them (issue 20).
+            dense = subjects.without(req.query, names) if names else req.query
+            query_vector = self._prepare_vector(req, resolution, dense)
         if query_vector is not None:  # network I/O stays outside the read snapshot
             qdrant_knn = self._qdrant(query_vector, flt, resolution)
         with self.store.snapshot() as reader:
             if req.strategy == "exact":
                 ranked = self._recent(reader, flt, req)
             elif query_vector is not None:
-                ranked = self._vector(reader, flt, req, query_vector, resolution, qdrant_knn)
+                ranked = self._vector(reader, flt, req, query_vector, resolution, qdrant_knn, names)
             else:
                 ranked = self._keyword(reader, flt, req, resolution)
         if settings.rerank_enabled and settings.rerank_provider_model and req.query and ranked:
@@ -250,7 +255,17 @@ class Retriever:
 
     # -- vector tier -------------------------------------------------------------------
 
-    def _prepare_vector(self, req: Request, resolution: Resolution) -> np.ndarray | None:
+    def _named(self, req: Request, flt: Filter) -> list[str]:
+        """The owner's known subjects the query names (none for recency or without a
+        query, or with the prior off)."""
+        if req.strategy == "exact" or not req.query or self.config.subject_weight <= 0:
+            return []
+        known = self.store.read().known_subjects(flt)
+        return subjects.named(req.query, known) if known else []
+
+    def _prepare_vector(
+        self, req: Request, resolution: Resolution, text: str | None = None
+    ) -> np.ndarray | None:
         """Embed the query (after a bounded backfill of the owner's pending memories);
         None, with the reason recorded, whenever the vector tier cannot serve."""
         if self.indexer is None:
@@ -272,7 +287,7 @@ class Retriever:
         try:
             if req.owner is not None:
                 self.indexer.backfill_owner(req.owner)
-            vector: np.ndarray = self.indexer.embeddings.embed(embedder, [req.query])[0]
+            vector: np.ndarray = self.indexer.embeddings.embed(embedder, [text or req.query])[0]
         except EmbeddingError as exc:
             resolution.fallback_reason = f"query embedding failed ({exc.reason}): {exc.message}"
             return None
@@ -310,6 +325,7 @@ class Retriever:
         vector: np.ndarray,
         resolution: Resolution,
         qdrant_knn: list[tuple[str, float]] | None = None,
+        names: Sequence[str] = (),
     ) -> list[Hit]:
         assert self.indexer is not None
         assert self.indexer.store is not None
@@ -346,7 +362,9 @@ class Retriever:
         found = {m.id: m for m, _ in fts} | reader.get_many(
             [mid for mid, _ in fused if mid not in bm25]
         )
-        fused = self._in_context(reader, [(mid, s) for mid, s in fused if mid in found], found, req)
+        fused = self._in_context(
+            reader, [(mid, s) for mid, s in fused if mid in found], found, req, names
+        )
         resolution.strategy_used = "hybrid"
         resolution.fusion = self.config.fusion
         return [
@@ -375,14 +393,19 @@ class Retriever:
         fused: list[tuple[str, float]],
         found: Mapping[str, Memory],
         req: Request,
+        names: Sequence[str] = (),
     ) -> list[tuple[str, float]]:
-        """The hybrid ranking raised by the context priors and the query's dates
-        (``core.fusion``, ``core.temporal``)."""
+        """The hybrid ranking raised by the context priors, the subject prior and the
+        query's dates (``core.fusion``, ``core.temporal``)."""
         weights = ContextWeights(self.config.neighbour_weight, self.config.session_weight)
         if weights.active and len(fused) > 1:
             ids = [mid for mid, _ in fused]
             sessions = {mid: f"{found[mid].api_key_id}\x00{found[mid].session_id}" for mid in ids}
             fused = apply_context(fused, reader.neighbours(ids), sessions, weights)
+        if names:
+            people = set(names)
+            about = {mid for mid, _ in fused if people & {s.lower() for s in found[mid].subjects}}
+            fused = apply_subjects(fused, about, self.config.subject_weight)
         boost = self.config.date_boost
         wanted = mentioned_dates(req.query) if boost > 0 else []
         if not wanted:

@@ -259,6 +259,7 @@ def ingest(
                     "dia_id": turn.dia_id,
                     "session": turn.session,
                     "date_time": turn.date_time,
+                    "subjects": [turn.speaker],  # a turn is about its speaker
                 },
             )
             for turn, text in texts

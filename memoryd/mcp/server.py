@@ -248,6 +248,13 @@ class MemoryTools:
         ] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="Any JSON object.")] = None,
         userId: UserArg = None,
+        subjects: Annotated[
+            list[str] | None,
+            Field(
+                max_length=8,
+                description='Who it is about: "user", or the people it names (e.g. "Anna").',
+            ),
+        ] = None,
     ) -> AddResult:
         owner = _owner(_caller(ctx, self.principal), apiKeyId, write=True)
         with _tool_errors():
@@ -258,7 +265,11 @@ class MemoryTools:
                     key=key,
                     type=MemoryType(type),
                     session_id=sessionId or "",
-                    metadata=metadata,
+                    metadata=(
+                        metadata
+                        if subjects is None
+                        else {**(metadata or {}), "subjects": [x for x in subjects if x.strip()]}
+                    ),
                     user_id=userId or "",
                 )
             )

@@ -235,6 +235,10 @@ class MemoryReads(Protocol):
         with relevance > 0. Nothing to search for (only stop words): ``[]``."""
         ...
 
+    def known_subjects(self, flt: Filter) -> list[str]:
+        """Metadata ``subjects`` (lowercased) of what ``flt`` admits: who a query may name."""
+        ...
+
     def hidden_counts(self, flt: Filter) -> dict[str, int]:
         """Current memories ``flt``'s expiry and retention cut hide:
         ``{"expired": n, "retention": n}``."""

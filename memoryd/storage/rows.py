@@ -67,5 +67,15 @@ def slot_of(metadata: dict[str, Any]) -> str | None:
     return slot if isinstance(slot, str) and slot else None
 
 
+def subjects_of(metadata: dict[str, Any]) -> str | None:
+    """The ``subjects`` column: metadata's subjects lowercased, sorted, as
+    ``"|anna|user|"`` (a LIKE-free membership test is ``'%|anna|%'``); None without."""
+    raw = metadata.get("subjects")
+    if not isinstance(raw, list):
+        return None
+    names = sorted({s.strip().lower() for s in raw if isinstance(s, str) and s.strip()})
+    return "|" + "|".join(names) + "|" if names else None
+
+
 def escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -388,6 +388,21 @@ class StoreContract:
         # Query syntax of any engine is just text.
         assert [m.id for m, _ in r.keyword_search('vim" OR (*', flt("a"), 10)] == [both.id]
 
+    def test_known_subjects(self, store: Store) -> None:
+        """Subjects come from metadata, lowercased and deduplicated, within the filter;
+        edits and upserts keep the column in step."""
+        about = add(store, "a", "Anna lives in Lisbon", metadata={"subjects": ["Anna", "user"]})
+        add(store, "a", "Bob likes tea", metadata={"subjects": ["Bob"]})
+        add(store, "a", "no subject here")
+        add(store, "b", "Carol is a nurse", metadata={"subjects": ["Carol"]})
+        r = store.read()
+        assert r.known_subjects(flt("a")) == ["anna", "bob", "user"]
+        assert r.known_subjects(flt("b")) == ["carol"]
+        store.write(lambda w: w.update(about.id, MemoryPatch(metadata={"subjects": ["Zoe"]}), NOW))
+        assert r.known_subjects(flt("a")) == ["bob", "zoe"]
+        assert get(store, about.id).subjects == ("Zoe",)
+        assert r.known_subjects(flt("nobody")) == []
+
     def test_keyword_search_right_after_many_writes(self, store: Store) -> None:
         """Term statistics a store caches between searches must not make a word seen
         in more documents than the cached total a failure (the load run's 500)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 from memoryd.core.extraction.context import about, follow_up
 from memoryd.core.extraction.rules import Draft
@@ -28,6 +29,7 @@ from memoryd.core.extraction.segment import (
 )
 from memoryd.core.extraction.table import RULES
 from memoryd.core.extraction.values import slugify
+from memoryd.core.subjects import of_fact as subjects_of_fact
 
 __all__ = [
     "MAX_FACT_LENGTH",
@@ -133,9 +135,15 @@ def _match(clause: str) -> list[Draft]:
     return []
 
 
-def fact_metadata(fact: Fact, extracted_at: str) -> dict[str, str]:
-    """The metadata stored with an extracted memory (camelCase, as on the wire)."""
-    meta = {"category": fact.category, "extractedAt": extracted_at, "source": fact.source}
+def fact_metadata(fact: Fact, extracted_at: str) -> dict[str, Any]:
+    """The metadata stored with an extracted memory (camelCase, as on the wire), with
+    who it is about: the user, and the people it names by relation (``core.subjects``)."""
+    meta: dict[str, Any] = {
+        "category": fact.category,
+        "extractedAt": extracted_at,
+        "source": fact.source,
+        "subjects": subjects_of_fact(fact.content),
+    }
     if fact.slot:
         meta["slot"] = fact.slot
     return meta

@@ -15,7 +15,7 @@ from typing import Any
 
 from memoryd.models import Memory, MemoryPatch, NewMemory, to_iso
 from memoryd.storage.base import Clearing, Filter, ListQuery, Page
-from memoryd.storage.rows import COLUMNS, escape_like, row_to_memory, slot_of
+from memoryd.storage.rows import COLUMNS, escape_like, row_to_memory, slot_of, subjects_of
 from memoryd.storage.rows import dumps as _dumps
 
 
@@ -193,6 +193,16 @@ def hidden_counts(conn: Any, flt: Filter) -> dict[str, int]:
     return {"expired": int(expired), "retention": int(old)}
 
 
+def known_subjects(conn: Any, flt: Filter) -> list[str]:
+    """Every subject of the memories ``flt`` lets a retrieval see, lowercased."""
+    where, params = filter_sql(flt)
+    rows = conn.execute(
+        f"SELECT DISTINCT m.subjects FROM memories m WHERE {where} AND m.subjects IS NOT NULL",
+        params,
+    )
+    return sorted({name for (value,) in rows for name in str(value).split("|") if name})
+
+
 def tokens_used(conn: Any, owner: str | None = None) -> int:
     sql = "SELECT COALESCE(SUM((length(content) + 3) / 4), 0) FROM memories"
     rows = conn.execute(sql + " WHERE api_key_id = ?", (owner,)) if owner else conn.execute(sql)
@@ -257,7 +267,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
         merged = {**existing.metadata, **(new.metadata or {})}
         conn.execute(
             "UPDATE memories SET content = ?, type = ?, session_id = ?, expires_at = ?, "
-            "metadata = ?, slot = ?, updated_at = ?, superseded_at = NULL, "
+            "metadata = ?, slot = ?, subjects = ?, updated_at = ?, superseded_at = NULL, "
             "superseded_by = NULL, "
             "needs_reindex = CASE WHEN content IS DISTINCT FROM ? THEN 1 ELSE needs_reindex END "
             "WHERE id = ?",
@@ -268,6 +278,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
                 expires,
                 _dumps(merged),
                 slot_of(merged),
+                subjects_of(merged),
                 to_iso(now),
                 new.content,
                 existing.id,
@@ -280,8 +291,8 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
     created = new.created_at or now
     conn.execute(
         "INSERT INTO memories (id, api_key_id, user_id, session_id, type, key, content, "
-        "metadata, slot, created_at, updated_at, expires_at, needs_reindex) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,1)",
+        "metadata, slot, subjects, created_at, updated_at, expires_at, needs_reindex) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,1)",
         (
             memory_id,
             new.api_key_id,
@@ -292,6 +303,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
             new.content,
             _dumps(new.metadata or {}),
             slot_of(new.metadata or {}),
+            subjects_of(new.metadata or {}),
             to_iso(created),
             to_iso(created),
             expires,
@@ -315,8 +327,8 @@ def update(conn: Any, memory_id: str, patch: MemoryPatch, now: datetime) -> Memo
         sets.append("content = ?")
         params.append(patch.content)
     if patch.metadata is not None:
-        sets.append("metadata = ?, slot = ?")
-        params += [_dumps(patch.metadata), slot_of(patch.metadata)]
+        sets.append("metadata = ?, slot = ?, subjects = ?")
+        params += [_dumps(patch.metadata), slot_of(patch.metadata), subjects_of(patch.metadata)]
     if patch.clear_expiry:
         sets.append("expires_at = NULL")
     elif patch.expires_at is not None:

@@ -94,6 +94,9 @@ class SqlSession:
     def keyword_search(self, query: str, flt: Filter, limit: int) -> list[tuple[Memory, float]]:
         return self._do(self.dialect.keyword_search, query, flt, limit)
 
+    def known_subjects(self, flt: Filter) -> list[str]:
+        return self._do(memories.known_subjects, flt)
+
     def hidden_counts(self, flt: Filter) -> dict[str, int]:
         return self._do(memories.hidden_counts, flt)
 
