@@ -82,7 +82,7 @@ class EngineConfig:
     date_boost: float = 0.1
     #: Subject prior (``core.subjects``): share of the ranking's spread added to the
     #: memories about a person the query names.
-    subject_weight: float = 0.3
+    subject_weight: float = 0.6
     vec_quantization: str = "none"
     embedding_cache_max: int = 1000
     embedding_cache_ttl_ms: int = 300_000
@@ -122,7 +122,7 @@ class EngineConfig:
             neighbour_weight=_unit(env, "MEMORY_NEIGHBOUR_WEIGHT", 0.3),
             session_weight=_unit(env, "MEMORY_SESSION_WEIGHT", 0.3),
             date_boost=_unit(env, "MEMORY_DATE_BOOST", 0.1),
-            subject_weight=_unit(env, "MEMORY_SUBJECT_WEIGHT", 0.3),
+            subject_weight=_unit(env, "MEMORY_SUBJECT_WEIGHT", 0.6),
             vec_quantization=quant if quant in ("int8", "half") else "none",
             embedding_cache_max=_int(env, "MEMORY_EMBEDDING_CACHE_MAX", 1000, 1, 1_000_000),
             embedding_cache_ttl_ms=_int(

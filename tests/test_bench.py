@@ -237,3 +237,29 @@ def test_stores_stage_runs_both_stores_side_by_side(tmp_path: Path) -> None:
         assert row["memories_per_owner"] == 60
         assert row["ingest_per_s"] > 0
         assert 0 < row["hybrid_p50_ms"] <= row["hybrid_p95_ms"]
+
+
+def test_subject_weight_is_chosen_without_the_held_out_conversation() -> None:
+    """``bench.subjects.analyse``: each conversation's figure comes from the weight the
+    other conversations chose, never from its own best."""
+    from bench.subjects import analyse
+    from memoryd.eval.metrics import StrategyResult
+
+    def tally(hits: list[float]) -> StrategyResult:
+        result = StrategyResult((5, 10, 25))
+        for hit in hits:
+            ranked = ["D1:1"] if hit else ["D9:9"]
+            result.overall.add(ranked, [1], ["D1:1"])
+        return result
+
+    # weight 1 is best for "a" alone; weight 0 is best for "b" and "c" together
+    tallies = {
+        0.0: {"a": tally([0, 0]), "b": tally([1, 1]), "c": tally([1, 1])},
+        1.0: {"a": tally([1, 1]), "b": tally([0, 0]), "c": tally([1, 1])},
+    }
+    rows, cv = analyse({"weights": [0.0, 1.0], "tallies": tallies, "names": ["a", "b", "c"]})
+    assert [r["weight"] for r in rows] == [0.0, 1.0]
+    chosen = {h["conversation"]: h["chosen_weight"] for h in cv["held_out"]}
+    assert chosen["a"] == 0.0  # b and c prefer 0: a is scored at 0, its worst
+    held = {h["conversation"]: h["R@10"] for h in cv["held_out"]}
+    assert held["a"] == 0.0

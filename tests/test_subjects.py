@@ -73,7 +73,7 @@ def _engine(tmp_path: Path, weight: str) -> MemoryEngine:
 @pytest.fixture
 def people(tmp_path: Path) -> Iterator[tuple[MemoryEngine, MemoryEngine]]:
     """The same memories with the subject prior on (default) and off."""
-    on, off = _engine(tmp_path, "0.3"), _engine(tmp_path, "0")
+    on, off = _engine(tmp_path, "0.6"), _engine(tmp_path, "0")
     for engine in (on, off):
         engine.settings.update({"relevanceFloor": 0})  # the hash embedder's scale is not MiniLM's
         # The same words about two people: only the subject tells them apart.

@@ -19,7 +19,7 @@ import click
 from memoryd.cli._common import cli_command, emit, handles_errors, percent_bar
 from memoryd.embedding import static_model_info
 from memoryd.errors import ValidationError
-from memoryd.eval import extraction, labelled, locomo, observations
+from memoryd.eval import extraction, labelled, locomo, longmemeval, observations
 from memoryd.eval.metrics import SESSION_KS, SESSION_TURNS
 
 EMBEDDERS = ("transformers", "static", "none")
@@ -382,3 +382,96 @@ def extraction_default() -> Path:
             "checkout (an installed package does not ship it): pass --data DIR"
         )
     return found
+
+
+# -- memoryd eval longmemeval --------------------------------------------------------------
+
+
+def _lme_data(data: str | None, cache: str | None) -> Path:
+    """``--data`` as is, else the oracle file in the cache (fetched once, sha256 checked)."""
+    if data:
+        return Path(data)
+    where = Path(cache) if cache else longmemeval.default_cache_dir()
+    return longmemeval.fetch_oracle(where, log=_say)
+
+
+@eval_group.command("longmemeval")
+@click.option("--data", default=None, help="A LongMemEval JSON file to use as is.")
+@click.option(
+    "--cache",
+    default=None,
+    help="Where the oracle file is fetched once (default ~/.cache/memoryd/longmemeval).",
+)
+@click.option(
+    "--strategy",
+    type=click.Choice(["recent", "semantic", "hybrid", "all"]),
+    default="hybrid",
+    show_default=True,
+)
+@click.option(
+    "--k", "ks", default="5,10,25", show_default=True, callback=_ks, help="Cut-offs for recall@k."
+)
+@click.option(
+    "--embedder",
+    type=click.Choice(EMBEDDERS),
+    default=None,
+    help="Embedding source (default: transformers when installed, else none).",
+)
+@click.option(
+    "--static-model",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Static model dir, distilled there if missing (default ~/.cache/memoryd/static).",
+)
+@click.option(
+    "--limit-questions",
+    type=click.IntRange(min=0),
+    default=longmemeval.DEFAULT_LIMIT,
+    show_default=True,
+    help="Questions asked, spread evenly through the file (0 = all).",
+)
+@click.option(
+    "--distractors",
+    type=click.IntRange(0, 200),
+    default=longmemeval.DEFAULT_DISTRACTORS,
+    show_default=True,
+    help="Other questions' sessions added to each haystack.",
+)
+@cli_command
+def eval_longmemeval(
+    ctx: click.Context,
+    data: str | None,
+    cache: str | None,
+    strategy: str,
+    ks: tuple[int, ...],
+    embedder: str | None,
+    static_model: str | None,
+    limit_questions: int,
+    distractors: int,
+) -> None:
+    """Turn-level recall@k and session-level recall (any/all) on LongMemEval (oracle
+    sessions plus distractors), per strategy and question type."""
+    try:
+        path = _lme_data(data, cache)
+        items = longmemeval.load_items(path)
+    except longmemeval.LongMemEvalDataError as exc:
+        raise ValidationError(f"data: {exc}") from None
+    work = longmemeval.plan(items, limit_questions, distractors)
+    chosen = locomo.STRATEGIES if strategy == "all" else (strategy,)
+    source = _embedder(embedder, static_model)
+    with ExitStack() as stack:
+        bars: list[Any] = []
+
+        def advance(n: int) -> None:  # the bar starts with the first answer, after ingest
+            if not bars:
+                total = len(work.asked) * len(chosen)
+                bar = click.progressbar(length=total, label="asking", file=sys.stderr)
+                bars.append(stack.enter_context(bar))
+            bars[0].update(n)
+
+        result = longmemeval.run_eval(
+            work, source, strategies=chosen, ks=ks, progress=advance, log=_say
+        )
+    sha = longmemeval.sha256_of(path)
+    result["data"] = {"path": str(path), "sha256": sha, "pinned": sha == longmemeval.ORACLE_SHA256}
+    emit(ctx, result, lambda: click.echo("\n".join(longmemeval.table_lines(result))))
