@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import numpy as np
 
+from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
 from memoryd.core import subjects
 from memoryd.core.fusion import ContextWeights, apply_context, apply_subjects, score_fuse
@@ -118,6 +119,11 @@ def relevant(hits: list[Hit], floor: float | None) -> tuple[list[Hit], list[Drop
     return kept, dropped
 
 
+#: The known-subjects cache (per owner, end user and session).
+SUBJECTS_CACHE_SIZE = 1024
+SUBJECTS_TTL_S = 10.0
+
+
 def _clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, int(value)))
 
@@ -138,6 +144,11 @@ class Retriever:
         self.config = config
         self.tokens = token_counter
         self.indexer = indexer
+        # Who each owner's memories are about changes rarely; listing it is a query per
+        # retrieval otherwise (a person new to the owner is known within the TTL).
+        self._subjects: TTLCache[tuple[object, ...], list[str]] = TTLCache(
+            SUBJECTS_CACHE_SIZE, SUBJECTS_TTL_S
+        )
 
     def resolve(
         self,
@@ -260,7 +271,11 @@ class Retriever:
         query, or with the prior off)."""
         if req.strategy == "exact" or not req.query or self.config.subject_weight <= 0:
             return []
-        known = self.store.read().known_subjects(flt)
+        key = (flt.owners, flt.user_id, flt.session_id)
+        found, known = self._subjects.lookup(key)
+        if not found or known is None:
+            known = self.store.read().known_subjects(flt)
+            self._subjects.set(key, known)
         return subjects.named(req.query, known) if known else []
 
     def _prepare_vector(
