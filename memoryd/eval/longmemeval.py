@@ -310,10 +310,14 @@ class Tally:
             self.all_hit[k] += bool(wanted) and wanted <= top
 
     def means(self) -> dict[str, Any]:
-        n, turn_n = max(1, self.n), max(1, self.turn_n)
+        n = max(1, self.n)
         lat = sorted(self.latencies_ms) or [0.0]
         return {
-            "recall": {str(k): round(self.recall.get(k, 0.0) / turn_n, 4) for k in self.ks},
+            # None, not 0, when no question of the group has an answer turn
+            "recall": {
+                str(k): round(self.recall.get(k, 0.0) / self.turn_n, 4) if self.turn_n else None
+                for k in self.ks
+            },
             "session_recall_any": {str(k): round(self.any_hit[k] / n, 4) for k in SESSION_KS},
             "session_recall_all": {str(k): round(self.all_hit[k] / n, 4) for k in SESSION_KS},
             "n": self.n,
@@ -454,6 +458,10 @@ def run_eval(
     }
 
 
+def _cell(value: float | None) -> str:
+    return f"{'-' if value is None else format(value, '.3f'):>7}"
+
+
 def table_lines(result: Mapping[str, Any]) -> list[str]:
     """The text table of a result: one row per strategy and question type."""
     ks, q = result["k"], result["questions"]
@@ -470,7 +478,7 @@ def table_lines(result: Mapping[str, Any]) -> list[str]:
     for name, s in result["strategies"].items():
         for label, row in [("all", s), *s["per_type"].items()]:
             any_, all_ = row["session_recall_any"], row["session_recall_all"]
-            cells = "".join(f"{row['recall'][str(k)]:>7.3f}" for k in ks)
+            cells = "".join(_cell(row["recall"][str(k)]) for k in ks)
             cells += "".join(
                 f"{any_[str(k)]:>8.3f}/{all_[str(k)]:.3f}" for k in result["session_k"]
             )
