@@ -29,6 +29,7 @@ MEMORY_FIELDS = {
     "supersededAt",
     "userId",
     "supersededBy",
+    "subjects",
     "id",
     "apiKeyId",
     "sessionId",
