@@ -295,6 +295,7 @@ def test_start_on_an_older_data_dir_runs_pending_migrations(spawn: Any, tmp_path
             5,
             6,
             7,
+            8,
         ]
     finally:
         conn.close()
