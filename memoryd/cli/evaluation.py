@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -23,6 +24,7 @@ from memoryd.eval import extraction, labelled, locomo, longmemeval, observations
 from memoryd.eval.metrics import SESSION_KS, SESSION_TURNS
 
 EMBEDDERS = ("transformers", "static", "none")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _ks(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[int, ...]:
@@ -33,6 +35,40 @@ def _ks(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[int, 
     if not ks or ks[0] < 1 or ks[-1] > locomo.MAX_K:
         raise click.BadParameter(f"each k must be from 1 to {locomo.MAX_K}")
     return tuple(ks)
+
+
+def retrieval_options(*, default_strategy: str) -> Callable[[F], F]:
+    """The options every retrieval benchmark takes: strategy, cut-offs, embedder."""
+
+    def apply(fn: F) -> F:
+        fn = click.option(
+            "--static-model",
+            type=click.Path(file_okay=False),
+            default=None,
+            help="Static model dir, distilled there if missing (default ~/.cache/memoryd/static).",
+        )(fn)
+        fn = click.option(
+            "--embedder",
+            type=click.Choice(EMBEDDERS),
+            default=None,
+            help="Embedding source (default: transformers when installed, else none).",
+        )(fn)
+        fn = click.option(
+            "--k",
+            "ks",
+            default="5,10,25",
+            show_default=True,
+            callback=_ks,
+            help="Cut-offs for recall@k.",
+        )(fn)
+        return click.option(
+            "--strategy",
+            type=click.Choice(["recent", "semantic", "hybrid", "all"]),
+            default=default_strategy,
+            show_default=True,
+        )(fn)
+
+    return apply
 
 
 def default_static_dir() -> Path:
@@ -114,27 +150,7 @@ def eval_group() -> None:
     type=click.Path(exists=True, file_okay=False),
     help="Directory of LoCoMo conversation JSON files.",
 )
-@click.option(
-    "--strategy",
-    type=click.Choice(["recent", "semantic", "hybrid", "all"]),
-    default="all",
-    show_default=True,
-)
-@click.option(
-    "--k", "ks", default="5,10,25", show_default=True, callback=_ks, help="Cut-offs for recall@k."
-)
-@click.option(
-    "--embedder",
-    type=click.Choice(EMBEDDERS),
-    default=None,
-    help="Embedding source (default: transformers when installed, else none).",
-)
-@click.option(
-    "--static-model",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Static model dir, distilled there if missing (default ~/.cache/memoryd/static).",
-)
+@retrieval_options(default_strategy="all")
 @click.option(
     "--vec-top-k",
     type=click.IntRange(1, 100),
@@ -402,27 +418,7 @@ def _lme_data(data: str | None, cache: str | None) -> Path:
     default=None,
     help="Where the oracle file is fetched once (default ~/.cache/memoryd/longmemeval).",
 )
-@click.option(
-    "--strategy",
-    type=click.Choice(["recent", "semantic", "hybrid", "all"]),
-    default="hybrid",
-    show_default=True,
-)
-@click.option(
-    "--k", "ks", default="5,10,25", show_default=True, callback=_ks, help="Cut-offs for recall@k."
-)
-@click.option(
-    "--embedder",
-    type=click.Choice(EMBEDDERS),
-    default=None,
-    help="Embedding source (default: transformers when installed, else none).",
-)
-@click.option(
-    "--static-model",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Static model dir, distilled there if missing (default ~/.cache/memoryd/static).",
-)
+@retrieval_options(default_strategy="hybrid")
 @click.option(
     "--limit-questions",
     type=click.IntRange(min=0),

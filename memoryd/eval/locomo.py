@@ -37,7 +37,14 @@ from memoryd.config import EngineConfig
 from memoryd.embedding import EmbeddingResolution
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
-from memoryd.eval.metrics import CATEGORIES, SESSION_KS, StrategyResult, Tally, recall_at
+from memoryd.eval.metrics import (
+    CATEGORIES,
+    SESSION_KS,
+    StrategyResult,
+    Tally,
+    checked_run,
+    recall_at,
+)
 
 #: The tallies live in ``eval.metrics``; the harnesses and tests reach them through here.
 __all__ = ["CATEGORIES", "StrategyResult", "Tally", "recall_at"]
@@ -330,11 +337,7 @@ def run_eval(
 ) -> dict[str, Any]:
     """Ingest into a throwaway engine (or an empty database) and ask every question of
     categories 1-4 under each strategy; ``progress(n)`` after every ``n`` answers."""
-    ks = tuple(sorted(set(ks)))
-    if not ks or ks[0] < 1 or ks[-1] > MAX_K:
-        raise ValueError(f"k must be from 1 to {MAX_K}")
-    if not strategies or set(strategies) - set(STRATEGIES):
-        raise ValueError(f"strategies must be among {', '.join(STRATEGIES)}")
+    ks = checked_run(ks, strategies, STRATEGIES, MAX_K)
     say = log or (lambda _message: None)
     started = time.perf_counter()
     results = {s: StrategyResult(ks) for s in strategies}

@@ -39,7 +39,6 @@ import hashlib
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -54,7 +53,7 @@ from typing import Any
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
 from memoryd.eval import locomo
-from memoryd.eval.metrics import SESSION_KS, recall_at
+from memoryd.eval.metrics import SESSION_KS, checked_run, latency_summary, recall_at
 from memoryd.models import MemoryType, NewMemory
 
 STRATEGIES = locomo.STRATEGIES
@@ -311,7 +310,6 @@ class Tally:
 
     def means(self) -> dict[str, Any]:
         n = max(1, self.n)
-        lat = sorted(self.latencies_ms) or [0.0]
         return {
             # None, not 0, when no question of the group has an answer turn
             "recall": {
@@ -322,10 +320,7 @@ class Tally:
             "session_recall_all": {str(k): round(self.all_hit[k] / n, 4) for k in SESSION_KS},
             "n": self.n,
             "n_turn_recall": self.turn_n,
-            "latency_ms": {
-                "p50": round(statistics.median(lat), 3),
-                "p95": round(lat[min(len(lat) - 1, round(0.95 * (len(lat) - 1)))], 3),
-            },
+            "latency_ms": latency_summary(self.latencies_ms),
         }
 
 
@@ -401,11 +396,7 @@ def run_eval(
 ) -> dict[str, Any]:
     """Ingest every planned haystack into a throwaway engine, then ask every question
     under each strategy; ``progress(n)`` after every ``n`` answers."""
-    ks = tuple(sorted(set(ks)))
-    if not ks or ks[0] < 1 or ks[-1] > locomo.MAX_K:
-        raise ValueError(f"k must be from 1 to {locomo.MAX_K}")
-    if not strategies or set(strategies) - set(STRATEGIES):
-        raise ValueError(f"strategies must be among {', '.join(STRATEGIES)}")
+    ks = checked_run(ks, strategies, STRATEGIES, locomo.MAX_K)
     say = log or (lambda _message: None)
     started = time.perf_counter()
     results = {s: StrategyTally(ks) for s in strategies}

@@ -29,6 +29,27 @@ class Asked(Protocol):
     def evidence(self) -> tuple[str, ...]: ...
 
 
+def latency_summary(latencies_ms: Sequence[float]) -> dict[str, float]:
+    """p50 and p95 of a run's latencies (0 for none)."""
+    lat = sorted(latencies_ms) or [0.0]
+    return {
+        "p50": round(statistics.median(lat), 3),
+        "p95": round(lat[min(len(lat) - 1, round(0.95 * (len(lat) - 1)))], 3),
+    }
+
+
+def checked_run(
+    ks: Sequence[int], strategies: Sequence[str], allowed: Sequence[str], max_k: int
+) -> tuple[int, ...]:
+    """The cut-offs sorted and deduplicated; ValueError for an unusable run."""
+    cuts = tuple(sorted(set(ks)))
+    if not cuts or cuts[0] < 1 or cuts[-1] > max_k:
+        raise ValueError(f"k must be from 1 to {max_k}")
+    if not strategies or set(strategies) - set(allowed):
+        raise ValueError(f"strategies must be among {', '.join(allowed)}")
+    return cuts
+
+
 def session_of(turn_id: str) -> str:
     """``"D8:6"`` -> ``"D8"`` (an id without a colon is its own session)."""
     return turn_id.split(":", 1)[0]
@@ -96,16 +117,12 @@ class StrategyResult:
 
     def to_dict(self) -> dict[str, Any]:
         out = self.overall.means()
-        lat = sorted(self.latencies_ms) or [0.0]
         return {
             "recall": out["recall"],
             "tokens": out["tokens"],
             "session_recall": out["session_recall"],
             "per_category": {str(c): t.means() for c, t in self.by_category.items()},
             "n": out["n"],
-            "latency_ms": {
-                "p50": round(statistics.median(lat), 3),
-                "p95": round(lat[min(len(lat) - 1, round(0.95 * (len(lat) - 1)))], 3),
-            },
+            "latency_ms": latency_summary(self.latencies_ms),
             "served_by": dict(self.served_by),
         }
