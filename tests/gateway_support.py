@@ -31,12 +31,12 @@ class Gateway:
     def send(self, text: str, *, headers: dict[str, str] | None = None, **fields: Any) -> Any:
         """One chat call (``fields``: ``user=``, ``extra_body=``...); background
         extraction has finished when it returns."""
-        client = openai.OpenAI(
+        with openai.OpenAI(
             base_url=f"{self.url}/v1", api_key=self.key, max_retries=0, default_headers=headers
-        )
-        reply = client.chat.completions.create(
-            model="chat-model", messages=[{"role": "user", "content": text}], **fields
-        )
+        ) as client:
+            reply = client.chat.completions.create(
+                model="chat-model", messages=[{"role": "user", "content": text}], **fields
+            )
         assert self.engine.drain(timeout=30)
         return reply
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -35,14 +35,17 @@ class Gateway:
     url: str
     key: str
     key_id: str
+    clients: list[openai.OpenAI] = field(default_factory=list)
 
     def client(self, key: str | None = None, **headers: str) -> openai.OpenAI:
-        return openai.OpenAI(
+        client = openai.OpenAI(
             base_url=f"{self.url}/v1",
             api_key=key or self.key,
             max_retries=0,
             default_headers=headers or None,
         )
+        self.clients.append(client)  # closed with the fixture: no pooled socket left to GC
+        return client
 
 
 @pytest.fixture
@@ -59,7 +62,12 @@ def gateway(engine: MemoryEngine) -> Iterator[Gateway]:
         )
         record, secret = engine.keys.create("tester")
         with serve_asgi(create_app(engine, admin_token=ADMIN)) as url:
-            yield Gateway(engine, upstream, url, secret, record.id)
+            gateway = Gateway(engine, upstream, url, secret, record.id)
+            try:
+                yield gateway
+            finally:
+                for client in gateway.clients:
+                    client.close()
 
 
 def system_texts(body: dict[str, Any]) -> list[str]:
