@@ -128,7 +128,7 @@ def _semantic_tier(
     )
     embeddings = EmbeddingService(settings, context, cache, resolver=resolver)
     store = vectors()
-    indexer = Indexer(primary, store, embeddings)
+    indexer = Indexer(primary, store, embeddings, context=config.context_vector_weight > 0)
     tier = None
     if store is not None:  # Qdrant rides on the in-store tier (it pushes those vectors)
         from memoryd.vectors.qdrant.tier import QdrantTier

@@ -296,6 +296,8 @@ def test_start_on_an_older_data_dir_runs_pending_migrations(spawn: Any, tmp_path
             6,
             7,
             8,
+            9,
+            10,
         ]
     finally:
         conn.close()

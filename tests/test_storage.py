@@ -67,6 +67,8 @@ def test_fresh_db_records_every_migration_with_its_name(db: Database) -> None:
         (6, "end_users"),
         (7, "queue_lease"),
         (8, "subjects"),
+        (9, "context"),
+        (10, "context_fts"),
     ]
     assert db.capabilities.deferred_migrations == ()
 
@@ -77,7 +79,7 @@ def test_reopening_applies_nothing_new(tmp_path: Path) -> None:
         before = _rows(first.read(), "SELECT * FROM schema_migrations ORDER BY version")
     with Database(path, load_vec=False) as second:
         after = _rows(second.read(), "SELECT * FROM schema_migrations ORDER BY version")
-    assert len(before) == 8
+    assert len(before) == 10
     assert after == before  # same rows, same applied_at: nothing re-applied
 
 
@@ -123,7 +125,7 @@ def test_capabilities_and_pragmas(db: Database) -> None:
 def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> None:
     conn = apsw.Connection(str(tmp_path / "deferred.db"))
     try:
-        assert apply_migrations(conn, fts5=False) == ["0002_memory_fts"]
+        assert apply_migrations(conn, fts5=False) == ["0002_memory_fts", "0010_context_fts"]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         assert "memories" in tables
         assert "memory_fts" not in tables
@@ -135,6 +137,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (6,),
             (7,),
             (8,),
+            (9,),
         ]
 
         _insert_raw(conn, "pre-fts", "key-a", "legacy row about kubernetes", "legacy:k8s")
@@ -149,6 +152,8 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (6,),
             (7,),
             (8,),
+            (9,),
+            (10,),
         ]
         found = _rows(
             conn,
@@ -313,7 +318,7 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
 
     with Database(path, load_vec=False) as db:
         versions = [v for (v,) in _rows(db.read(), "SELECT version FROM schema_migrations")]
-        assert versions == [1, 2, 3, 4, 5, 6, 7, 8]
+        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
         slots = dict(_rows(db.read(), "SELECT id, slot FROM memories ORDER BY id"))
         assert slots == {"m0": "home_location", "m1": None, "m2": None}
         users = {u for (u,) in _rows(db.read(), "SELECT user_id FROM memories")}

@@ -132,11 +132,13 @@ def put(store: SqliteVecStore, memory: Memory, vector: np.ndarray) -> None:
     store.upsert([VectorItem(memory.id, memory.api_key_id, vector)])
 
 
+#: Both views' tables and their delete triggers.
+VEC_SCHEMA = {"vec_memories", "vec_memories_ad", "vec_context", "vec_context_ad"}
+
+
 def schema_names(engine: MemoryEngine) -> set[str]:
-    found = rows(
-        engine,
-        "SELECT name FROM sqlite_master WHERE name IN ('vec_memories', 'vec_memories_ad')",
-    )
+    marks = ", ".join(f"'{name}'" for name in sorted(VEC_SCHEMA))
+    found = rows(engine, f"SELECT name FROM sqlite_master WHERE name IN ({marks})")
     return {str(r[0]) for r in found}
 
 
@@ -399,7 +401,7 @@ def test_first_ensure_ready_writes_the_meta_row(engine: MemoryEngine) -> None:
     state = store.ensure_ready(SIG4, 4)
     assert state.ready
     assert state.reason
-    assert schema_names(engine) == {"vec_memories", "vec_memories_ad"}
+    assert schema_names(engine) == VEC_SCHEMA
     assert vec_count(engine) == 0
     assert rows(
         engine, "SELECT embedding_signature, active_dim, vec_ready FROM memory_vec_meta"
@@ -541,7 +543,7 @@ def test_missing_table_is_recreated(
     state = healed.ensure_ready(SIG4, 4)
     assert state.ready
     assert state.recreated
-    assert schema_names(engine) == {"vec_memories", "vec_memories_ad"}
+    assert schema_names(engine) == VEC_SCHEMA
     assert set(flags(engine).values()) == {1}
     assert read_meta(engine.store.db.read())["signature"] == SIG4
 
@@ -564,7 +566,7 @@ def test_missing_trigger_alone_is_recreated_without_a_reindex(
     state = store.ensure_ready(SIG4, 4)
     assert state.ready
     assert not state.recreated
-    assert schema_names(engine) == {"vec_memories", "vec_memories_ad"}
+    assert schema_names(engine) == VEC_SCHEMA
     assert vec_count(engine) == 1
     assert flags(engine) == {memory.id: 0}
     assert engine.delete(memory.id)
@@ -701,6 +703,7 @@ def test_stats_before_ensure_ready(engine: MemoryEngine) -> None:
     store = SqliteVecStore(engine.store.db)
     assert store.stats() == {
         "rowCount": 0,
+        "contextRowCount": 0,
         "needsReindex": 0,
         "activeDim": None,
         "signature": None,

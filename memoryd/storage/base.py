@@ -8,12 +8,11 @@ and ``write(fn)`` runs ``fn(writer)`` as one transaction, all or nothing, return
 slot) is one unit of work on any backend: the SQLite store commits it on its writer
 thread, a server database in one transaction.
 
-The protocols are grouped by concern (memory rows, settings, keys, the extraction
-queue, the reindex queue, the external vector tier's outbox); a ``Reader`` is all the
-read halves, a ``Writer`` a ``Reader`` that may also change things. ``Filter`` and
-``Clearing`` are the only query language callers speak: a backend turns them into its
-own SQL. ``tests/storage/contract.py`` is the executable version of this docstring, run
-against every backend.
+Protocols are grouped by concern (memories, settings, keys, the extraction and reindex
+queues, the external vector tier's outbox); a ``Reader`` is all the read halves, a
+``Writer`` a ``Reader`` that may also write. ``Filter`` and ``Clearing`` are the only
+query language callers speak. ``tests/storage/contract.py`` runs this against every
+backend.
 """
 
 from __future__ import annotations
@@ -35,8 +34,8 @@ T = TypeVar("T")
 KeyRow = tuple[Any, ...]
 #: A queued extraction job: ``(id, owner, session, [(text, source)], end user)``.
 QueuedJob = tuple[int, str, str, list[tuple[str, str]], str]
-#: A memory waiting for its embedding: ``(id, owner, text to embed)``.
-Flagged = tuple[str, str, str]
+#: A memory waiting for its embedding: ``(id, owner, its text, its context view)``.
+Flagged = tuple[str, str, str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,9 +229,12 @@ class MemoryReads(Protocol):
         """Newest first."""
         ...
 
-    def keyword_search(self, query: str, flt: Filter, limit: int) -> list[tuple[Memory, float]]:
+    def keyword_search(
+        self, query: str, flt: Filter, limit: int, context_weight: float = 0.0
+    ) -> list[tuple[Memory, float]]:
         """Keyword matches of a free-text query, best first, as ``(memory, relevance)``
-        with relevance > 0. Nothing to search for (only stop words): ``[]``."""
+        with relevance > 0; ``context_weight``: the neighbours' field against the
+        memory's own text (1.0; 0 ignores it). Only stop words: ``[]``."""
         ...
 
     def known_subjects(self, flt: Filter) -> list[str]:
@@ -338,9 +340,7 @@ class SettingsWrites(Protocol):
 
 class KeyReads(Protocol):
     def key(self, key_id: str) -> KeyRow | None: ...
-    def key_by_hash(self, key_hash: str) -> KeyRow | None:
-        """The key whose secret hashes to ``key_hash`` (revoked or not)."""
-        ...
+    def key_by_hash(self, key_hash: str) -> KeyRow | None: ...  # revoked or not
 
     def keys(self, *, include_revoked: bool = True) -> list[KeyRow]:
         """Newest first; insertion order breaks ties."""
@@ -357,9 +357,7 @@ class KeyWrites(Protocol):
         """False (nothing written) when the id is taken."""
         ...
 
-    def revoke_key(self, key_id: str, revoked_at: str) -> bool:
-        """False for an unknown or already revoked id."""
-        ...
+    def revoke_key(self, key_id: str, revoked_at: str) -> bool: ...  # False: unknown/revoked
 
     def set_key_memory_enabled(self, key_id: str, value: bool | None) -> bool: ...
 

@@ -30,12 +30,17 @@ if TYPE_CHECKING:
     from memoryd.vectors.qdrant.config import QdrantConfig
 
 
+#: A memory's vectors: its own text, and its text with its earlier neighbours.
+VIEWS = ("memory", "context")
+
+
 @dataclass(frozen=True, slots=True)
 class VectorItem:
     memory_id: str
     owner: str
     vector: np.ndarray
     payload: dict[str, Any] | None = None
+    view: str = "memory"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +59,9 @@ class VectorStore(Protocol):
 
     def delete(self, memory_ids: Sequence[str]) -> None: ...
 
-    def search(self, vector: np.ndarray, k: int, flt: Filter) -> list[tuple[str, float]]: ...
+    def search(
+        self, vector: np.ndarray, k: int, flt: Filter, view: str = "memory"
+    ) -> list[tuple[str, float]]: ...
 
     def stats(self) -> dict[str, Any]: ...
 

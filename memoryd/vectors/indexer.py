@@ -10,6 +10,11 @@ still has the content that was embedded, so a racing edit is never marked done.
 
 ``backfill_owner`` embeds a bounded batch of one owner's pending memories on the
 caller's thread just before a semantic search.
+
+With ``context`` on, each memory gets a second vector, its dense context view (the
+memory with its earlier neighbours, ``storage.sql.context``), stored beside the first;
+a memory without neighbours reuses its own vector. The signature then ends in ``:ctx``,
+so switching it rebuilds the index.
 """
 
 from __future__ import annotations
@@ -45,11 +50,17 @@ def no_vector_store(pending: int, why: str) -> dict[str, Any]:
 
 class Indexer:
     def __init__(
-        self, primary: Store, store: InStoreVectors | None, embeddings: EmbeddingService
+        self,
+        primary: Store,
+        store: InStoreVectors | None,
+        embeddings: EmbeddingService,
+        *,
+        context: bool = True,
     ) -> None:
         self.primary = primary  # the flags live here
         self.store = store  # the in-store vector index
         self.embeddings = embeddings
+        self.context = context
         self._pending: dict[str, None] = {}
         self._cond = threading.Condition()
         self._busy = False
@@ -99,7 +110,8 @@ class Indexer:
             resolution, embedder = self.embeddings.current()
             if embedder is None or not resolution.dimensions:
                 return None
-        state = self.store.ensure_ready(resolution.signature, resolution.dimensions)
+        signature = resolution.signature + (":ctx" if self.context else "")
+        state = self.store.ensure_ready(signature, resolution.dimensions)
         if not state.ready:
             return None
         if state.recreated or self._signature is None:
@@ -176,33 +188,39 @@ class Indexer:
             self._skip.update(row[0] for row in batch)  # do not spin on rows that fail
 
     def _index(self, rows: list[Flagged]) -> int:
-        """Embed and store ``(id, owner, content)`` rows; returns how many were stored."""
+        """Embed and store ``(id, owner, content, view)`` rows; returns how many were
+        stored."""
         if not rows:
             return 0
         active = self.ready()
         if active is None:
             return 0
         _, embedder = active
+        texts = list(
+            dict.fromkeys(t for _, _, c, v in rows for t in (c, v) if self.context or t == c)
+        )
         try:
-            vectors = self.embeddings.embed(embedder, [content for _, _, content in rows])
+            vectors = dict(zip(texts, self.embeddings.embed(embedder, texts), strict=True))
         except EmbeddingError as exc:
             if len(rows) == 1:
                 self.errors += 1
                 self.last_error = f"{exc.reason}: {exc.message}"
                 return 0
             return sum(self._index([row]) for row in rows)  # isolate the failing text
-        items = [
-            VectorItem(mid, owner, vec) for (mid, owner, _), vec in zip(rows, vectors, strict=True)
-        ]
-        contents = {mid: content for mid, _, content in rows}
+        items = {
+            mid: [VectorItem(mid, owner, vectors[content])]
+            + ([VectorItem(mid, owner, vectors[view], view="context")] if self.context else [])
+            for mid, owner, content, view in rows
+        }
+        contents = {mid: content for mid, _, content, _ in rows}
         store = self.store
         assert store is not None
 
         def apply(tx: Writer) -> int:
             done = 0
-            for item in items:
-                if tx.clear_flag_if_unchanged(item.memory_id, contents[item.memory_id]):
-                    store.upsert_in(tx, [item])
+            for mid, views in items.items():
+                if tx.clear_flag_if_unchanged(mid, contents[mid]):
+                    store.upsert_in(tx, views)
                     done += 1
             return done
 

@@ -80,7 +80,9 @@ class PgVectorStore:
             vector = np.asarray(item.vector, dtype=np.float32)
             if self._dim is not None and vector.shape[0] != self._dim:
                 raise ValueError(f"vector has {vector.shape[0]} dims, store expects {self._dim}")
-            written += pgv.upsert(conn, item.memory_id, vector.tolist(), self.quantization)
+            written += pgv.upsert(
+                conn, item.memory_id, vector.tolist(), self.quantization, item.view
+            )
         return written
 
     def upsert(self, items: Sequence[VectorItem]) -> None:
@@ -92,11 +94,13 @@ class PgVectorStore:
         if ids:
             self.db.write(lambda raw: pgv.delete(PgConn(raw), ids))
 
-    def search(self, vector: np.ndarray, k: int, flt: Filter) -> list[tuple[str, float]]:
+    def search(
+        self, vector: np.ndarray, k: int, flt: Filter, view: str = "memory"
+    ) -> list[tuple[str, float]]:
         if self._dim is None or k <= 0:
             return []
         query = np.asarray(vector, dtype=np.float32).tolist()
-        rows = self.db.run(lambda raw: pgv.knn(PgConn(raw), query, k, flt, self.quantization))
+        rows = self.db.run(lambda raw: pgv.knn(PgConn(raw), query, k, flt, self.quantization, view))
         return [(mid, max(-1.0, min(1.0, 1.0 - dist))) for mid, dist in rows]
 
     def stats(self) -> dict[str, Any]:
@@ -105,6 +109,7 @@ class PgVectorStore:
             meta = pgv.read_meta(conn)
             return {
                 "rowCount": pgv.count(conn),
+                "contextRowCount": pgv.count(conn, "context"),
                 "needsReindex": count_pending(conn),
                 "activeDim": meta["activeDim"],
                 "signature": meta["signature"],

@@ -102,7 +102,9 @@ class SqliteVecStore:
             vector = np.asarray(item.vector, dtype=np.float32)
             if self._dim is not None and vector.shape[0] != self._dim:
                 raise ValueError(f"vector has {vector.shape[0]} dims, store expects {self._dim}")
-            written += vec_sql.upsert(conn, item.memory_id, vector.tobytes(), quantized=quantized)
+            written += vec_sql.upsert(
+                conn, item.memory_id, vector.tobytes(), quantized=quantized, view=item.view
+            )
         return written
 
     def upsert(self, items: Sequence[VectorItem]) -> None:
@@ -117,7 +119,9 @@ class SqliteVecStore:
 
     # -- reads -------------------------------------------------------------------------
 
-    def search(self, vector: np.ndarray, k: int, flt: Filter) -> list[tuple[str, float]]:
+    def search(
+        self, vector: np.ndarray, k: int, flt: Filter, view: str = "memory"
+    ) -> list[tuple[str, float]]:
         """Inside a store snapshot on this thread, the search reads that snapshot."""
         if self._dim is None or k <= 0:
             return []  # (a negative LIMIT would mean "no limit" to SQLite)
@@ -129,6 +133,7 @@ class SqliteVecStore:
             flt,
             blob_len=self._blob_len(),
             quantized=self.quantization == "int8",
+            view=view,
         )
         # float32 rounding can put an exact match a hair past 1: keep scores in [-1, 1].
         return [(mid, max(-1.0, min(1.0, 1.0 - dist))) for mid, dist in rows]
@@ -138,6 +143,7 @@ class SqliteVecStore:
         meta = vec_sql.read_meta(conn)
         return {
             "rowCount": vec_sql.count(conn),
+            "contextRowCount": vec_sql.count(conn, "context"),
             "needsReindex": count_pending(conn),
             "activeDim": meta["activeDim"],
             "signature": meta["signature"],

@@ -876,7 +876,7 @@ class StoreContract:
         assert got.key == "k"
         assert got.updated_at == later
         assert got.created_at == NOW
-        assert store.read().flagged([m.id]) == [(m.id, "a", "after")]
+        assert store.read().flagged([m.id]) == [(m.id, "a", "after", "after")]
         store.write(lambda w: w.set_content("missing", "x", NOW))  # no row, no error
         assert store.read().count() == 1
 
@@ -1345,16 +1345,31 @@ class StoreContract:
         m2 = add(store, "a", "two", created_at=NOW - DAY)
         m3 = add(store, "b", "three", created_at=NOW - 3 * DAY)
         assert r.reindex_pending() == 3
-        assert r.flagged([m1.id, "missing"]) == [(m1.id, "a", "one")]
+        assert r.flagged([m1.id, "missing"]) == [(m1.id, "a", "one", "one")]
         assert sorted(r.flagged([m1.id, m2.id, m3.id])) == sorted(
-            [(m1.id, "a", "one"), (m2.id, "a", "two"), (m3.id, "b", "three")]
+            [(m1.id, "a", "one", "one"), (m2.id, "a", "two", "two"), (m3.id, "b", "three", "three")]
         )
         assert r.flagged([]) == []
-        assert r.oldest_flagged(2) == [(m3.id, "b", "three"), (m1.id, "a", "one")]
+        assert r.oldest_flagged(2) == [(m3.id, "b", "three", "three"), (m1.id, "a", "one", "one")]
         assert [f[0] for f in r.oldest_flagged(10)] == [m3.id, m1.id, m2.id]
-        assert r.newest_flagged_of("a", 10) == [(m2.id, "a", "two"), (m1.id, "a", "one")]
-        assert r.newest_flagged_of("a", 1) == [(m2.id, "a", "two")]
+        assert r.newest_flagged_of("a", 10) == [
+            (m2.id, "a", "two", "two"),
+            (m1.id, "a", "one", "one"),
+        ]
+        assert r.newest_flagged_of("a", 1) == [(m2.id, "a", "two", "two")]
         assert r.newest_flagged_of("nobody", 10) == []
+
+    def test_a_memory_of_a_session_is_embedded_with_its_earlier_neighbours(
+        self, store: Store
+    ) -> None:
+        """The fourth field of a flagged row is the dense context view (issue 20)."""
+        turns = [add(store, "a", f"turn {i}", session_id="s") for i in range(4)]
+        other = add(store, "a", "elsewhere", session_id="t")
+        views = {f[0]: f[3] for f in store.read().oldest_flagged(10)}
+        assert views[turns[0].id] == "turn 0"
+        assert views[turns[1].id] == "turn 0\nturn 1"
+        assert views[turns[3].id] == "turn 1\nturn 2\nturn 3"
+        assert views[other.id] == "elsewhere"
 
     def test_clear_flag_if_unchanged(self, store: Store) -> None:
         m = add(store, "a", "original")
@@ -1362,7 +1377,7 @@ class StoreContract:
         r = store.read()
         # The memory was edited after its text was embedded: it stays queued.
         assert not store.write(lambda w: w.clear_flag_if_unchanged(m.id, "stale text"))
-        assert r.flagged([m.id]) == [(m.id, "a", "original")]
+        assert r.flagged([m.id]) == [(m.id, "a", "original", "original")]
         assert store.write(lambda w: w.clear_flag_if_unchanged(m.id, "original"))
         assert r.flagged([m.id]) == []
         assert r.reindex_pending() == 1

@@ -51,11 +51,14 @@ class PostgresDialect:
         self._frequency: dict[str, tuple[float, int]] = {}
 
     def keyword_search(
-        self, conn: Any, query: str, flt: Filter, limit: int
+        self, conn: Any, query: str, flt: Filter, limit: int, context_weight: float = 0.0
     ) -> list[tuple[Memory, float]]:
         """The stored ``tsvector`` finds the candidates (GIN, the ORed words), BM25 from
         the collection's counts ranks them (the formula of ``core.bm25``), as FTS5 does
-        on SQLite; best first, relevance > 0."""
+        on SQLite; best first, relevance > 0. Positions weigh by field: content (A) 1.0,
+        key (B) 0.5, the neighbours' context (C) ``context_weight``; without it, a word
+        only in the context does not make a candidate."""
+        cw = max(context_weight, 0.0)
         text = tsquery_text(query)
         if text is None:
             return []
@@ -79,7 +82,8 @@ class PostgresDialect:
             for t, w in zip(terms, weights, strict=True)
             if w > bm25.IDF_FLOOR or stats.frequency.get(t, 0) <= COMMON
         ]
-        match = " | ".join(_quoted(t) for t in telling or terms)
+        fields = "" if cw > 0 else ":AB"
+        match = " | ".join(_quoted(t) + fields for t in telling or terms)
         # Scoring unnests each candidate's tsvector: with thousands of candidates (an
         # owner of 10k memories, a query word in one of eight) that is most of the
         # time. So the candidates are first ordered by BM25 with each word's tf taken
@@ -87,7 +91,10 @@ class PostgresDialect:
         # and only the best ``pool`` are scored exactly: the same score unless a word
         # repeats within the content. Below ``pool`` candidates nothing changes.
         pool = max(limit * POOL_FACTOR, MIN_POOL)
-        tf = "((m.tsv @@ ?::tsquery)::int + 0.5 * (m.tsv @@ ?::tsquery)::int)"
+        tf = (
+            "((m.tsv @@ ?::tsquery)::int + 0.5 * (m.tsv @@ ?::tsquery)::int"
+            " + ? * (m.tsv @@ ?::tsquery)::int)"
+        )
         norm_m = "(1 - ? + ? * length(m.tsv) / ?)"
         one = f"(? * {tf} * ? / ({tf} + ? * {norm_m}))"
         rough = " + ".join(one for _ in terms)
@@ -99,9 +106,13 @@ class PostgresDialect:
                 w,
                 _quoted(t) + ":A",
                 _quoted(t) + ":B",
+                cw,
+                _quoted(t) + ":C",
                 bm25.K1 + 1,
                 _quoted(t) + ":A",
                 _quoted(t) + ":B",
+                cw,
+                _quoted(t) + ":C",
                 bm25.K1,
                 bm25.B,
                 bm25.B,
@@ -109,7 +120,7 @@ class PostgresDialect:
             )
         ]
         # BM25 in the database: per candidate only the query's lexemes are unnested from
-        # its tsvector (content positions weigh 1.0, key positions 0.5, as in FTS5).
+        # its tsvector (content positions weigh 1.0, key 0.5, context ``cw``, as in FTS5).
         norm = "(1 - ? + ? * length(c.tsv) / ?)"
         rows = conn.execute(
             "WITH c AS (SELECT m.id, m.tsv FROM memories m "
@@ -118,7 +129,7 @@ class PostgresDialect:
             "SELECT c.id, SUM(w.idf * t.tf * ? / (t.tf + ? * "
             f"{norm})) AS score FROM c "
             "CROSS JOIN LATERAL (SELECT u.lexeme, (SELECT SUM(CASE x WHEN 'A' THEN 1.0 "
-            "ELSE 0.5 END) FROM unnest(u.weights) x) AS tf FROM unnest(c.tsv) u "
+            "WHEN 'C' THEN ? ELSE 0.5 END) FROM unnest(u.weights) x) AS tf FROM unnest(c.tsv) u "
             "WHERE u.lexeme = ANY(?::text[])) t "
             "JOIN unnest(?::text[], ?::float8[]) AS w (lexeme, idf) ON w.lexeme = t.lexeme "
             "GROUP BY c.id ORDER BY score DESC LIMIT ?",
@@ -132,6 +143,7 @@ class PostgresDialect:
                 bm25.B,
                 bm25.B,
                 avg,
+                cw,
                 terms,
                 terms,
                 weights,

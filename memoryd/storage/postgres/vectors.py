@@ -4,7 +4,8 @@ take a ``PgConn`` (the portable ``?`` placeholders).
 
 The table is made when the first embedder is known (its dimension fixes the column
 type), dropped and made again when the signature changes. A row is deleted with its
-memory (``ON DELETE CASCADE`` on ``seq``).
+memory (``ON DELETE CASCADE`` on ``seq``). ``vec_context`` holds each memory's second
+view (with its earlier neighbours, ``sql.context``) the same way.
 """
 
 from __future__ import annotations
@@ -35,8 +36,14 @@ def lock_schema(conn: Any) -> None:
     conn.execute("SELECT pg_advisory_xact_lock(?)", [SCHEMA_LOCK])
 
 
-def table_exists(conn: Any) -> bool:
-    return bool(conn.execute("SELECT to_regclass('vec_memories') IS NOT NULL").fetchone()[0])
+#: The table of each view of a memory.
+TABLES = {"memory": "vec_memories", "context": "vec_context"}
+
+
+def table_exists(conn: Any, view: str | None = None) -> bool:
+    """The table of ``view`` exists (of every view when None)."""
+    tables = [TABLES[view]] if view else list(TABLES.values())
+    return all(conn.execute("SELECT to_regclass(?) IS NOT NULL", [t]).fetchone()[0] for t in tables)
 
 
 def read_meta(conn: Any) -> dict[str, Any]:
@@ -57,24 +64,27 @@ def write_meta(conn: Any, dim: int, signature: str, *, reset: bool) -> None:
 def create(conn: Any, dim: int, quantization: str) -> None:
     kind = column_type(quantization)
     ops = "halfvec_cosine_ops" if kind == "halfvec" else "vector_cosine_ops"
-    conn.execute("DROP TABLE IF EXISTS vec_memories")
-    conn.execute(
-        "CREATE TABLE vec_memories (seq BIGINT PRIMARY KEY REFERENCES memories (seq) "
-        f"ON DELETE CASCADE, emb {kind}({int(dim)}) NOT NULL)"
-    )
-    conn.execute(f"CREATE INDEX vec_memories_hnsw ON vec_memories USING hnsw (emb {ops})")
+    for table in TABLES.values():
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+        conn.execute(
+            f"CREATE TABLE {table} (seq BIGINT PRIMARY KEY REFERENCES memories (seq) "
+            f"ON DELETE CASCADE, emb {kind}({int(dim)}) NOT NULL)"
+        )
+        conn.execute(f"CREATE INDEX {table}_hnsw ON {table} USING hnsw (emb {ops})")
 
 
 def has_vectors(conn: Any) -> bool:
-    if not table_exists(conn):
+    if not table_exists(conn, "memory"):
         return False
     return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM vec_memories)").fetchone()[0])
 
 
-def upsert(conn: Any, memory_id: str, vector: Sequence[float], quantization: str) -> int:
+def upsert(
+    conn: Any, memory_id: str, vector: Sequence[float], quantization: str, view: str = "memory"
+) -> int:
     kind = column_type(quantization)
     cur = conn.execute(
-        f"INSERT INTO vec_memories (seq, emb) SELECT seq, ?::{kind} FROM memories "
+        f"INSERT INTO {TABLES[view]} (seq, emb) SELECT seq, ?::{kind} FROM memories "
         "WHERE id = ? ON CONFLICT (seq) DO UPDATE SET emb = excluded.emb",
         (literal(vector), memory_id),
     )
@@ -82,18 +92,18 @@ def upsert(conn: Any, memory_id: str, vector: Sequence[float], quantization: str
 
 
 def delete(conn: Any, memory_ids: Sequence[str]) -> None:
-    if memory_ids:
+    for table in TABLES.values() if memory_ids else ():
         conn.execute(
-            "DELETE FROM vec_memories v USING memories m WHERE v.seq = m.seq "
+            f"DELETE FROM {table} v USING memories m WHERE v.seq = m.seq "
             f"AND m.id IN ({', '.join('?' for _ in memory_ids)})",
             list(memory_ids),
         )
 
 
-def count(conn: Any) -> int:
-    if not table_exists(conn):
+def count(conn: Any, view: str = "memory") -> int:
+    if not table_exists(conn, view):
         return 0
-    return int(conn.execute("SELECT COUNT(*) FROM vec_memories").fetchone()[0])
+    return int(conn.execute(f"SELECT COUNT(*) FROM {TABLES[view]}").fetchone()[0])
 
 
 def version(conn: Any) -> str:
@@ -102,7 +112,12 @@ def version(conn: Any) -> str:
 
 
 def knn(
-    conn: Any, vector: Sequence[float], k: int, flt: Filter, quantization: str
+    conn: Any,
+    vector: Sequence[float],
+    k: int,
+    flt: Filter,
+    quantization: str,
+    view: str = "memory",
 ) -> list[tuple[str, float]]:
     """The ``k`` nearest under the retrieval filter as ``(id, cosine distance)``. The
     planner scans one owner's rows exactly when the filter is selective, and otherwise
@@ -110,7 +125,7 @@ def knn(
     kind = column_type(quantization)
     where, params = filter_sql(flt)
     rows = conn.execute(
-        f"SELECT m.id, v.emb <=> ?::{kind} AS d FROM vec_memories v "
+        f"SELECT m.id, v.emb <=> ?::{kind} AS d FROM {TABLES[view]} v "
         f"JOIN memories m ON m.seq = v.seq WHERE {where} ORDER BY d LIMIT ?",
         [literal(vector), *params, k],
     ).fetchall()

@@ -7,7 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-Row = tuple[str, str, str]
+from memoryd.storage.sql import context
+from memoryd.storage.sql.context import SEPARATOR
+
+Row = tuple[str, str, str, str]
+
+#: What the indexer embeds: id, owner, the memory's text, its dense context view.
+_ROW = f"m.id, m.api_key_id, m.content, {context.view_text_sql('m')}"
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -43,30 +49,30 @@ def flagged(conn: Any, memory_ids: Sequence[str]) -> list[Row]:
     if not memory_ids:
         return []
     rows = conn.execute(
-        f"SELECT id, api_key_id, content FROM memories WHERE needs_reindex = 1 "
-        f"AND id IN ({_marks(memory_ids)})",
-        list(memory_ids),
+        f"SELECT {_ROW} FROM memories m WHERE m.needs_reindex = 1 "
+        f"AND m.id IN ({_marks(memory_ids)})",
+        [SEPARATOR, *memory_ids],
     )
-    return [(r[0], r[1], r[2]) for r in rows]
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
 
 
 def oldest_flagged(conn: Any, limit: int) -> list[Row]:
     rows = conn.execute(
-        "SELECT id, api_key_id, content FROM memories WHERE needs_reindex = 1 "
-        "ORDER BY created_at, seq LIMIT ?",
-        (limit,),
+        f"SELECT {_ROW} FROM memories m WHERE m.needs_reindex = 1 "
+        "ORDER BY m.created_at, m.seq LIMIT ?",
+        (SEPARATOR, limit),
     ).fetchall()
-    return [(r[0], r[1], r[2]) for r in rows]
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
 
 
 def newest_flagged_of(conn: Any, owner: str, limit: int) -> list[Row]:
     """One owner's flagged memories, newest first (a search backfills these)."""
     rows = conn.execute(
-        "SELECT id, api_key_id, content FROM memories WHERE needs_reindex = 1 "
-        "AND api_key_id = ? ORDER BY created_at DESC LIMIT ?",
-        (owner, limit),
+        f"SELECT {_ROW} FROM memories m WHERE m.needs_reindex = 1 "
+        "AND m.api_key_id = ? ORDER BY m.created_at DESC LIMIT ?",
+        (SEPARATOR, owner, limit),
     )
-    return [(r[0], r[1], r[2]) for r in rows]
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
 
 
 def clear_flag_if_unchanged(conn: Any, memory_id: str, content: str) -> bool:

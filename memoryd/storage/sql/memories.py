@@ -17,6 +17,7 @@ from memoryd.models import Memory, MemoryPatch, NewMemory, to_iso
 from memoryd.storage.base import Clearing, Filter, ListQuery, Page
 from memoryd.storage.rows import COLUMNS, escape_like, row_to_memory, slot_of, subjects_of
 from memoryd.storage.rows import dumps as _dumps
+from memoryd.storage.sql import context
 
 
 def filter_sql(flt: Filter) -> tuple[str, list[Any]]:
@@ -265,6 +266,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
     expires = to_iso(new.expires_at) if new.expires_at else None
     if existing is not None:
         merged = {**existing.metadata, **(new.metadata or {})}
+        was = context.position_of(conn, existing.id)
         conn.execute(
             "UPDATE memories SET content = ?, type = ?, session_id = ?, expires_at = ?, "
             "metadata = ?, slot = ?, subjects = ?, updated_at = ?, superseded_at = NULL, "
@@ -284,6 +286,8 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
                 existing.id,
             ),
         )
+        if existing.content != new.content or (was and was[2] != (new.session_id or "")):
+            context.written(conn, existing.id, was)
         stored = get(conn, existing.id)
         assert stored is not None
         return stored, False
@@ -309,6 +313,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
             expires,
         ),
     )
+    context.written(conn, memory_id)
     stored = get(conn, memory_id)
     assert stored is not None
     return stored, True
@@ -342,20 +347,32 @@ def update(conn: Any, memory_id: str, patch: MemoryPatch, now: datetime) -> Memo
         params += [val for _, val in changed]
     sets.append("updated_at = ?")
     params.append(to_iso(now))
+    before = get(conn, memory_id) if patch.content is not None else None
     conn.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", [*params, memory_id])
     if conn.changes() == 0:
         return None
+    if before is not None and before.content != patch.content:
+        context.written(conn, memory_id, context.position_of(conn, memory_id))
     return get(conn, memory_id)
 
 
 def delete(conn: Any, memory_id: str) -> int | None:
     """Delete one row; returns its seq (for the vector tiers) or None if unknown."""
-    rows = list(conn.execute("DELETE FROM memories WHERE id = ? RETURNING seq", (memory_id,)))
-    return int(rows[0][0]) if rows else None
+    gone = _delete_returning(conn, "m.id = ?", [memory_id])
+    return gone[0][1] if gone else None
 
 
 def _delete_returning(conn: Any, where: str, params: Sequence[Any]) -> list[tuple[str, int]]:
-    rows = conn.execute(f"DELETE FROM memories AS m WHERE {where} RETURNING id, seq", params)
+    """Delete, then refresh the context of the memories that were next to the deleted
+    ones (none of a deleted memory's text stays in another's index)."""
+    rows = list(
+        conn.execute(
+            f"DELETE FROM memories AS m WHERE {where} "
+            "RETURNING id, seq, api_key_id, user_id, session_id",
+            params,
+        )
+    )
+    context.removed(conn, [(str(r[2]), str(r[3]), str(r[4]), int(r[1])) for r in rows if r[4]])
     return [(r[0], int(r[1])) for r in rows]
 
 
@@ -395,6 +412,7 @@ def set_content(conn: Any, memory_id: str, content: str, now: datetime) -> None:
         "UPDATE memories SET content = ?, updated_at = ?, needs_reindex = 1 WHERE id = ?",
         (content, to_iso(now), memory_id),
     )
+    context.written(conn, memory_id, context.position_of(conn, memory_id))
 
 
 def for_owner(conn: Any, owner: str, session_id: str | None = None) -> list[Memory]:

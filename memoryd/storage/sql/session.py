@@ -35,7 +35,7 @@ class Dialect(Protocol):
     """What a backend does its own way: keyword search and the outbox."""
 
     def keyword_search(
-        self, conn: Any, query: str, flt: Filter, limit: int
+        self, conn: Any, query: str, flt: Filter, limit: int, context_weight: float
     ) -> list[tuple[Memory, float]]: ...
     def optimize_keyword_index(self, conn: Any) -> None: ...
     def outbox_ready(self, conn: Any) -> bool: ...
@@ -91,8 +91,10 @@ class SqlSession:
     def recent(self, flt: Filter, limit: int) -> list[Memory]:
         return self._do(memories.recent, flt, limit)
 
-    def keyword_search(self, query: str, flt: Filter, limit: int) -> list[tuple[Memory, float]]:
-        return self._do(self.dialect.keyword_search, query, flt, limit)
+    def keyword_search(
+        self, query: str, flt: Filter, limit: int, context_weight: float = 0.0
+    ) -> list[tuple[Memory, float]]:
+        return self._do(self.dialect.keyword_search, query, flt, limit, context_weight)
 
     def known_subjects(self, flt: Filter) -> list[str]:
         return self._do(memories.known_subjects, flt)

@@ -14,20 +14,26 @@ from memoryd.storage.sql.memories import filter_sql
 from memoryd.storage.sqlite import qdrant_sync
 
 
-def fts_search(conn: Any, match: str, flt: Filter, limit: int) -> list[tuple[Memory, float]]:
+def fts_search(
+    conn: Any, match: str, flt: Filter, limit: int, context_weight: float = 0.0
+) -> list[tuple[Memory, float]]:
     """BM25-ranked matches as ``(memory, relevance)`` with relevance > 0, higher better.
 
     FTS5's ``bm25()`` is negative (more negative = better); it is negated here. The
     FTS side drives the join (one index lookup, then rowid lookups into memories).
+    Columns weigh content 1.0, key 0.5 and the context field ``context_weight``;
+    without it, only matches in the memory's own text count.
     """
     where, params = filter_sql(flt)
+    if context_weight <= 0:
+        match = "{content key} : (" + match + ")"
     rows = conn.execute(
-        f"SELECT {COLUMNS}, bm25(memory_fts, 1.0, 0.5) AS rank FROM memory_fts "
+        f"SELECT {COLUMNS}, bm25(memory_fts, 1.0, 0.5, ?) AS rank FROM memory_fts "
         # CROSS JOIN pins the loop order: SQLite would otherwise drive from the
         # memories owner index and re-run the MATCH once per candidate row.
         "CROSS JOIN memories m ON m.seq = memory_fts.rowid "
         f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
-        [match, *params, limit],
+        [max(context_weight, 0.0), match, *params, limit],
     )
     return [(row_to_memory(r), -float(r[NCOLS])) for r in rows]
 
@@ -41,10 +47,10 @@ class SqliteDialect:
         self.fts5 = fts5
 
     def keyword_search(
-        self, conn: Any, query: str, flt: Filter, limit: int
+        self, conn: Any, query: str, flt: Filter, limit: int, context_weight: float = 0.0
     ) -> list[tuple[Memory, float]]:
         match = build_fts_query(query) if self.fts5 else None
-        return [] if match is None else fts_search(conn, match, flt, limit)
+        return [] if match is None else fts_search(conn, match, flt, limit, context_weight)
 
     def optimize_keyword_index(self, conn: Any) -> None:
         if self.fts5:

@@ -15,6 +15,7 @@ from typing import Any
 
 import apsw
 
+from memoryd.storage.sqlite import vectors as vec_sql
 from memoryd.storage.sqlite.database import Database
 
 log = logging.getLogger(__name__)
@@ -45,8 +46,11 @@ def repair(db: Database) -> RepairReport:
         if db.capabilities.fts5 and not _fts_ok(conn):
             conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('rebuild')")
             rebuilt = True
-        conn.execute("DELETE FROM vec_memories WHERE seq NOT IN (SELECT seq FROM memories)")
-        orphans = conn.changes()
+        orphans = 0
+        for table in vec_sql.TABLES.values():
+            if vec_sql.table_named(conn, table):
+                conn.execute(f"DELETE FROM {table} WHERE seq NOT IN (SELECT seq FROM memories)")
+                orphans += conn.changes()
         conn.execute(
             "UPDATE memories SET needs_reindex = 1 WHERE needs_reindex = 0 "
             "AND seq NOT IN (SELECT seq FROM vec_memories)"

@@ -2,7 +2,9 @@
 
 ``vec_memories(seq, emb)`` is keyed on ``memories.seq`` (never reused, see migration
 0003) and created on demand by ``vectors.sqlite_vec`` once the embedder's dimensions
-are known; a trigger drops a memory's vector with the memory. ``memory_vec_meta`` (one
+are known; a trigger drops a memory's vector with the memory. ``vec_context`` holds the
+second view of each memory (with its earlier neighbours, ``sql.context``) the same
+way. ``memory_vec_meta`` (one
 row) records the active signature. Blobs are float32, or int8 when ``quantized`` (the
 value then goes through ``vec_quantize_int8(?, 'unit')``), so every statement that
 writes or compares a blob takes that flag.
@@ -17,11 +19,16 @@ from memoryd.models import to_iso, utcnow
 from memoryd.storage.base import Filter
 from memoryd.storage.sql.memories import filter_sql
 
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS vec_memories (seq INTEGER PRIMARY KEY, emb BLOB NOT NULL);"
-    "CREATE TRIGGER IF NOT EXISTS vec_memories_ad AFTER DELETE ON memories BEGIN "
-    "DELETE FROM vec_memories WHERE seq = old.seq; END;"
+#: The table of each view of a memory.
+TABLES = {"memory": "vec_memories", "context": "vec_context"}
+
+_SCHEMA = "".join(
+    f"CREATE TABLE IF NOT EXISTS {t} (seq INTEGER PRIMARY KEY, emb BLOB NOT NULL);"
+    f"CREATE TRIGGER IF NOT EXISTS {t}_ad AFTER DELETE ON memories BEGIN "
+    f"DELETE FROM {t} WHERE seq = old.seq; END;"
+    for t in TABLES.values()
 )
+_NAMES = [n for t in TABLES.values() for n in (t, f"{t}_ad")]
 
 #: A memory row as the indexer embeds it: ``(id, owner, content)``.
 Row = tuple[str, str, str]
@@ -40,17 +47,19 @@ def _blob(quantized: bool) -> str:
 
 def table_exists(conn: Any) -> bool:
     rows = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec_memories'"
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
+        list(TABLES.values()),
     ).fetchall()
-    return bool(rows)
+    return int(rows[0][0]) == len(TABLES)
 
 
 def schema_present(conn: Any) -> bool:
-    """Table and trigger both exist (either may have been dropped by hand)."""
+    """Tables and triggers all exist (any may have been dropped by hand)."""
+    marks = ", ".join("?" for _ in _NAMES)
     rows = conn.execute(
-        "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('vec_memories', 'vec_memories_ad')"
+        f"SELECT COUNT(*) FROM sqlite_master WHERE name IN ({marks})", _NAMES
     ).fetchall()
-    return int(rows[0][0]) == 2
+    return int(rows[0][0]) == len(_NAMES)
 
 
 def create_schema(conn: Any) -> None:
@@ -89,14 +98,20 @@ def has_vectors(conn: Any) -> bool:
 
 
 def clear(conn: Any) -> None:
-    conn.execute("DELETE FROM vec_memories")
+    for table in TABLES.values():
+        conn.execute(f"DELETE FROM {table}")
 
 
-def count(conn: Any) -> int:
-    """Stored vectors; 0 when the table does not exist yet."""
-    if not table_exists(conn):
+def table_named(conn: Any, table: str) -> bool:
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [table])
+    return bool(found.fetchall())
+
+
+def count(conn: Any, view: str = "memory") -> int:
+    """Stored vectors of one view; 0 when its table does not exist yet."""
+    if not table_named(conn, TABLES[view]):
         return 0
-    return int(conn.execute("SELECT COUNT(*) FROM vec_memories").fetchall()[0][0])
+    return int(conn.execute(f"SELECT COUNT(*) FROM {TABLES[view]}").fetchall()[0][0])
 
 
 def version(conn: Any) -> str:
@@ -107,10 +122,11 @@ def version(conn: Any) -> str:
 # -- vectors ---------------------------------------------------------------------------
 
 
-def upsert(conn: Any, memory_id: str, blob: bytes, *, quantized: bool) -> int:
-    """Store one memory's vector; returns 1, or 0 when the memory does not exist."""
+def upsert(conn: Any, memory_id: str, blob: bytes, *, quantized: bool, view: str = "memory") -> int:
+    """Store one view of a memory's vector; returns 1, or 0 when the memory does not
+    exist."""
     conn.execute(
-        f"INSERT OR REPLACE INTO vec_memories (seq, emb) "
+        f"INSERT OR REPLACE INTO {TABLES[view]} (seq, emb) "
         f"SELECT seq, {_blob(quantized)} FROM memories WHERE id = ?",
         (blob, memory_id),
     )
@@ -118,15 +134,23 @@ def upsert(conn: Any, memory_id: str, blob: bytes, *, quantized: bool) -> int:
 
 
 def delete(conn: Any, memory_ids: Sequence[str]) -> None:
-    conn.execute(
-        "DELETE FROM vec_memories WHERE seq IN "
-        f"(SELECT seq FROM memories WHERE id IN ({_marks(memory_ids)}))",
-        list(memory_ids),
-    )
+    for table in TABLES.values():
+        conn.execute(
+            f"DELETE FROM {table} WHERE seq IN "
+            f"(SELECT seq FROM memories WHERE id IN ({_marks(memory_ids)}))",
+            list(memory_ids),
+        )
 
 
 def knn(
-    conn: Any, query: bytes, k: int, flt: Filter, *, blob_len: int, quantized: bool
+    conn: Any,
+    query: bytes,
+    k: int,
+    flt: Filter,
+    *,
+    blob_len: int,
+    quantized: bool,
+    view: str = "memory",
 ) -> list[tuple[str, float]]:
     """The ``k`` nearest ``(id, cosine distance)`` among the rows ``flt`` lets through.
 
@@ -138,7 +162,7 @@ def knn(
     else:
         dist = "vec_distance_cosine(v.emb, ?)"
     rows = conn.execute(
-        f"SELECT m.id, {dist} AS d FROM memories m JOIN vec_memories v ON v.seq = m.seq "
+        f"SELECT m.id, {dist} AS d FROM memories m JOIN {TABLES[view]} v ON v.seq = m.seq "
         f"WHERE {where} AND length(v.emb) = ? ORDER BY d LIMIT ?",
         [query, *params, blob_len, k],
     )
