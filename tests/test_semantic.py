@@ -47,7 +47,7 @@ def test_writes_are_embedded_in_the_background(semantic_engine: MemoryEngine) ->
     assert status["vectorStore"]["backend"] == in_store(semantic_engine)
     assert status["vectorStore"]["rowCount"] == 5
     assert status["vectorStore"]["activeDim"] == 64
-    assert status["vectorStore"]["signature"] == "hash:hash-64:64"
+    assert status["vectorStore"]["signature"] == "hash:hash-64:64:ctx"
 
 
 def test_bulk_writes_are_embedded_in_batches(semantic_engine: MemoryEngine) -> None:
@@ -96,8 +96,10 @@ def test_rrf_fusion_is_still_available(tmp_path: Path) -> None:
         eng.drain()
         top = eng.preview("alice", "cat mat", strategy="hybrid").hits[0]
         assert top.memory.content == "the cat sat on the warm mat"
-        # in both lists at rank 1: 1/(60+1) per leg
-        assert top.score == pytest.approx(2 / 61, rel=1e-6)
+        # at rank 1 in all three lists (keyword, vector, context vector): w/(60+1) each
+        config = eng.retriever.config
+        weights = config.rrf_fts_weight + config.rrf_vector_weight + config.context_vector_weight
+        assert top.score == pytest.approx(weights / 61, rel=1e-6)
     finally:
         eng.close()
 
@@ -147,7 +149,7 @@ def test_failing_embedder_degrades_to_keyword_search(semantic_engine: MemoryEngi
     down = add(semantic_engine, "alice", "written while the embedder is down")
     semantic_engine.drain()
     queue = semantic_engine.store.read().oldest_flagged(10)
-    assert down.id in {memory_id for memory_id, _, _ in queue}
+    assert down.id in {memory_id for memory_id, *_ in queue}
     assert semantic_engine.status()["embedding"]["lastError"]
 
 
@@ -155,12 +157,12 @@ def test_changing_the_embedder_recreates_and_refills(semantic_engine: MemoryEngi
     for i in range(20):
         add(semantic_engine, "alice", f"note {i} about gardens")
     semantic_engine.drain()
-    assert semantic_engine.status()["vectorStore"]["signature"] == "hash:hash-64:64"
+    assert semantic_engine.status()["vectorStore"]["signature"] == "hash:hash-64:64:ctx"
     semantic_engine.embeddings.resolver = fixed_resolver("hash", 32)  # type: ignore[union-attr]
     semantic_engine.preview("alice", "gardens", strategy="semantic")  # noticing the change
     assert semantic_engine.drain(timeout=60)
     status = semantic_engine.status()["vectorStore"]
-    assert status["signature"] == "hash:hash-32:32"
+    assert status["signature"] == "hash:hash-32:32:ctx"
     assert status["activeDim"] == 32
     assert status["rowCount"] == 20
     assert status["needsReindex"] == 0

@@ -486,9 +486,36 @@ def test_config_defaults(tmp_path: Path) -> None:
     assert config.data_dir == tmp_path
     assert config.db_path == tmp_path / "memoryd.db"
     assert config.rrf_k == 60
-    assert config.vec_top_k == 20
+    assert config.vec_top_k == 40
     assert config.vec_quantization == "none"
     assert config.decay.enabled is False
+    # the hybrid pipeline chosen by leave-one-conversation-out (issue 20)
+    assert config.fusion == "zscore"
+    assert (config.rrf_fts_weight, config.rrf_vector_weight) == (1.0, 0.7)
+    assert (config.context_field_weight, config.context_vector_weight) == (0.2, 0.35)
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"MEMORY_FUSION": "rrf"}, ("rrf", 0.2, 0.35)),
+        ({"MEMORY_FUSION": "SCORE"}, ("score", 0.2, 0.35)),
+        ({"MEMORY_FUSION": "borda"}, ("zscore", 0.2, 0.35)),  # unknown: the default
+        (
+            {"MEMORY_CONTEXT_FIELD_WEIGHT": "3", "MEMORY_CONTEXT_VECTOR_WEIGHT": "-1"},
+            ("zscore", 1.0, 0.0),
+        ),
+        (
+            {"MEMORY_CONTEXT_FIELD_WEIGHT": "x", "MEMORY_CONTEXT_VECTOR_WEIGHT": "2"},
+            ("zscore", 0.2, 2.0),
+        ),
+    ],
+)
+def test_fusion_and_context_weights_from_the_environment(
+    tmp_path: Path, env: dict[str, str], expected: tuple[str, float, float]
+) -> None:
+    config = EngineConfig.from_env(env, data_dir=tmp_path)
+    assert (config.fusion, config.context_field_weight, config.context_vector_weight) == expected
 
 
 def test_config_reads_tuning_variables(tmp_path: Path) -> None:
@@ -524,9 +551,9 @@ def test_invalid_numbers_give_defaults(tmp_path: Path, raw: str) -> None:
     }
     config = EngineConfig.from_env(env, data_dir=tmp_path)
     assert config.rrf_k == 60
-    assert config.vec_top_k == 20
+    assert config.vec_top_k == 40
     assert config.rrf_fts_weight == 1.0
-    assert config.rrf_vector_weight == 1.0
+    assert config.rrf_vector_weight == 0.7
     assert config.embedding_cache_max == 1000
 
 

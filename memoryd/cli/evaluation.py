@@ -156,7 +156,7 @@ def eval_group() -> None:
     type=click.IntRange(1, 100),
     default=locomo.VEC_TOP_K,
     show_default=True,
-    help="Candidates per retrieval leg (MEMORY_VEC_TOP_K, engine default 20).",
+    help="Candidates per retrieval leg (MEMORY_VEC_TOP_K, engine default 40).",
 )
 @click.option(
     "--turn-context",

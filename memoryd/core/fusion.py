@@ -27,11 +27,18 @@ from dataclasses import dataclass
 
 
 def score_fuse(
-    legs: Sequence[Sequence[tuple[str, float]]], weights: Sequence[float] | None = None
+    legs: Sequence[Sequence[tuple[str, float]]],
+    weights: Sequence[float] | None = None,
+    *,
+    standardise: bool = False,
 ) -> list[tuple[str, float]]:
     """Weighted mean of max-normalised leg scores, best first (ties: first seen).
 
     A leg whose best score is not positive carries no usable scale and is skipped.
+    ``standardise``: each leg as z-scores instead (its distance from the leg's mean in
+    standard deviations), so a leg whose scores are bunched together (cosine
+    similarities often are) speaks as loudly as one that is spread out; the result is
+    shifted so that the weakest candidate scores 0.
     """
     weights = [1.0] * len(legs) if weights is None else list(weights)
     if len(weights) != len(legs):
@@ -49,6 +56,8 @@ def score_fuse(
             if item not in scores:
                 scores[item] = max(0.0, score) / top
                 order.setdefault(item, len(order))
+        if standardise:
+            scores = _z(scores)
         normalised.append((scores, min(scores.values()), weight))
     if not normalised:
         return []
@@ -57,7 +66,19 @@ def score_fuse(
         item: sum(weight * scores.get(item, floor) for scores, floor, weight in normalised) / total
         for item in order
     }
+    if standardise:  # shifted so the weakest candidate scores 0: scores stay non-negative
+        lowest = min(fused.values())
+        fused = {item: value - lowest for item, value in fused.items()}
     return sorted(fused.items(), key=lambda pair: (-pair[1], order[pair[0]]))
+
+
+def _z(scores: dict[str, float]) -> dict[str, float]:
+    values = list(scores.values())
+    mean = sum(values) / len(values)
+    sd = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    if sd <= 0:
+        return dict.fromkeys(scores, 0.0)
+    return {item: (value - mean) / sd for item, value in scores.items()}
 
 
 @dataclass(frozen=True, slots=True)

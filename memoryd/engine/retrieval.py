@@ -40,11 +40,8 @@ KEYWORD_POOL = 200
 MAX_LIMIT = 100
 
 STRATEGY_ALIASES: dict[str, Strategy] = {
-    "exact": "exact",
-    "recent": "exact",
-    "semantic": "semantic",
-    "hybrid": "hybrid",
-}
+    "exact": "exact", "recent": "exact", "semantic": "semantic", "hybrid": "hybrid"
+}  # fmt: skip
 
 
 def parse_strategy(value: str) -> Strategy:
@@ -358,7 +355,6 @@ class Retriever:
                 resolution.fallback_reason = f"vector search failed: {exc}"
                 resolution.vector_store = "none"
                 return self._keyword(reader, flt, req, resolution, first_reason=None)
-        similarity = dict(knn)
         if req.strategy == "semantic":
             found = reader.get_many([mid for mid, _ in knn])
             hits = [
@@ -368,9 +364,13 @@ class Retriever:
                 return hits
             resolution.fallback_reason = "no vectors for these memories yet: keyword search"
             return self._keyword(reader, flt, req, resolution, first_reason=None)
-        fts = reader.keyword_search(req.query, flt, k)
+        # The second view (each memory with its earlier neighbours) as a third leg;
+        # Qdrant keeps only the first, so its hits fuse without it.
+        in_context = self._context_knn(vector, k, flt) if tier == "vector" else []
+        similarity = dict(in_context) | dict(knn)
+        fts = reader.keyword_search(req.query, flt, k, self.config.context_field_weight)
         bm25 = {m.id: score for m, score in fts}
-        fused = self._fuse([(m.id, score) for m, score in fts], knn)
+        fused = self._fuse([(m.id, score) for m, score in fts], knn, in_context)
         if not fused:
             resolution.fallback_reason = "no keyword or vector match: keyword scoring"
             return self._keyword_scored(reader, flt, req, tier="fts5")
@@ -393,14 +393,26 @@ class Retriever:
             for mid, score in fused  # every id is in found: _in_context got only those
         ]
 
+    def _context_knn(self, vector: np.ndarray, k: int, flt: Filter) -> list[tuple[str, float]]:
+        store = self.indexer.store if self.indexer is not None else None
+        if self.config.context_vector_weight <= 0 or store is None:
+            return []
+        return store.search(vector, k, flt, view="context")
+
     def _fuse(
-        self, fts: list[tuple[str, float]], knn: list[tuple[str, float]]
+        self,
+        fts: list[tuple[str, float]],
+        knn: list[tuple[str, float]],
+        in_context: list[tuple[str, float]],
     ) -> list[tuple[str, float]]:
-        weights = [self.config.rrf_fts_weight, self.config.rrf_vector_weight]
-        if self.config.fusion == "rrf":
-            lists = [[mid for mid, _ in fts], [mid for mid, _ in knn]]
-            return rrf_fuse(lists, k=self.config.rrf_k, weights=weights)
-        return score_fuse([fts, knn], weights)
+        config = self.config
+        legs = [fts, knn, in_context]
+        weights = [config.rrf_fts_weight, config.rrf_vector_weight, config.context_vector_weight]
+        if config.fusion == "rrf":
+            lists = [[mid for mid, _ in leg] for leg in legs if leg]
+            kept = [w for leg, w in zip(legs, weights, strict=True) if leg]
+            return rrf_fuse(lists, k=config.rrf_k, weights=kept)
+        return score_fuse(legs, weights, standardise=config.fusion == "zscore")
 
     def _in_context(
         self,
@@ -476,7 +488,9 @@ class Retriever:
         if not self.store.capabilities.fts5:
             reasons.append(self.store.capabilities.fts5_reason)
         else:
-            found = reader.keyword_search(req.query, flt, self.config.vec_top_k)
+            found = reader.keyword_search(
+                req.query, flt, self.config.vec_top_k, self.config.context_field_weight
+            )
             if found:
                 resolution.fallback_reason = "; ".join(reasons)
                 return [self._hit(m, s, "fts5", fts_score=s) for m, s in found]

@@ -55,7 +55,7 @@ STRATEGIES = ("recent", "semantic", "hybrid")
 DEFAULT_KS = (5, 10, 25)
 #: The largest budget the engine accepts, so that the budget never cuts the ranking.
 MAX_TOKENS = 16000
-VEC_TOP_K = 20  # candidates per leg: the engine default (MEMORY_VEC_TOP_K), what ships
+VEC_TOP_K = 40  # candidates per leg: the engine default (MEMORY_VEC_TOP_K), what ships
 MAX_K = 100  # the engine's retrieval limit
 
 _SESSION = re.compile(r"session_(\d+)")
