@@ -25,7 +25,7 @@ from typing import Any
 from bench.__main__ import write
 from bench.locomo import DEFAULT_DATA
 from memoryd.eval import locomo
-from memoryd.eval.metrics import CATEGORIES, StrategyResult
+from memoryd.eval.metrics import CATEGORIES, StrategyResult, latency_summary
 
 KS = (5, 10, 25)
 DEFAULT_GRID = "context_field_weight=0,0.2,0.35,0.5;context_vector_weight=0,0.5,1"
@@ -107,7 +107,7 @@ def analyse(found: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]
     rows = []
     for point in grid:
         results = list(tallies[point].values())
-        latency = statistics.median(ms for r in results for ms in r.latencies_ms)
+        latency = latency_summary([ms for r in results for ms in r.latencies_ms])["p50"]
         rows.append(
             {
                 "point": label(point),
@@ -139,7 +139,7 @@ def analyse(found: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]
         "chosen": sorted({h["chosen"] for h in held_out}),
         "best_on_all": label(best),
         "best_on_all_by_category_R@10": per_category(list(tallies[best].values())),
-        "ingest_s": round(found["ingest_s"], 1),
+        "ingest_s": round(found.get("ingest_s", 0.0), 1),
     }
     return rows, cv
 

@@ -183,3 +183,24 @@ def pg_url(pg_server: str) -> Iterator[str]:
     finally:
         with psycopg.connect(pg_server, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def sqlite_at_version(path: Path, version: int) -> Any:
+    """A SQLite file with migrations 1..``version`` applied and recorded, as an older
+    release left it (an open apsw connection: the caller adds rows and closes it)."""
+    import apsw
+
+    from memoryd.storage.sqlite import migrations
+
+    conn = apsw.Connection(str(path))
+    conn.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)"
+    )
+    for migration in migrations.discover():
+        if migration.version <= version:
+            conn.execute(migration.sql)
+            conn.execute(
+                "INSERT INTO schema_migrations VALUES (?, ?, '2026-11-01T00:00:00+00:00')",
+                (migration.version, migration.name),
+            )
+    return conn

@@ -239,10 +239,10 @@ def test_stores_stage_runs_both_stores_side_by_side(tmp_path: Path) -> None:
         assert 0 < row["hybrid_p50_ms"] <= row["hybrid_p95_ms"]
 
 
-def test_subject_weight_is_chosen_without_the_held_out_conversation() -> None:
-    """``bench.subjects.analyse``: each conversation's figure comes from the weight the
-    other conversations chose, never from its own best."""
-    from bench.subjects import analyse
+def test_each_conversation_is_scored_at_the_point_the_others_chose() -> None:
+    """``bench.fusion_cv.analyse`` (leave-one-conversation-out): each conversation's
+    figure comes from the point the other conversations chose, never from its own best."""
+    from bench.fusion_cv import analyse, parse_grid
     from memoryd.eval.metrics import StrategyResult
 
     def tally(hits: list[float]) -> StrategyResult:
@@ -252,14 +252,22 @@ def test_subject_weight_is_chosen_without_the_held_out_conversation() -> None:
             result.overall.add(ranked, [1], ["D1:1"])
         return result
 
+    off, on = parse_grid("subject_weight=0,1")
+    assert off == (("subject_weight", 0.0),)
+    assert parse_grid("fusion=score,zscore;k=1") == [
+        (("fusion", "score"), ("k", 1.0)),
+        (("fusion", "zscore"), ("k", 1.0)),
+    ]
     # weight 1 is best for "a" alone; weight 0 is best for "b" and "c" together
     tallies = {
-        0.0: {"a": tally([0, 0]), "b": tally([1, 1]), "c": tally([1, 1])},
-        1.0: {"a": tally([1, 1]), "b": tally([0, 0]), "c": tally([1, 1])},
+        off: {"a": tally([0, 0]), "b": tally([1, 1]), "c": tally([1, 1])},
+        on: {"a": tally([1, 1]), "b": tally([0, 0]), "c": tally([1, 1])},
     }
-    rows, cv = analyse({"weights": [0.0, 1.0], "tallies": tallies, "names": ["a", "b", "c"]})
-    assert [r["weight"] for r in rows] == [0.0, 1.0]
-    chosen = {h["conversation"]: h["chosen_weight"] for h in cv["held_out"]}
-    assert chosen["a"] == 0.0  # b and c prefer 0: a is scored at 0, its worst
+    rows, cv = analyse({"grid": [off, on], "tallies": tallies, "names": ["a", "b", "c"]})
+    assert [r["point"] for r in rows] == ["subject_weight=0", "subject_weight=1"]
+    chosen = {h["conversation"]: h["chosen"] for h in cv["held_out"]}
+    assert chosen["a"] == "subject_weight=0"  # b and c prefer 0: a is scored at 0, its worst
     held = {h["conversation"]: h["R@10"] for h in cv["held_out"]}
     assert held["a"] == 0.0
+    assert (chosen["b"], held["b"]) == ("subject_weight=1", 0.0)  # a and c prefer 1
+    assert (chosen["c"], held["c"]) == ("subject_weight=0", 1.0)  # a tie: the first point

@@ -12,7 +12,7 @@ import pytest
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryPatch, utcnow
 from memoryd.storage.base import Filter
-from tests.conftest import STORES, add, make_engine
+from tests.conftest import STORES, add, make_engine, sqlite_at_version
 
 #: A conversation whose answer turn lacks the words of its question.
 TURNS = [
@@ -194,24 +194,11 @@ def test_the_context_leg_brings_up_the_answer_turn(
 
 
 def test_the_migration_fills_the_context_of_existing_memories(tmp_path: Path) -> None:
-    import apsw
-
     from memoryd.models import to_iso
-    from memoryd.storage.sqlite import migrations
     from memoryd.storage.sqlite.database import Database
 
     path = tmp_path / "old.db"
-    conn = apsw.Connection(str(path))
-    conn.execute(
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)"
-    )
-    for migration in migrations.discover():
-        if migration.version <= 8:
-            conn.execute(migration.sql)
-            conn.execute(
-                "INSERT INTO schema_migrations VALUES (?, ?, '2026-11-01T00:00:00+00:00')",
-                (migration.version, migration.name),
-            )
+    conn = sqlite_at_version(path, 8)  # the release before context-aware indexing
     now = to_iso(utcnow())
     for i, text in enumerate(TURNS):
         conn.execute(

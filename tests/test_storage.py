@@ -17,7 +17,7 @@ from memoryd.models import MemoryPatch, NewMemory, to_iso, utcnow
 from memoryd.storage.sql import memories as sql
 from memoryd.storage.sqlite.database import Database
 from memoryd.storage.sqlite.migrations import apply_migrations
-from tests.conftest import add
+from tests.conftest import add, sqlite_at_version
 
 
 @pytest.fixture
@@ -293,20 +293,8 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
     """Migrations 1-4 (the release before supersession) with memories in them: opening
     with this release adds the slot and history columns, fills the slot from metadata,
     and every old memory stays current and retrievable."""
-    from memoryd.storage.sqlite import migrations
-
     path = tmp_path / "old.db"
-    conn = apsw.Connection(str(path))
-    conn.execute(
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)"
-    )
-    for migration in migrations.discover():
-        if migration.version <= 4:
-            conn.execute(migration.sql)
-            conn.execute(
-                "INSERT INTO schema_migrations VALUES (?, ?, '2026-11-01T00:00:00+00:00')",
-                (migration.version, migration.name),
-            )
+    conn = sqlite_at_version(path, 4)
     now = to_iso(utcnow())
     for i, meta in enumerate(['{"slot": "home_location"}', "{}", "not json"]):
         conn.execute(
