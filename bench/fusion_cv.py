@@ -61,7 +61,11 @@ def sweep(data: Path, grid: list[Point], content: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="memoryd-fusion-cv-") as tmp:
         data_dir = Path(tmp) / "data"
         config = locomo.eval_config(data_dir)
-        engine = locomo.open_eval_engine(data_dir, embedder, config)
+        # the second vectors are built when a point searches them (off by default)
+        built = max(float(dict(p).get("context_vector_weight", 0.0)) for p in grid)
+        engine = locomo.open_eval_engine(
+            data_dir, embedder, dataclasses.replace(config, context_vector_weight=built)
+        )
         try:
             started = time.perf_counter()
             locomo.ingest(engine, conversations, locomo.CONTENT_FNS[content])

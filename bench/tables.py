@@ -200,6 +200,7 @@ def ablation_section(p: dict[str, Any]) -> str:
     cats = [c for c in ("c1", "c2", "c3", "c4") if any(f"R@10 {c}" in r for r in rows)]
     columns = (
         [("row", "what changed"), ("R@5", "R@5"), ("R@10", "R@10"), ("R@25", "R@25")]
+        + ([("S@10", "S@10")] if any("S@10" in r for r in rows) else [])
         + [(f"R@10 {c}", f"R@10 cat {c[1:]}") for c in cats]
         + [("tok@10", "tokens@10"), ("p50_ms", "p50 ms")]
     )
@@ -208,8 +209,9 @@ def ablation_section(p: dict[str, Any]) -> str:
         "",
         f"Default strategy (hybrid), {info.get('embedder')}, {info.get('conversations')} "
         f"conversations, {info.get('questions')} questions, {info.get('vec_top_k')} candidates "
-        "per leg; every row is a fresh engine. Categories: 1 multi-hop, 2 temporal, "
-        "3 open-domain, 4 single-hop.",
+        "per leg; rows that store the turns the same way share one fresh engine and one "
+        "ingest, each row setting only the retriever's configuration. S@10: session-level "
+        "recall. Categories: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop.",
     ]
     titles = {
         "cumulative": "One change at a time, from hybrid RRF over bare turns:",

@@ -50,13 +50,13 @@ def test_rows_run_through_the_engine_and_differ_where_they_should(
         by_label["+ z-score fusion (the default)"],
         by_label["keyword leg only (FTS5 BM25, memory and context field), turn context"],
         by_label["hybrid RRF (k 60), bare turns"],
-        by_label["default without the context vector"],
+        by_label["default with the context vector (a third leg, off by default)"],
     )
     done: list[str] = []
     rows, info = ablation.run_ablation(
         None, done.append, chosen, conversations=conversations, embedder=hash_embedder
     )
-    default, keyword, rrf_bare, no_context = rows
+    default, keyword, rrf_bare, with_vector = rows
     assert [r["row"] for r in rows] == [row.label for row in chosen]  # in the rows' order
     assert len(done) == 4
     assert set(info["ingest_s"]) == {"date+previous", "date+previous keyword", "none"}
@@ -64,7 +64,7 @@ def test_rows_run_through_the_engine_and_differ_where_they_should(
         assert set(out) >= {"row", "kind", "R@5", "R@10", "S@10", "tok@10", "R@10 c1", "p50_ms"}
         assert all(0.0 <= out[f"R@{k}"] <= 1.0 for k in (5, 10, 25))
     assert default["served_by"] == "hybrid"
-    assert no_context["served_by"] == "hybrid"
+    assert with_vector["served_by"] == "hybrid"
     assert keyword["served_by"] == "keyword"  # no embedder: the FTS5 path
     # turn context makes every stored turn longer: more tokens for the same k
     assert default["tok@10"] > rrf_bare["tok@10"]

@@ -109,7 +109,8 @@ def test_memories_without_a_session_get_no_context(engine: MemoryEngine) -> None
 def hashed(tmp_path: Path, store_env: dict[str, str]) -> Iterator[MemoryEngine]:
     from tests.embedders import fixed_resolver
 
-    engine = make_engine(tmp_path / "h", store_env, resolver=fixed_resolver("hash", 64))
+    env = {**store_env, "MEMORY_CONTEXT_VECTOR_WEIGHT": "0.35"}  # off by default
+    engine = make_engine(tmp_path / "h", env, resolver=fixed_resolver("hash", 64))
     engine.settings.update({"relevanceFloor": 0})  # the hash embedder's scale is not MiniLM's
     try:
         yield engine
@@ -121,6 +122,13 @@ def vector_counts(engine: MemoryEngine) -> tuple[int, int]:
     assert engine.indexer.store is not None
     stats = engine.indexer.store.stats()
     return int(stats["rowCount"]), int(stats["contextRowCount"])
+
+
+def test_no_second_vector_by_default(semantic_engine: MemoryEngine) -> None:
+    conversation(semantic_engine)
+    assert semantic_engine.drain(timeout=60)
+    assert vector_counts(semantic_engine) == (5, 0)
+    assert not semantic_engine.status()["vectorStore"]["signature"].endswith(":ctx")
 
 
 def test_each_memory_gets_a_second_vector_deleted_with_it(hashed: MemoryEngine) -> None:

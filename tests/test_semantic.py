@@ -47,7 +47,7 @@ def test_writes_are_embedded_in_the_background(semantic_engine: MemoryEngine) ->
     assert status["vectorStore"]["backend"] == in_store(semantic_engine)
     assert status["vectorStore"]["rowCount"] == 5
     assert status["vectorStore"]["activeDim"] == 64
-    assert status["vectorStore"]["signature"] == "hash:hash-64:64:ctx"
+    assert status["vectorStore"]["signature"] == "hash:hash-64:64"
 
 
 def test_bulk_writes_are_embedded_in_batches(semantic_engine: MemoryEngine) -> None:
@@ -96,7 +96,7 @@ def test_rrf_fusion_is_still_available(tmp_path: Path) -> None:
         eng.drain()
         top = eng.preview("alice", "cat mat", strategy="hybrid").hits[0]
         assert top.memory.content == "the cat sat on the warm mat"
-        # at rank 1 in all three lists (keyword, vector, context vector): w/(60+1) each
+        # at rank 1 in every list (keyword, vector; the context vector is off): w/(60+1) each
         config = eng.retriever.config
         weights = config.rrf_fts_weight + config.rrf_vector_weight + config.context_vector_weight
         assert top.score == pytest.approx(weights / 61, rel=1e-6)
@@ -157,12 +157,12 @@ def test_changing_the_embedder_recreates_and_refills(semantic_engine: MemoryEngi
     for i in range(20):
         add(semantic_engine, "alice", f"note {i} about gardens")
     semantic_engine.drain()
-    assert semantic_engine.status()["vectorStore"]["signature"] == "hash:hash-64:64:ctx"
+    assert semantic_engine.status()["vectorStore"]["signature"] == "hash:hash-64:64"
     semantic_engine.embeddings.resolver = fixed_resolver("hash", 32)  # type: ignore[union-attr]
     semantic_engine.preview("alice", "gardens", strategy="semantic")  # noticing the change
     assert semantic_engine.drain(timeout=60)
     status = semantic_engine.status()["vectorStore"]
-    assert status["signature"] == "hash:hash-32:32:ctx"
+    assert status["signature"] == "hash:hash-32:32"
     assert status["activeDim"] == 32
     assert status["rowCount"] == 20
     assert status["needsReindex"] == 0

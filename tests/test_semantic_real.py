@@ -60,7 +60,7 @@ def test_fresh_install_uses_the_local_model(local_engine: MemoryEngine) -> None:
     assert local_engine.drain(timeout=60)
     vector_store = local_engine.status()["vectorStore"]
     assert vector_store["rowCount"] == 1
-    assert vector_store["signature"] == "transformers:all-MiniLM-L6-v2:384:ctx"
+    assert vector_store["signature"] == "transformers:all-MiniLM-L6-v2:384"
 
 
 def test_semantic_retrieval_finds_paraphrases_keyword_search_misses(

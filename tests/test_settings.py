@@ -492,15 +492,15 @@ def test_config_defaults(tmp_path: Path) -> None:
     # the hybrid pipeline chosen by leave-one-conversation-out (issue 20)
     assert config.fusion == "zscore"
     assert (config.rrf_fts_weight, config.rrf_vector_weight) == (1.0, 0.7)
-    assert (config.context_field_weight, config.context_vector_weight) == (0.2, 0.35)
+    assert (config.context_field_weight, config.context_vector_weight) == (0.2, 0.0)
 
 
 @pytest.mark.parametrize(
     ("env", "expected"),
     [
-        ({"MEMORY_FUSION": "rrf"}, ("rrf", 0.2, 0.35)),
-        ({"MEMORY_FUSION": "SCORE"}, ("score", 0.2, 0.35)),
-        ({"MEMORY_FUSION": "borda"}, ("zscore", 0.2, 0.35)),  # unknown: the default
+        ({"MEMORY_FUSION": "rrf"}, ("rrf", 0.2, 0.0)),
+        ({"MEMORY_FUSION": "SCORE"}, ("score", 0.2, 0.0)),
+        ({"MEMORY_FUSION": "borda"}, ("zscore", 0.2, 0.0)),  # unknown: the default
         (
             {"MEMORY_CONTEXT_FIELD_WEIGHT": "3", "MEMORY_CONTEXT_VECTOR_WEIGHT": "-1"},
             ("zscore", 1.0, 0.0),
