@@ -271,3 +271,18 @@ def test_each_conversation_is_scored_at_the_point_the_others_chose() -> None:
     assert held["a"] == 0.0
     assert (chosen["b"], held["b"]) == ("subject_weight=1", 0.0)  # a and c prefer 1
     assert (chosen["c"], held["c"]) == ("subject_weight=0", 1.0)  # a tie: the first point
+
+
+def test_the_held_out_set_loads_and_every_evidence_turn_exists() -> None:
+    """``bench/data/heldout``: written for memoryd as a check that tuning on LoCoMo
+    generalizes; a broken evidence id would silently lower every figure."""
+    conversations = locomo.load_conversations(REPO / "bench" / "data" / "heldout")
+    assert len(conversations) == 3
+    for conv in conversations:
+        turns = {t.dia_id for t in conv.turns}
+        asked = locomo.evaluated(conv)
+        assert len(asked) == len(conv.questions) >= 25
+        assert {q.category for q in asked} == {1, 2, 3, 4}
+        for question in asked:
+            assert set(question.evidence) <= turns, (conv.name, question.question)
+        assert len({t.session for t in conv.turns}) >= 5
