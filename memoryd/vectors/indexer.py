@@ -55,7 +55,7 @@ class Indexer:
         store: InStoreVectors | None,
         embeddings: EmbeddingService,
         *,
-        context: bool = True,
+        context: bool = False,
     ) -> None:
         self.primary = primary  # the flags live here
         self.store = store  # the in-store vector index

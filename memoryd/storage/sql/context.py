@@ -70,14 +70,16 @@ _REFRESH = (
 )
 
 
-def _around(conn: Any, owner: str, user: str, session: str, seq: int) -> list[tuple[int, bool]]:
+def _around(
+    conn: Any, owner: str, user: str, session: str, seq: int, *, later: bool = True
+) -> list[tuple[int, bool]]:
     """``(seq, in_view)`` of the memories within ``FIELD`` of position ``seq`` in a
     group (``seq`` itself excluded; it may be a deleted row's): ``in_view`` when that
     position is part of the memory's dense context view."""
     if not session:
         return []
     found: list[tuple[int, bool]] = []
-    for after in (False, True):
+    for after in (False, True) if later else (False,):
         cmp, order = (">", "") if after else ("<", " DESC")
         rows = conn.execute(
             "SELECT seq FROM memories WHERE api_key_id = ? AND user_id = ? AND session_id = ? "
@@ -121,8 +123,9 @@ def written(conn: Any, memory_id: str, was: Position | None = None) -> None:
         return
     seqs = {now[3]}
     flag: set[int] = set()
+    # a new memory is the newest of its session: nothing was written after it
     for place in {p for p in (was, now) if p is not None}:
-        for seq, in_view in _around(conn, *place):
+        for seq, in_view in _around(conn, *place, later=was is not None):
             seqs.add(seq)
             if in_view:
                 flag.add(seq)
