@@ -4,7 +4,8 @@ Runs the benchmarks in one process run, prints Markdown tables and writes one JS
 file per benchmark to ``bench/results/``, with the machine it ran on and the git
 commit. With no ``--only`` every stage runs: vectors, stores (SQLite against
 PostgreSQL: ingest and hybrid latency, ``bench/stores.py``), embedding, retrieval (latency,
-ingest throughput and RSS per corpus size, each in a child process), gateway, locomo
+ingest throughput and RSS per corpus size, each in a child process), gateway, formats
+(the gateway's overhead per wire format: chat, Responses, Messages), locomo
 (``memoryd eval locomo --strategy all``), ablation (what each retrieval change
 is worth on LoCoMo: ``bench/ablation.py``), peers (memoryd, its BM25 and dense baselines
 and a peer memory engine in its own venv, side by side on LoCoMo: ``bench/peers.py``),
@@ -35,6 +36,7 @@ STAGES = (
     "embedding",
     "retrieval",
     "gateway",
+    "formats",
     "locomo",
     "ablation",
     "peers",
@@ -149,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
             "gateway",
             gateway_overhead(["keyword-only", "static", "transformers"], args.requests, progress),
         )
+    if "formats" in only:
+        from bench.formats import run as run_formats
+
+        write("gateway_formats", run_formats(args.requests, progress))
     if "locomo" in only:
         from bench.locomo import DEFAULT_DATA, locomo_rows, run_locomo
 

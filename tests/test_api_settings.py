@@ -137,6 +137,8 @@ def test_providers_are_masked_and_keys_kept_or_removed(client: Any) -> None:
         [{"name": "", "baseUrl": "http://x"}],
         [{"name": "a b", "baseUrl": "http://x"}],
         [{"name": "a", "baseUrl": "http://x", "systemRole": "root"}],
+        [{"name": "a", "baseUrl": "http://x", "kind": "gemini"}],
+        [{"name": "a", "baseUrl": "http://x", "kind": None}],
         [{"name": "a", "baseUrl": "http://x"}, {"name": "a", "baseUrl": "http://y"}],
         [{"name": "a", "baseUrl": "http://x", "extra": 1}],
         {"name": "a"},
@@ -144,3 +146,36 @@ def test_providers_are_masked_and_keys_kept_or_removed(client: Any) -> None:
 )
 def test_providers_validation(client: Any, body: Any) -> None:
     assert_error(client.put("/api/settings/providers", json=body), 400)
+
+
+def test_provider_kind_round_trips(client: Any) -> None:
+    put = client.put(
+        "/api/settings/providers",
+        json=[
+            {"name": "claude", "baseUrl": "https://api.anthropic.example/v1", "kind": "anthropic"},
+            {"name": "local", "baseUrl": "http://127.0.0.1:8000/v1"},
+        ],
+    )
+    assert put.status_code == 200, put.text
+    assert [(p["name"], p["kind"]) for p in put.json()] == [
+        ("claude", "anthropic"),
+        ("local", "openai"),  # the default
+    ]
+    listed = client.get("/api/settings/providers").json()
+    assert set(listed[0]) == {"name", "baseUrl", "apiKey", "hasKey", "systemRole", "kind"}
+    assert {p["name"]: p["kind"] for p in listed} == {"claude": "anthropic", "local": "openai"}
+    changed = client.put(
+        "/api/settings/providers",
+        json=[{"name": "local", "baseUrl": "http://127.0.0.1:8000/v1", "kind": "anthropic"}],
+    )
+    assert changed.json() == client.get("/api/settings/providers").json()
+    assert [(p["name"], p["kind"]) for p in changed.json()] == [("local", "anthropic")]
+
+
+def test_an_invalid_kind_is_a_400_that_changes_nothing(client: Any) -> None:
+    good = [{"name": "claude", "baseUrl": "http://127.0.0.1:9/v1", "kind": "anthropic"}]
+    assert client.put("/api/settings/providers", json=good).status_code == 200
+    bad = [{"name": "claude", "baseUrl": "http://127.0.0.1:9/v1", "kind": "Anthropic"}]
+    error = assert_error(client.put("/api/settings/providers", json=bad), 400, "invalid_request")
+    assert "kind" in str(error)
+    assert client.get("/api/settings/providers").json()[0]["kind"] == "anthropic"

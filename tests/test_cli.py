@@ -144,8 +144,8 @@ def test_providers_add_list_remove(run) -> None:  # type: ignore[no-untyped-def]
     )
     assert added.exit_code == 0, added.output
     listed = json.loads(run("providers", "list", "--json").output)
-    assert [(p["name"], p["baseUrl"], p["hasKey"]) for p in listed] == [
-        ("openai", "https://api.example.com/v1", True)
+    assert [(p["name"], p["baseUrl"], p["hasKey"], p["kind"]) for p in listed] == [
+        ("openai", "https://api.example.com/v1", True, "openai")
     ]
     assert "sk-live-1234567890" not in run("providers", "list", "--json").output
     bad = run("providers", "add", "x", "ftp://nope")
@@ -154,3 +154,20 @@ def test_providers_add_list_remove(run) -> None:  # type: ignore[no-untyped-def]
     assert run("providers", "remove", "openai").exit_code == 0
     assert json.loads(run("providers", "list", "--json").output) == []
     assert run("providers", "remove", "openai").exit_code == 1
+
+
+def test_providers_add_with_a_kind(run) -> None:  # type: ignore[no-untyped-def]
+    url = "https://api.anthropic.example/v1"
+    added = run("providers", "add", "claude", url, "--kind", "anthropic", "--json")
+    assert added.exit_code == 0, added.output
+    assert json.loads(added.output)["kind"] == "anthropic"
+    listed = json.loads(run("providers", "list", "--json").output)
+    assert [(p["name"], p["kind"]) for p in listed] == [("claude", "anthropic")]
+    text = run("providers", "list").output
+    assert "claude" in text
+    assert "anthropic" in text
+    replaced = run("providers", "add", "claude", url, "--json")  # the default kind
+    assert json.loads(replaced.output)["kind"] == "openai"
+    bad = run("providers", "add", "x", url, "--kind", "gemini")
+    assert bad.exit_code == 2
+    assert "gemini" in bad.output

@@ -6,6 +6,7 @@ security contract without a browser.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,9 @@ from fastapi.testclient import TestClient
 from memoryd.api import create_app
 from memoryd.dashboard.auth import SessionStore
 from memoryd.engine import MemoryEngine
-from tests.conftest import ADMIN, add
+from memoryd.engine.providers import Provider, save_providers
+from tests.conftest import ADMIN, add, make_engine
+from tests.embedders import no_source
 
 STATIC = Path(__file__).resolve().parent.parent / "memoryd" / "dashboard" / "static"
 TAB_TESTIDS = {
@@ -35,7 +38,11 @@ TAB_TESTIDS = {
         "qdrant-test-connection", "qdrant-search-test", "qdrant-cleanup",
     ],
     "keys": ["key-name-input", "create-key-button", "new-key-secret"],
-    "settings": ["memory-cost-warning"],
+    "settings": [
+        "memory-cost-warning", "providers-table", "provider-name-input", "provider-kind-select",
+        "provider-base-url-input", "provider-api-key-input", "provider-role-select",
+        "provider-save",
+    ],
 }  # fmt: skip
 UNSAFE_DOM = re.compile(r"\.(inner|outer)HTML\b|insertAdjacentHTML|document\.write|\beval\(")
 HEADER_TESTIDS = [f"tab-{t}" for t in TAB_TESTIDS] + ["memory-enabled-toggle"]
@@ -175,6 +182,43 @@ def test_server_rendered_state_is_escaped(web: TestClient, engine: MemoryEngine)
     assert 'aria-checked="false"' in page
     settings = web.get("/dashboard?tab=settings").text
     assert re.search(r'data-testid="memory-cost-warning"[^>]*hidden', settings)
+
+
+def initial_state(page: str) -> dict[str, Any]:
+    match = re.search(r'<script type="application/json" id="initial-state">(.*?)</script>', page)
+    assert match
+    state: dict[str, Any] = json.loads(match.group(1))
+    return state
+
+
+def test_settings_tab_lists_providers_with_their_kind(tmp_path: Path) -> None:
+    env = {
+        "MEMORYD_ANTHROPIC_BASE_URL": "https://api.anthropic.example/v1",
+        "MEMORYD_ANTHROPIC_API_KEY": "sk-ant-env-123456789",
+    }
+    engine = make_engine(tmp_path / "data", env, resolver=no_source)
+    claude = Provider("claude", "http://127.0.0.1:9/v1", "sk-stored-123456789", kind="anthropic")
+    save_providers(engine.store, [claude, Provider("local", "http://127.0.0.1:8/v1")])
+    try:
+        with TestClient(create_app(engine, admin_token=ADMIN)) as web:
+            log_in(web)
+            page = web.get("/dashboard?tab=settings").text
+            assert web.get("/dashboard/static/js/providers.js").status_code == 200
+            assert "initial-state" in (memories := web.get("/dashboard?tab=memories").text)
+    finally:
+        engine.close()
+    select = re.search(r'data-testid="provider-kind-select"[^>]*>(.*?)</select>', page, re.S)
+    assert select
+    assert re.findall(r'<option value="([^"]+)"', select.group(1)) == ["openai", "anthropic"]
+    assert "/dashboard/static/js/providers.js" in page
+    state = initial_state(page)
+    kinds = {p["name"]: p["kind"] for p in state["providers"]}
+    assert kinds == {"anthropic": "anthropic", "claude": "anthropic", "local": "openai"}
+    assert state["storedProviders"] == ["claude", "local"]  # the env one is not written back
+    assert "sk-stored-123456789" not in page
+    assert "sk-ant-env-123456789" not in page
+    assert "providers" not in initial_state(memories)
+    assert "providers.js" not in memories
 
 
 def test_owners_lists_memory_owners_and_live_keys(web: TestClient, engine: MemoryEngine) -> None:

@@ -251,6 +251,57 @@ def test_extraction_settings_round_trip(page: Page, base_url: str) -> None:
     api(base_url, "PUT", "/api/settings/memory", json=defaults)
 
 
+def test_providers_add_edit_and_remove_with_a_kind(page: Page, base_url: str) -> None:
+    open_tab(page, base_url, "settings")
+    expect(page.get_by_test_id("providers-empty")).to_be_visible()
+    expect(page.get_by_test_id("provider-kind-select")).to_have_value("openai")
+    page.get_by_test_id("provider-name-input").fill("claude")
+    page.get_by_test_id("provider-kind-select").select_option("anthropic")
+    page.get_by_test_id("provider-base-url-input").fill("https://api.anthropic.example/v1/")
+    page.get_by_test_id("provider-api-key-input").fill("sk-ant-secret-123456")
+    page.get_by_test_id("provider-save").click()
+    expect(page.get_by_test_id("provider-kind-claude")).to_have_text("anthropic")
+    expect(page.get_by_test_id("providers-empty")).to_be_hidden()
+    assert "sk-ant-secret-123456" not in page.get_by_test_id("providers-table").inner_text()
+    [saved] = api(base_url, "GET", "/api/settings/providers")
+    assert (saved["kind"], saved["baseUrl"], saved["hasKey"]) == (
+        "anthropic",
+        "https://api.anthropic.example/v1",
+        True,
+    )
+
+    page.get_by_test_id("provider-name-input").fill("local")  # the default kind
+    page.get_by_test_id("provider-base-url-input").fill("http://127.0.0.1:8000/v1")
+    page.get_by_test_id("provider-save").click()
+    expect(page.get_by_test_id("provider-kind-local")).to_have_text("openai")
+
+    page.get_by_test_id("provider-edit-claude").click()
+    expect(page.get_by_test_id("provider-name-input")).to_be_disabled()
+    expect(page.get_by_test_id("provider-kind-select")).to_have_value("anthropic")
+    page.get_by_test_id("provider-kind-select").select_option("openai")
+    page.get_by_test_id("provider-role-select").select_option("user")
+    page.get_by_test_id("provider-save").click()
+    expect(page.get_by_test_id("provider-kind-claude")).to_have_text("openai")
+    by_name = {p["name"]: p for p in api(base_url, "GET", "/api/settings/providers")}
+    assert list(by_name) == ["claude", "local"]  # an edit keeps the order
+    claude = by_name["claude"]
+    assert (claude["kind"], claude["systemRole"], claude["hasKey"]) == ("openai", "user", True)
+
+    page.get_by_test_id("provider-name-input").fill("a b")
+    page.get_by_test_id("provider-base-url-input").fill("ftp://nope")
+    page.get_by_test_id("provider-save").click()
+    expect(page.get_by_test_id("providers-error")).to_contain_text("Name must be")
+    expect(page.get_by_test_id("providers-error")).to_contain_text("Base URL")
+
+    page.reload()  # rendered from the server's state
+    expect(page.get_by_test_id("provider-kind-claude")).to_have_text("openai")
+    expect(page.get_by_test_id("provider-kind-local")).to_have_text("openai")
+    page.get_by_test_id("provider-remove-claude").click()
+    expect(page.get_by_test_id("provider-row-claude")).to_have_count(0)
+    assert [p["name"] for p in api(base_url, "GET", "/api/settings/providers")] == ["local"]
+    api(base_url, "PUT", "/api/settings/providers", json=[])
+
+
 def test_narrow_window_and_logout(browser: Browser, base_url: str) -> None:
     """Its own session (logging out must not end the one the other tests share)."""
     context = browser.new_context(viewport={"width": 420, "height": 800})

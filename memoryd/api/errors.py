@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
+from memoryd.core.wire_errors import gateway_error
 from memoryd.errors import (
     MemorydError,
     StorageFullError,
@@ -66,9 +67,10 @@ def _validation_details(exc: RequestValidationError) -> tuple[str, list[dict[str
 
 def _storage_fault(request: Request, err: UnavailableError) -> JSONResponse:
     """A storage fault: OpenAI's error shape under the gateway's ``/v1/``, ours elsewhere."""
-    if request.url.path.startswith("/v1/"):
-        shape = {"message": err.message, "type": "server_error", "param": None, "code": err.code}
-        return JSONResponse({"error": shape}, status_code=err.status)
+    path = request.url.path
+    if path.startswith("/v1/"):
+        body = gateway_error(path, err.status, err.message, "server_error", err.code)
+        return JSONResponse(body, status_code=err.status)
     return JSONResponse(error_body(err.message, err.code), status_code=err.status)
 
 

@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memoryd.api.errors import error_body
 from memoryd.core.jsondepth import MAX_JSON_DEPTH, format_path
+from memoryd.core.wire_errors import gateway_error
 
 GATEWAY_PREFIX = "/v1/"
 
@@ -34,8 +35,8 @@ def request_error(path: str, message: str, code: str, field: str | None) -> dict
     """An error body in the caller's shape: OpenAI's under the gateway (``param`` is the
     field), the API's one shape elsewhere (one detail for the field, ``body`` if none)."""
     if path.startswith(GATEWAY_PREFIX):
-        shape = {"message": message, "type": "invalid_request_error", "param": field}
-        return {"error": {**shape, "code": code}}
+        status = 413 if code == "payload_too_large" else 400
+        return gateway_error(path, status, message, "invalid_request_error", code, field)
     return error_body(message, code, [{"field": field or "body", "message": message}])
 
 

@@ -51,6 +51,7 @@ def put_providers(body: list[s.ProviderIn], engine: EngineDep) -> list[dict[str,
                 else (current[p.name].api_key if p.name in current else None)
             ),
             system_role=p.systemRole,
+            kind=p.kind,
         )
         for p in body
     ]

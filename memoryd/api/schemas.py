@@ -308,6 +308,7 @@ class ProviderIn(Strict):
     baseUrl: str = Field(min_length=1, max_length=2000, pattern=r"^https?://")
     apiKey: str | None = Field(default=None, max_length=4000)
     systemRole: Literal["auto", "system", "user", "first"] = "auto"
+    kind: Literal["openai", "anthropic"] = "openai"
 
 
 class ProviderPublic(BaseModel):
@@ -316,6 +317,7 @@ class ProviderPublic(BaseModel):
     apiKey: str | None
     hasKey: bool
     systemRole: str
+    kind: str
 
 
 def memory_type(value: str | None) -> MemoryType | None:

@@ -8,7 +8,14 @@ import click
 
 from memoryd.cli._common import cli_command, emit, local_engine
 from memoryd.core.injection import SystemRole
-from memoryd.engine.providers import SYSTEM_ROLES, Provider, save_providers, stored_providers
+from memoryd.engine.providers import (
+    PROVIDER_KINDS,
+    SYSTEM_ROLES,
+    Provider,
+    ProviderKind,
+    save_providers,
+    stored_providers,
+)
 from memoryd.errors import NotFoundError, ValidationError
 
 
@@ -20,11 +27,23 @@ def providers() -> None:
 @providers.command("add")
 @click.argument("name")
 @click.argument("base_url")
-@click.option("--api-key", default=None, help="Sent upstream as Authorization: Bearer.")
+@click.option("--api-key", default=None, help="API key sent upstream with each request.")
 @click.option("--system-role", type=click.Choice(SYSTEM_ROLES), default="auto", show_default=True)
+@click.option(
+    "--kind",
+    type=click.Choice(PROVIDER_KINDS),
+    default="openai",
+    show_default=True,
+    help="API the provider speaks: OpenAI-compatible or Anthropic Messages.",
+)
 @cli_command
 def providers_add(
-    ctx: click.Context, name: str, base_url: str, api_key: str | None, system_role: str
+    ctx: click.Context,
+    name: str,
+    base_url: str,
+    api_key: str | None,
+    system_role: str,
+    kind: str,
 ) -> None:
     """Add or replace provider NAME at BASE_URL (e.g. http://127.0.0.1:8000/v1)."""
     if not base_url.startswith(("http://", "https://")):
@@ -34,9 +53,9 @@ def providers_add(
     with local_engine(ctx) as engine:
         kept = [p for p in stored_providers(engine.store) if p.name != name]
         role = cast(SystemRole, system_role)
-        new = Provider(name, base_url.rstrip("/"), api_key or None, role)
+        new = Provider(name, base_url.rstrip("/"), api_key or None, role, cast(ProviderKind, kind))
         save_providers(engine.store, [*kept, new])
-    emit(ctx, new.to_dict(), f"provider {name} -> {new.base_url}")
+    emit(ctx, new.to_dict(), f"provider {name} ({new.kind}) -> {new.base_url}")
 
 
 @providers.command("list")
@@ -49,10 +68,14 @@ def providers_list(ctx: click.Context) -> None:
     def show() -> None:
         for row in rows:
             key = row["apiKey"] or "-"
-            click.echo(f"{row['name']:12s} {row['baseUrl']}  key={key}  role={row['systemRole']}")
+            click.echo(
+                f"{row['name']:12s} {row['kind']:9s} {row['baseUrl']}  key={key}"
+                f"  role={row['systemRole']}"
+            )
         if not rows:
             click.echo(
-                "no providers: `memoryd providers add NAME URL` or MEMORYD_UPSTREAM_BASE_URL"
+                "no providers: `memoryd providers add NAME URL`, MEMORYD_UPSTREAM_BASE_URL"
+                " or MEMORYD_ANTHROPIC_BASE_URL"
             )
 
     emit(ctx, rows, show)

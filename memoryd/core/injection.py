@@ -24,7 +24,9 @@ __all__ = [
     "filter_new",
     "format_memory_context",
     "has_cache_control",
+    "inject_instructions",
     "inject_memory",
+    "inject_system",
     "normalize_memory",
     "request_text",
     "supports_system_role",
@@ -57,6 +59,7 @@ Placement = Literal[
     "user-cache-safe",
     "merged-first",
     "top-level-system",
+    "instructions",
 ]
 
 # Roles that carry the client's own instructions; memory goes before the first of them
@@ -132,9 +135,19 @@ def _texts(value: Any) -> list[str]:
 
 
 def request_text(body: Mapping[str, Any]) -> str:
-    """All the text the model will see, for the verbatim-duplicate check."""
+    """All the text the model will see, for the verbatim-duplicate check: chat
+    ``messages``, Anthropic's ``system``, and the Responses API's ``instructions`` and
+    ``input`` (a string, or items whose ``content`` holds the text)."""
     chunks: list[str] = []
     chunks.extend(_texts(body.get("system")))
+    chunks.extend(_texts(body.get("instructions")))
+    items = body.get("input")
+    if isinstance(items, str):
+        chunks.append(items)
+    elif isinstance(items, list):
+        for item in items:
+            if isinstance(item, Mapping):
+                chunks.extend(_texts(item.get("content")))
     messages = body.get("messages")
     if isinstance(messages, list):
         for message in messages:
@@ -264,3 +277,44 @@ def inject_memory(
     )
     new_messages.insert(index, message)
     return Injection(body=out, placement=role)
+
+
+def inject_system(body: Mapping[str, Any], contents: Sequence[str]) -> Injection:
+    """Anthropic's Messages API: the block goes into the top-level ``system`` (its
+    messages have no system role). A string system keeps its text after the block; a
+    list of blocks gets the block first, or last when the request uses prompt caching,
+    so every block up to an existing ``cache_control`` breakpoint stays byte-identical
+    and its cached prefix keeps hitting."""
+    text = format_memory_context(contents)
+    if not text:
+        return Injection(body=cast(dict[str, Any], body), placement="none")
+    out = dict(body)
+    system = body.get("system")
+    if isinstance(system, str | list) and system:
+        _merge_top_level_system(out, text, has_cache_control(body))
+    else:
+        out["system"] = text
+    return Injection(body=out, placement="top-level-system")
+
+
+def inject_instructions(
+    body: Mapping[str, Any], contents: Sequence[str], *, system_role: SystemRole = "auto"
+) -> Injection:
+    """The Responses API: the block is prepended to ``instructions`` (the client's own
+    keep their text after it). A provider that ignores ``instructions`` (``system_role``
+    ``"system"`` or ``"user"``) gets a leading input item of that role instead."""
+    text = format_memory_context(contents)
+    if not text:
+        return Injection(body=cast(dict[str, Any], body), placement="none")
+    out = dict(body)
+    if system_role in ("system", "user"):
+        items = body.get("input")
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+        if not isinstance(items, list):
+            return Injection(body=cast(dict[str, Any], body), placement="none")
+        out["input"] = [{"role": system_role, "content": text}, *items]
+        return Injection(body=out, placement=system_role)
+    own = body.get("instructions")
+    out["instructions"] = text + "\n\n" + own if isinstance(own, str) and own else text
+    return Injection(body=out, placement="instructions")

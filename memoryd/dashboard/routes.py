@@ -34,6 +34,7 @@ from memoryd.dashboard.auth import (
     store_of,
     token_matches,
 )
+from memoryd.engine.providers import Provider, stored_providers
 from memoryd.models import utcnow
 from memoryd.storage.base import Store, Writer
 
@@ -134,6 +135,15 @@ def _owners(request: Request) -> list[str]:
     return sorted(owners)[:MAX_OWNERS]
 
 
+def _providers(store: Store, providers: dict[str, Provider]) -> dict[str, Any]:
+    """The Settings tab's providers (keys masked) and the names stored in the database
+    (the others come from the environment; the page never writes them back)."""
+    return {
+        "providers": [p.to_dict() for p in providers.values()],
+        "storedProviders": [p.name for p in stored_providers(store)],
+    }
+
+
 def _login_page(request: Request, tab: str, error: str | None, status: int) -> Response:
     csrf = secrets.token_urlsafe(24)
     response = templates.TemplateResponse(
@@ -228,6 +238,14 @@ def dashboard(request: Request, tab: str | None = None) -> Response:
     settings: dict[str, Any] = engine.settings.get().to_dict()
     owners = _owners(request)
     names = {k.id: k.name for k in engine.keys.list(include_revoked=True)}
+    initial: dict[str, Any] = {
+        "tab": active,
+        "settings": settings,
+        "owners": owners,
+        "ownerNames": names,
+    }
+    if active == "settings":
+        initial.update(_providers(engine.store, engine.providers()))
     context = {
         "tab": active,
         "tabs": TABS,
@@ -235,7 +253,7 @@ def dashboard(request: Request, tab: str | None = None) -> Response:
         "version": __version__,
         "settings": settings,
         "owners": owners,
-        "initial": {"tab": active, "settings": settings, "owners": owners, "ownerNames": names},
+        "initial": initial,
     }
     return _secure(templates.TemplateResponse(request, "dashboard.html", context))
 

@@ -1,9 +1,12 @@
-"""Upstream providers (SPEC §12): named OpenAI-compatible endpoints with keys.
+"""Upstream providers (SPEC §12): named upstream endpoints with keys.
 
-Stored as one JSON list in the settings table (key ``providers``). The default
-upstream from ``MEMORYD_UPSTREAM_BASE_URL`` / ``MEMORYD_UPSTREAM_API_KEY`` is the
-provider named ``default`` unless one with that name is stored. Embedding and rerank
-models are addressed as ``"provider/model"`` against these.
+Each has a ``kind``: ``openai`` (an OpenAI-compatible API, the default) or
+``anthropic`` (the Anthropic Messages API). Stored as one JSON list in the settings
+table (key ``providers``). The default upstream from ``MEMORYD_UPSTREAM_BASE_URL`` /
+``MEMORYD_UPSTREAM_API_KEY`` is the provider named ``default`` (kind ``openai``), and
+``MEMORYD_ANTHROPIC_BASE_URL`` / ``MEMORYD_ANTHROPIC_API_KEY`` the one named
+``anthropic`` (kind ``anthropic``), unless one with that name is stored. Embedding and
+rerank models are addressed as ``"provider/model"`` against these.
 """
 
 from __future__ import annotations
@@ -12,13 +15,15 @@ import time
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from memoryd.core.injection import SystemRole
 from memoryd.core.masking import mask_secret
 from memoryd.storage.base import Store
 
+ProviderKind = Literal["openai", "anthropic"]
 SYSTEM_ROLES = ("auto", "system", "user", "first")
+PROVIDER_KINDS: tuple[ProviderKind, ...] = ("openai", "anthropic")
 SETTINGS_KEY = "providers"
 
 
@@ -28,6 +33,7 @@ class Provider:
     base_url: str
     api_key: str | None = None
     system_role: SystemRole = "auto"
+    kind: ProviderKind = "openai"
 
     def to_dict(self, *, mask: bool = True) -> dict[str, Any]:
         key = self.api_key
@@ -37,6 +43,7 @@ class Provider:
             "apiKey": mask_secret(key) if mask else key,
             "hasKey": bool(key),
             "systemRole": self.system_role,
+            "kind": self.kind,
         }
 
 
@@ -48,11 +55,13 @@ def _parse(item: object) -> Provider | None:
         return None
     key = item.get("apiKey")
     role = item.get("systemRole", "auto")
+    kind = item.get("kind", "openai")
     return Provider(
         name=name,
         base_url=base_url.rstrip("/"),
         api_key=key if isinstance(key, str) and key else None,
         system_role=cast(SystemRole, role) if role in SYSTEM_ROLES else "auto",
+        kind=cast(ProviderKind, kind) if kind in PROVIDER_KINDS else "openai",
     )
 
 
@@ -68,7 +77,7 @@ def stored_providers(store: Store) -> list[Provider]:
 #: process's writes are seen after the TTL).
 CACHE_TTL_S = 2.0
 Cached = tuple[float, dict[str, "Provider"]]
-_cache: weakref.WeakKeyDictionary[Store, dict[tuple[str, str], Cached]] = (
+_cache: weakref.WeakKeyDictionary[Store, dict[tuple[str, str, str, str], Cached]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -79,8 +88,13 @@ def forget_providers(store: Store) -> None:
 
 
 def load_providers(store: Store, env: Mapping[str, str]) -> dict[str, Provider]:
-    """Every provider by name: the env default first, stored ones override it."""
-    key = (env.get("MEMORYD_UPSTREAM_BASE_URL", ""), env.get("MEMORYD_UPSTREAM_API_KEY", ""))
+    """Every provider by name: the env ones first, stored ones override them."""
+    key = (
+        env.get("MEMORYD_UPSTREAM_BASE_URL", ""),
+        env.get("MEMORYD_UPSTREAM_API_KEY", ""),
+        env.get("MEMORYD_ANTHROPIC_BASE_URL", ""),
+        env.get("MEMORYD_ANTHROPIC_API_KEY", ""),
+    )
     entries = _cache.setdefault(store, {})
     cached = entries.get(key)
     now = time.monotonic()
@@ -93,10 +107,23 @@ def load_providers(store: Store, env: Mapping[str, str]) -> dict[str, Provider]:
 
 def _merge(store: Store, env: Mapping[str, str]) -> dict[str, Provider]:
     providers: dict[str, Provider] = {}
-    base = env.get("MEMORYD_UPSTREAM_BASE_URL", "").strip()
-    if base:
-        key = env.get("MEMORYD_UPSTREAM_API_KEY", "").strip() or None
-        providers["default"] = Provider("default", base.rstrip("/"), key)
+    from_env = (
+        Provider(
+            "default",
+            env.get("MEMORYD_UPSTREAM_BASE_URL", "").strip().rstrip("/"),
+            env.get("MEMORYD_UPSTREAM_API_KEY", "").strip() or None,
+            kind="openai",
+        ),
+        Provider(
+            "anthropic",
+            env.get("MEMORYD_ANTHROPIC_BASE_URL", "").strip().rstrip("/"),
+            env.get("MEMORYD_ANTHROPIC_API_KEY", "").strip() or None,
+            kind="anthropic",
+        ),
+    )
+    for provider in from_env:
+        if provider.base_url:
+            providers[provider.name] = provider
     for provider in stored_providers(store):
         providers[provider.name] = provider
     return providers
@@ -110,8 +137,23 @@ def save_providers(store: Store, providers: list[Provider]) -> None:
     if len(set(names)) != len(names):
         raise ValueError("provider names must be unique")
     payload = [
-        {"name": p.name, "baseUrl": p.base_url, "apiKey": p.api_key, "systemRole": p.system_role}
+        {
+            "name": p.name,
+            "baseUrl": p.base_url,
+            "apiKey": p.api_key,
+            "systemRole": p.system_role,
+            "kind": p.kind,
+        }
         for p in providers
     ]
     store.write(lambda tx: tx.write_settings({SETTINGS_KEY: payload}, utcnow()))
     _cache.pop(store, None)
+
+
+def default_for(providers: Mapping[str, Provider], kind: ProviderKind) -> Provider | None:
+    """The provider a request of ``kind`` goes to when it names none: ``default`` when
+    it is of that kind, else the first of that kind in ``providers``' order, else None."""
+    default = providers.get("default")
+    if default is not None and default.kind == kind:
+        return default
+    return next((p for p in providers.values() if p.kind == kind), None)

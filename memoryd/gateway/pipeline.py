@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memoryd.engine.providers import Provider
+from memoryd.engine.providers import Provider, ProviderKind, default_for
 from memoryd.settings import MemorySettings
 
 NO_MEMORY_HEADERS = ("x-memoryd-no-memory", "x-omniroute-no-memory")
@@ -183,12 +183,13 @@ def last_user_text(body: Mapping[str, Any]) -> str:
 
 
 def route_model(
-    model: object, providers: Mapping[str, Provider]
+    model: object, providers: Mapping[str, Provider], kind: ProviderKind = "openai"
 ) -> tuple[Provider | None, str | None]:
     """``"name/model"`` goes to provider ``name`` (model without the prefix) when such a
-    provider exists; anything else goes to the ``default`` provider unchanged."""
+    provider exists, whatever its kind (the caller refuses a kind that cannot serve the
+    request); anything else goes unchanged to the default provider of ``kind``."""
     if isinstance(model, str) and "/" in model:
         name, _, rest = model.partition("/")
         if name in providers and rest:
             return providers[name], rest
-    return providers.get("default"), model if isinstance(model, str) else None
+    return default_for(providers, kind), model if isinstance(model, str) else None

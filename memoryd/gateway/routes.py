@@ -1,10 +1,12 @@
-"""``/v1/chat/completions`` and ``/v1/models``: the OpenAI-compatible gateway.
+"""The gateway's routes: chat completions, the Responses API and Anthropic's Messages
+API share one pipeline; embeddings, token counts and model lists pass through.
 
-Per request: authenticate the client key -> plan memory (settings, key override,
-headers) -> retrieve for the last user message -> inject -> forward with the shared
-httpx client -> return the upstream response unchanged except ``x-memoryd-*``
-headers -> schedule extraction after the response (for streams, after the last
-chunk, from the assembled text). Memory failures never fail the request.
+Per chat-like request: authenticate the client key -> plan memory (settings, key
+override, headers) -> retrieve for the client's latest words -> inject -> forward with
+the shared httpx client -> return the upstream response unchanged except
+``x-memoryd-*`` headers -> queue extraction once the answer is complete (for streams,
+at their final event, from the assembled text). What depends on the client's API is
+asked of its ``WireFormat`` (``gateway.wire``). Memory failures never fail the request.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,20 +23,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from memoryd.api.deps import bearer_token
-from memoryd.core.injection import filter_new, inject_memory
+from memoryd.core.injection import filter_new
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider
-from memoryd.gateway.pipeline import (
-    SESSION_HEADERS,
-    content_problem,
-    end_user,
-    header,
-    last_user_text,
-    plan_memory,
-    route_model,
-)
-from memoryd.gateway.sse import response_text
+from memoryd.gateway.pipeline import SESSION_HEADERS, header, plan_memory, route_model
 from memoryd.gateway.upstream import (
     DROP_RESPONSE_HEADERS,
     RETRY_AFTER_S,
@@ -43,40 +36,11 @@ from memoryd.gateway.upstream import (
     failure_code,
     forwarded_headers,
 )
+from memoryd.gateway.wire import CHAT, MESSAGES, RESPONSES, GatewayError, WireFormat, messages_url
 from memoryd.models import Hit
 
 log = logging.getLogger("memoryd.gateway")
 router = APIRouter(prefix="/v1", tags=["gateway"])
-
-
-class GatewayError(Exception):
-    """An error answered in OpenAI's shape ``{"error": {message, type, param, code}}``;
-    ``param`` names the offending request field, when there is one."""
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        type: str,
-        code: str | None = None,
-        *,
-        param: str | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status, self.message, self.type, self.code = status, message, type, code
-        self.param, self.headers = param, headers
-
-    def response(self) -> JSONResponse:
-        body = {
-            "error": {
-                "message": self.message,
-                "type": self.type,
-                "param": self.param,
-                "code": self.code,
-            }
-        }
-        return JSONResponse(body, status_code=self.status, headers=self.headers)
 
 
 @dataclass
@@ -87,7 +51,7 @@ class Prepared:
     provider: Provider
     owner: str
     session_id: str
-    user_text: str
+    user_text: str  # the user's new turn, to extract from ("" = none)
     extract: bool
     user_id: str = ""  # the key's end user this request names ("" = none)
     hits: list[Hit] = field(default_factory=list)
@@ -116,12 +80,21 @@ def _client(request: Request) -> httpx.AsyncClient:
     return client
 
 
-def authenticate(request: Request) -> Any:
-    token = bearer_token(request)
+def _error(fmt: WireFormat, error: GatewayError) -> JSONResponse:
+    return JSONResponse(fmt.error_body(error), status_code=error.status, headers=error.headers)
+
+
+def authenticate(request: Request, fmt: WireFormat = CHAT) -> Any:
+    token = fmt.client_secret(request.headers)
     if token is None:
+        how = (
+            "x-api-key: <memoryd key> (or Authorization: Bearer <memoryd key>)"
+            if fmt.kind == "anthropic"
+            else "Authorization: Bearer <memoryd key>"
+        )
         raise GatewayError(
             401,
-            "missing API key: send Authorization: Bearer <memoryd key>",
+            f"missing API key: send {how}",
             "invalid_request_error",
             "invalid_api_key",
         )
@@ -133,7 +106,7 @@ def authenticate(request: Request) -> Any:
     return key
 
 
-async def parse_body(request: Request) -> dict[str, Any]:
+async def parse_body(request: Request, fmt: WireFormat = CHAT) -> dict[str, Any]:
     raw = await request.body()
     try:
         body = json.loads(raw)
@@ -147,64 +120,73 @@ async def parse_body(request: Request) -> dict[str, Any]:
         ) from None
     if not isinstance(body, dict):
         raise GatewayError(400, "request body must be a JSON object", "invalid_request_error")
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise GatewayError(
-            400,
-            "'messages' must be a non-empty array",
-            "invalid_request_error",
-            "invalid_messages",
-            param="messages",
-        )
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-            raise GatewayError(
-                400,
-                f"messages[{index}] must be an object with a 'role'",
-                "invalid_request_error",
-                "invalid_messages",
-                param=f"messages[{index}]",
-            )
-        problem = content_problem(message, index)
-        if problem is not None:
-            param, text, code = problem
-            raise GatewayError(400, text, "invalid_request_error", code, param=param)
-    if "model" in body and not isinstance(body["model"], str):
-        raise GatewayError(400, "'model' must be a string", "invalid_request_error", param="model")
+    fmt.validate(body)
     return body
 
 
-def prepare(engine: MemoryEngine, key: Any, body: dict[str, Any], headers: Any) -> Prepared:
-    """Routing, memory plan, retrieval and injection (runs in a worker thread)."""
-    provider, model = route_model(body.get("model"), engine.providers())
+def route(engine: MemoryEngine, body: dict[str, Any], fmt: WireFormat) -> tuple[Provider, Any]:
+    """The provider for this request and the model id it is sent with; a 503 when none
+    of the format's kind is configured, a 400 when the named one cannot speak it."""
+    provider, model = route_model(body.get("model"), engine.providers(), fmt.kind)
     if provider is None:
+        if fmt.kind == "anthropic":
+            how = (
+                "set MEMORYD_ANTHROPIC_BASE_URL (and MEMORYD_ANTHROPIC_API_KEY) or add a "
+                "provider of kind anthropic with `memoryd providers add NAME URL --kind "
+                "anthropic` / PUT /api/settings/providers"
+            )
+        else:
+            how = (
+                "set MEMORYD_UPSTREAM_BASE_URL (and MEMORYD_UPSTREAM_API_KEY) or add "
+                "providers with `memoryd providers add` / PUT /api/settings/providers"
+            )
         raise GatewayError(
             503,
-            "no upstream provider configured: set MEMORYD_UPSTREAM_BASE_URL (and "
-            "MEMORYD_UPSTREAM_API_KEY) or add providers with `memoryd providers add` / "
-            "PUT /api/settings/providers",
+            f"no upstream provider of kind {fmt.kind} configured: {how}",
             "server_error",
             "no_upstream",
         )
+    if provider.kind != fmt.kind:
+        raise GatewayError(
+            400,
+            f"provider {provider.name!r} is of kind {provider.kind}; "
+            f"{request_path(fmt)} needs a provider of kind {fmt.kind}",
+            "invalid_request_error",
+            "provider_kind_mismatch",
+            param="model",
+        )
+    return provider, model
+
+
+def request_path(fmt: WireFormat) -> str:
+    return f"/v1{fmt.path}"
+
+
+def prepare(
+    engine: MemoryEngine, key: Any, body: dict[str, Any], headers: Any, fmt: WireFormat = CHAT
+) -> Prepared:
+    """Routing, memory plan, retrieval and injection (runs in a worker thread)."""
+    provider, model = route(engine, body, fmt)
     forwarded = dict(body)
     if model is not None:
         forwarded["model"] = model
     settings = engine.settings.get()
     plan = plan_memory(settings, key.memory_enabled, headers)
     session_id = header(headers, *SESSION_HEADERS) or ""
+    turn = fmt.new_turn(body)
     prepared = Prepared(
         forwarded,
         provider,
         key.id,
         session_id,
-        last_user_text(body),
-        extract=plan.extract,
-        user_id=end_user(headers, body),
+        turn,
+        extract=plan.extract and bool(turn),
+        user_id=fmt.end_user(headers, body),
     )
     if not plan.inject:
         return prepared
     try:
-        query = prepared.user_text if settings.strategy != "recent" else None
+        query = fmt.query(body) if settings.strategy != "recent" else None
         hits = engine.retrieve(
             key.id,
             query,
@@ -213,13 +195,7 @@ def prepare(engine: MemoryEngine, key: Any, body: dict[str, Any], headers: Any) 
             user_id=prepared.user_id,
         )
         hits = filter_new(hits, body, lambda h: h.memory.content)
-        injection = inject_memory(
-            forwarded,
-            [h.memory.content for h in hits],
-            provider=provider.name,
-            model=model,
-            system_role=provider.system_role,
-        )
+        injection = fmt.inject(forwarded, [h.memory.content for h in hits], provider, model)
         prepared.body = injection.body
         prepared.hits = hits if injection.placement != "none" else []
     except Exception as exc:  # memory must never fail the chat request
@@ -255,16 +231,22 @@ async def _extract(engine: MemoryEngine, prepared: Prepared, assistant_text: str
 
 
 def _upstream_request(
-    client: httpx.AsyncClient, request: Request, prepared: Prepared, path: str
+    client: httpx.AsyncClient,
+    request: Request,
+    fmt: WireFormat,
+    provider: Provider,
+    url: str,
+    body: dict[str, Any],
 ) -> httpx.Request:
     headers = forwarded_headers(
-        request.headers, bearer_token(request), prepared.provider.api_key or None
+        request.headers, fmt.client_secret(request.headers), provider.api_key, provider.kind
     )
     return client.build_request(
         "POST",
-        f"{prepared.provider.base_url}{path}",
-        content=json.dumps(prepared.body).encode(),
+        url,
+        content=json.dumps(body).encode(),
         headers=headers,
+        params=request.url.query or None,  # Claude Code's ``?beta=true``, for one
     )
 
 
@@ -280,6 +262,18 @@ async def _send_watching_disconnect(
         if await request.is_disconnected():
             task.cancel()
             raise GatewayError(499, "client closed the request", "client_closed")
+
+
+async def _send(
+    request: Request, upstream: httpx.Request, provider: Provider, *, stream: bool
+) -> httpx.Response:
+    try:
+        return await _send_watching_disconnect(_client(request), upstream, request, stream=stream)
+    except httpx.HTTPError as exc:
+        error = _unreachable(exc, provider)
+        if error.code == "upstream_pool_exhausted":
+            _count(request, "pool_exhausted")
+        raise error from None
 
 
 def _unreachable(exc: Exception, provider: Provider) -> GatewayError:
@@ -311,28 +305,26 @@ def _take_slot(request: Request, key_id: str) -> Slot:
     return Slot(slots, key_id)
 
 
-@router.post("/chat/completions", response_model=None)
-async def chat_completions(request: Request) -> Response | RelayResponse:
+def _relayed_headers(response: httpx.Response) -> dict[str, str]:
+    return {k: v for k, v in response.headers.items() if k.lower() not in DROP_RESPONSE_HEADERS}
+
+
+async def converse(request: Request, fmt: WireFormat) -> Response | RelayResponse:
+    """One chat-like call in any wire format: the shared pipeline."""
     slot: Slot | None = None  # released on every way out, unless a relay took it over
     try:
-        key = authenticate(request)
+        key = authenticate(request, fmt)
         slot = _take_slot(request, key.id)
-        body = await parse_body(request)
+        body = await parse_body(request, fmt)
         engine = _engine(request)
-        prepared = await run_in_threadpool(prepare, engine, key, body, dict(request.headers))
-        client = _client(request)
-        upstream = _upstream_request(client, request, prepared, "/chat/completions")
-        streaming = body.get("stream") is True
-        try:
-            response = await _send_watching_disconnect(client, upstream, request, stream=streaming)
-        except httpx.HTTPError as exc:
-            error = _unreachable(exc, prepared.provider)
-            if error.code == "upstream_pool_exhausted":
-                _count(request, "pool_exhausted")
-            raise error from None
-        headers = {
-            k: v for k, v in response.headers.items() if k.lower() not in DROP_RESPONSE_HEADERS
-        } | prepared.headers()
+        prepared = await run_in_threadpool(prepare, engine, key, body, dict(request.headers), fmt)
+        url = fmt.upstream_url(prepared.provider)
+        upstream = _upstream_request(
+            _client(request), request, fmt, prepared.provider, url, prepared.body
+        )
+        streaming = fmt.is_stream(body)
+        response = await _send(request, upstream, prepared.provider, stream=streaming)
+        headers = _relayed_headers(response) | prepared.headers()
         if streaming:
 
             async def complete(text: str) -> None:
@@ -341,6 +333,8 @@ async def chat_completions(request: Request) -> Response | RelayResponse:
             relay = RelayResponse(
                 response,
                 headers,
+                assembler=fmt.assembler(),
+                error_event=fmt.stream_error_event,
                 on_complete=complete,
                 on_broken=lambda _: _count(request, "stream_broken"),
                 release=slot.release,
@@ -350,7 +344,7 @@ async def chat_completions(request: Request) -> Response | RelayResponse:
         content = response.content
         if response.status_code < 400:
             try:
-                reply = response_text(json.loads(content))
+                reply = fmt.reply_text(json.loads(content))
             except (ValueError, RecursionError):
                 reply = ""
             # Queued now (a cheap put onto the background worker, off the request path):
@@ -359,32 +353,106 @@ async def chat_completions(request: Request) -> Response | RelayResponse:
             await _extract(engine, prepared, reply)
         return Response(content, status_code=response.status_code, headers=headers)
     except GatewayError as exc:
-        return exc.response()
+        return _error(fmt, exc)
     finally:
         if slot is not None:
             slot.release()
 
 
+async def pass_through(
+    request: Request, fmt: WireFormat, url_of: Callable[[Provider], str]
+) -> Response:
+    """A call that needs no memory, forwarded to the routed provider and answered
+    unchanged, behind the same key check, per-key limit and metrics as a chat."""
+    slot: Slot | None = None
+    try:
+        key = authenticate(request, fmt)
+        slot = _take_slot(request, key.id)
+        body = await parse_body(request, _PLAIN[fmt.kind])
+        provider, model = route(_engine(request), body, fmt)
+        if model is not None:
+            body = {**body, "model": model}
+        upstream = _upstream_request(
+            _client(request), request, fmt, provider, url_of(provider), body
+        )
+        response = await _send(request, upstream, provider, stream=False)
+        return Response(
+            response.content,
+            status_code=response.status_code,
+            headers=_relayed_headers(response),
+        )
+    except GatewayError as exc:
+        return _error(fmt, exc)
+    finally:
+        if slot is not None:
+            slot.release()
+
+
+class _PlainOpenAI(WireFormat):
+    """Checks only that a passed-through body is an object with a string ``model``."""
+
+
+class _PlainAnthropic(WireFormat):
+    kind = "anthropic"
+
+
+_PLAIN: dict[str, WireFormat] = {"openai": _PlainOpenAI(), "anthropic": _PlainAnthropic()}
+
+
+@router.post("/chat/completions", response_model=None)
+async def chat_completions(request: Request) -> Response | RelayResponse:
+    """OpenAI chat completions, with memory."""
+    return await converse(request, CHAT)
+
+
+@router.post("/responses", response_model=None)
+async def responses(request: Request) -> Response | RelayResponse:
+    """OpenAI's Responses API (the Agents SDK), with memory."""
+    return await converse(request, RESPONSES)
+
+
+@router.post("/messages", response_model=None)
+async def messages(request: Request) -> Response | RelayResponse:
+    """Anthropic's Messages API (Anthropic SDKs, Claude Code), with memory."""
+    return await converse(request, MESSAGES)
+
+
+@router.post("/messages/count_tokens", response_model=None)
+async def count_tokens(request: Request) -> Response:
+    """Anthropic's token count, passed through unchanged (no memory is added)."""
+    return await pass_through(
+        request, MESSAGES, lambda p: messages_url(p.base_url, "/messages/count_tokens")
+    )
+
+
+@router.post("/embeddings", response_model=None)
+async def embeddings(request: Request) -> Response:
+    """Embeddings, passed through to the routed provider (clients with one base URL)."""
+    return await pass_through(request, CHAT, lambda p: f"{p.base_url}/embeddings")
+
+
 @router.get("/models", response_model=None)
 async def models(request: Request) -> Response:
-    """The default upstream's model list, passed through."""
+    """The default upstream's model list, passed through: the Anthropic provider's for
+    Anthropic clients (they send ``anthropic-version``), the OpenAI one's otherwise."""
+    anthropic = "anthropic-version" in request.headers
+    fmt = MESSAGES if anthropic else CHAT
     try:
-        authenticate(request)
-        provider = _engine(request).providers().get("default")
-        if provider is None:
-            raise GatewayError(
-                503,
-                "no default upstream configured (MEMORYD_UPSTREAM_BASE_URL)",
-                "server_error",
-                "no_upstream",
-            )
-        headers = {"authorization": f"Bearer {provider.api_key}"} if provider.api_key else {}
+        authenticate(request, fmt)
+        provider, _ = route(_engine(request), {}, fmt)
+        if anthropic:
+            headers = {"anthropic-version": request.headers["anthropic-version"]}
+            headers |= {"x-api-key": provider.api_key} if provider.api_key else {}
+            url = messages_url(provider.base_url, "/models")
+        else:
+            headers = {"authorization": f"Bearer {provider.api_key}"} if provider.api_key else {}
+            url = f"{provider.base_url}/models"
         try:
-            response = await _client(request).get(f"{provider.base_url}/models", headers=headers)
+            response = await _client(request).get(url, headers=headers, params=request.query_params)
         except httpx.HTTPError as exc:
             raise _unreachable(exc, provider) from None
     except GatewayError as exc:
-        return exc.response()
+        return _error(fmt, exc)
     return Response(
         response.content,
         status_code=response.status_code,

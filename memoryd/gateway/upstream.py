@@ -10,7 +10,7 @@ retrieval work. A pool that is exhausted anyway (many keys at their limit) is a 
 
 Broken streams: a stream the upstream cuts off (reset, truncated chunk, or EOF before
 its final event) must not look complete to the client. The relay sends an SSE error
-event in OpenAI's shape (the official clients raise on it) and then ends the
+event in the client's own format (the official clients raise on it) and then ends the
 connection without the chunked terminator, so nothing downstream can mistake the
 half-answer for a whole one; nothing is extracted from it.
 """
@@ -18,7 +18,6 @@ half-answer for a whole one; nothing is extracted from it.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
@@ -26,7 +25,7 @@ import httpx
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from memoryd.gateway.sse import StreamAssembler
+from memoryd.gateway.wire.base import Assembler
 
 log = logging.getLogger("memoryd.gateway")
 
@@ -77,12 +76,20 @@ POOL_WAIT_S = 5.0
 RETRY_AFTER_S = 1
 
 
+#: The Messages API version sent when the client named none.
+ANTHROPIC_VERSION = "2023-06-01"
+
+
 def forwarded_headers(
-    headers: Mapping[str, str], client_secret: str | None, provider_key: str | None
+    headers: Mapping[str, str],
+    client_secret: str | None,
+    provider_key: str | None,
+    kind: str = "openai",
 ) -> dict[str, str]:
     """The client's headers minus everything in ``DROP_HEADERS``, ours, and any header
     whose value contains the client's secret under whatever name; the provider's key
-    is the only credential that leaves."""
+    is the only credential that leaves, the way its ``kind`` expects it (a Bearer token
+    for OpenAI-compatible providers, ``x-api-key`` for Anthropic)."""
     out = {
         name: value
         for name, value in headers.items()
@@ -90,7 +97,12 @@ def forwarded_headers(
         and not name.lower().startswith(DROP_PREFIXES)
         and not (client_secret and client_secret in value)
     }
-    if provider_key:
+    if kind == "anthropic":
+        if provider_key:
+            out["x-api-key"] = provider_key
+        if not any(name.lower() == "anthropic-version" for name in out):
+            out["anthropic-version"] = ANTHROPIC_VERSION
+    elif provider_key:
         out["authorization"] = f"Bearer {provider_key}"
     out["content-type"] = "application/json"
     return out
@@ -143,12 +155,6 @@ def failure_code(exc: Exception) -> tuple[int, str, str]:
     return 502, "upstream_unreachable", f"is unreachable: {type(exc).__name__}"
 
 
-def stream_error_event(message: str, code: str = "upstream_stream_broken") -> bytes:
-    """An SSE event the official OpenAI clients raise ``APIError`` on."""
-    body = {"error": {"message": message, "type": "upstream_error", "param": None, "code": code}}
-    return f"data: {json.dumps(body)}\n\n".encode()
-
-
 #: An event longer than this is relayed in pieces rather than held back whole.
 MAX_HELD_BYTES = 1024 * 1024
 
@@ -180,6 +186,8 @@ class RelayResponse(Response):
         response: httpx.Response,
         headers: Mapping[str, str],
         *,
+        assembler: Assembler,
+        error_event: Callable[[str, Assembler], bytes],
         on_complete: Callable[[str], Awaitable[None]],
         on_broken: Callable[[str], None],
         release: Callable[[], None],
@@ -191,6 +199,7 @@ class RelayResponse(Response):
             (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()
         ]
         self.on_complete, self.on_broken, self.release = on_complete, on_broken, release
+        self.assembler, self.error_event = assembler, error_event
         self.background = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -227,7 +236,7 @@ class RelayResponse(Response):
             if broken is not None:
                 # The client has only whole events, so the error event parses as one.
                 self.on_broken(broken)
-                event = stream_error_event(broken)
+                event = self.error_event(broken, self.assembler)
                 await send({"type": "http.response.body", "body": event, "more_body": True})
                 return  # no final message: the server closes the connection unterminated
             await send({"type": "http.response.body", "body": pending, "more_body": False})
@@ -238,12 +247,12 @@ class RelayResponse(Response):
         """The upstream's bytes as they come; the last item names a break, if any.
         Extraction is queued when the stream is complete, before its last chunk goes
         out, so a client's next turn finds the exchange already on its way."""
-        assembler = StreamAssembler()
+        assembler = self.assembler
         ok = self.status_code < 400
         try:
             async for chunk in self.response.aiter_raw():
                 assembler.feed(chunk)
-                if ok and assembler.done and not assembler.queued:
+                if ok and assembler.done and not assembler.queued and not assembler.failed:
                     assembler.queued = True
                     await self.on_complete(assembler.text)
                 yield chunk, None
@@ -257,7 +266,7 @@ class RelayResponse(Response):
             log.warning("upstream stream ended before its final event")
             yield b"", "the upstream stream ended before its final event"
             return
-        if not assembler.queued:  # complete by its finish_reason, without [DONE]
+        if not assembler.queued and not assembler.failed:  # e.g. no [DONE], a finish_reason
             assembler.queued = True
             await self.on_complete(assembler.text)
 
@@ -271,5 +280,4 @@ __all__ = [
     "failure_code",
     "forwarded_headers",
     "quiet_aborted_relays",
-    "stream_error_event",
 ]
