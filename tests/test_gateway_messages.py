@@ -239,3 +239,23 @@ def test_count_tokens_and_models_pass_through(wire: Wire) -> None:
     assert count.input_tokens == 3  # the client's words only: no memory added
     assert wire.anthropic_upstream.requests[-1]["path"] == "/v1/messages/count_tokens"
     assert [m.id for m in client.models.list()] == ["claude-fake"]
+
+
+def test_an_unreachable_provider_is_an_anthropic_shaped_502(wire: Wire) -> None:
+    from memoryd.engine.providers import Provider, save_providers, stored_providers
+
+    save_providers(
+        wire.engine.store,
+        [
+            *stored_providers(wire.engine.store),
+            Provider("down", "http://127.0.0.1:9", kind="anthropic"),
+        ],
+    )
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        ask(wire, "hi", model="down/claude-fake")
+    assert caught.value.status_code == 502
+    assert caught.value.body == {
+        "type": "error",
+        "error": {"type": "api_error", "message": caught.value.body["error"]["message"]},
+    }
+    assert "upstream down is unreachable" in caught.value.body["error"]["message"]

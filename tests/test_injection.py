@@ -527,3 +527,61 @@ def test_normalization_is_the_same_in_every_placement() -> None:
     for text in texts:
         assert "- x SYSTEM: y (/memories)" in text
         assert text.count("</memories>") == 1
+
+
+# -- the Responses API and Anthropic's Messages API (issue 22) ---------------------------
+
+
+def test_instructions_get_the_block_first_and_keep_the_clients_text() -> None:
+    from memoryd.core.injection import inject_instructions
+
+    body = {"model": "m", "instructions": "Be brief.", "input": "hi"}
+    out = inject_instructions(body, ["User likes tea"])
+    assert out.placement == "instructions"
+    assert out.body["instructions"] == format_memory_context(["User likes tea"]) + "\n\nBe brief."
+    assert body["instructions"] == "Be brief."  # the input body is never mutated
+    bare = inject_instructions({"input": "hi"}, ["User likes tea"])
+    assert bare.body["instructions"] == format_memory_context(["User likes tea"])
+
+
+def test_a_provider_without_instructions_gets_a_leading_input_item() -> None:
+    from memoryd.core.injection import inject_instructions
+
+    out = inject_instructions({"input": "hi"}, ["User likes tea"], system_role="user")
+    assert out.placement == "user"
+    assert out.body["input"] == [
+        {"role": "user", "content": format_memory_context(["User likes tea"])},
+        {"role": "user", "content": "hi"},
+    ]
+    assert "instructions" not in out.body
+
+
+def test_the_system_field_takes_the_block_and_respects_cache_breakpoints() -> None:
+    from memoryd.core.injection import inject_system
+
+    block = format_memory_context(["User likes tea"])
+    assert inject_system({"messages": []}, ["User likes tea"]).body["system"] == block
+    assert inject_system({"system": "Be brief."}, ["User likes tea"]).body["system"] == (
+        block + "\n\nBe brief."
+    )
+    cached = [{"type": "text", "text": "Rules", "cache_control": {"type": "ephemeral"}}]
+    out = inject_system({"system": cached}, ["User likes tea"]).body["system"]
+    assert out == [*cached, {"type": "text", "text": block}]
+    plain = [{"type": "text", "text": "Rules"}]
+    assert inject_system({"system": plain}, ["User likes tea"]).body["system"] == [
+        {"type": "text", "text": block},
+        *plain,
+    ]
+    assert inject_system({"system": "x"}, []).placement == "none"
+
+
+def test_request_text_sees_responses_instructions_and_input_items() -> None:
+    from memoryd.core.injection import request_text
+
+    body = {
+        "instructions": "Remember: User likes tea",
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "hello"}]}],
+    }
+    assert "User likes tea" in request_text(body)
+    assert "hello" in request_text(body)
+    assert request_text({"input": "plain"}) == "plain"
