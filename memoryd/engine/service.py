@@ -18,6 +18,7 @@ from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
 from memoryd.core.scoring import estimate_tokens
 from memoryd.engine import coherence, lifecycle
+from memoryd.engine.access import AccessBumps
 from memoryd.engine.background import BackgroundWorker
 from memoryd.engine.extraction_jobs import ExtractionJobs
 from memoryd.engine.keys import KeyService
@@ -100,6 +101,7 @@ class MemoryEngine:
         )
         self.env: Mapping[str, str] = env or {}
         self.retriever = Retriever(store, config, token_counter, indexer, self.providers)
+        self.bumps = AccessBumps(store, self._forget)
         self.background = BackgroundWorker("extraction")
         self.write_listeners: list[WriteListener] = []
         self.delete_listeners: list[DeleteListener] = []
@@ -339,15 +341,12 @@ class MemoryEngine:
         return preview
 
     def _bump(self, ids: list[str]) -> None:
-        """Access bookkeeping goes to the writer without blocking the request."""
-        now = utcnow()
-        future = self.store.submit(lambda tx: tx.bump_access(ids, now))
+        """Access bookkeeping, coalesced and written off the request path."""
+        self.bumps.add(ids)
 
-        def invalidate(_: object) -> None:
-            for memory_id in ids:
-                self.cache.invalidate(memory_id)
-
-        future.add_done_callback(invalidate)
+    def _forget(self, ids: list[str]) -> None:
+        for memory_id in ids:
+            self.cache.invalidate(memory_id)
 
     # -- extraction --------------------------------------------------------------------
 
@@ -451,6 +450,7 @@ class MemoryEngine:
     def drain(self, timeout: float | None = 30.0, *, include_index: bool = True) -> bool:
         """Wait for background extraction, embedding (unless ``include_index`` is false)
         and queued bookkeeping writes to finish."""
+        self.bumps.flush()
         self.store.flush()  # extraction jobs reach the worker once their queue row commits
         ok = self.background.join(timeout)
         if include_index and self.indexer is not None:
@@ -463,6 +463,7 @@ class MemoryEngine:
         self.background.close()
         if self.indexer is not None:
             self.indexer.close()
+        self.bumps.close()
         self.store.close()
 
     def __enter__(self) -> MemoryEngine:

@@ -38,6 +38,7 @@ from memoryd.gateway.upstream import (
 )
 from memoryd.gateway.wire import CHAT, MESSAGES, RESPONSES, GatewayError, WireFormat, messages_url
 from memoryd.models import Hit
+from memoryd.settings import MemorySettings
 
 log = logging.getLogger("memoryd.gateway")
 router = APIRouter(prefix="/v1", tags=["gateway"])
@@ -162,16 +163,18 @@ def request_path(fmt: WireFormat) -> str:
     return f"/v1{fmt.path}"
 
 
-def prepare(
+def plan(
     engine: MemoryEngine, key: Any, body: dict[str, Any], headers: Any, fmt: WireFormat = CHAT
-) -> Prepared:
-    """Routing, memory plan, retrieval and injection (runs in a worker thread)."""
+) -> tuple[Prepared, MemorySettings | None]:
+    """Routing and the memory plan: the request as it goes out without memory, and the
+    settings to retrieve with (``None``: nothing to retrieve). Microseconds of work
+    on cached state, so it runs on the event loop."""
     provider, model = route(engine, body, fmt)
     forwarded = dict(body)
     if model is not None:
         forwarded["model"] = model
     settings = engine.settings.get()
-    plan = plan_memory(settings, key.memory_enabled, headers)
+    memory = plan_memory(settings, key.memory_enabled, headers)
     session_id = header(headers, *SESSION_HEADERS) or ""
     turn = fmt.new_turn(body)
     prepared = Prepared(
@@ -180,24 +183,39 @@ def prepare(
         key.id,
         session_id,
         turn,
-        extract=plan.extract and bool(turn),
+        extract=memory.extract and bool(turn),
         user_id=fmt.end_user(headers, body),
     )
-    if not plan.inject:
-        return prepared
+    return prepared, settings if memory.inject else None
+
+
+def inject(
+    engine: MemoryEngine,
+    prepared: Prepared,
+    body: dict[str, Any],
+    settings: MemorySettings,
+    fmt: WireFormat = CHAT,
+) -> Prepared:
+    """Retrieval and injection (database and model work: runs in a worker thread).
+    A failure sends the request on without memory and says so in a header."""
     try:
         query = fmt.query(body) if settings.strategy != "recent" else None
         hits = engine.retrieve(
-            key.id,
+            prepared.owner,
             query,
-            session_id=session_id or None,
+            session_id=prepared.session_id or None,
             settings=settings,
             user_id=prepared.user_id,
         )
         hits = filter_new(hits, body, lambda h: h.memory.content)
-        injection = fmt.inject(forwarded, [h.memory.content for h in hits], provider, model)
-        prepared.body = injection.body
-        prepared.hits = hits if injection.placement != "none" else []
+        placed = fmt.inject(
+            prepared.body,
+            [h.memory.content for h in hits],
+            prepared.provider,
+            prepared.body.get("model"),
+        )
+        prepared.body = placed.body
+        prepared.hits = hits if placed.placement != "none" else []
     except Exception as exc:  # memory must never fail the chat request
         log.exception("memory retrieval failed; forwarding without memory")
         engine.extraction_stats.setdefault("retrievalFailures", 0)
@@ -317,7 +335,9 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
         slot = _take_slot(request, key.id)
         body = await parse_body(request, fmt)
         engine = _engine(request)
-        prepared = await run_in_threadpool(prepare, engine, key, body, dict(request.headers), fmt)
+        prepared, settings = plan(engine, key, body, request.headers, fmt)
+        if settings is not None:  # no thread hop when there is nothing to retrieve
+            prepared = await run_in_threadpool(inject, engine, prepared, body, settings, fmt)
         url = fmt.upstream_url(prepared.provider)
         upstream = _upstream_request(
             _client(request), request, fmt, prepared.provider, url, prepared.body

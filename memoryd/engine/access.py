@@ -1,0 +1,80 @@
+"""Access bookkeeping (``access_count``, ``last_accessed_at``), coalesced.
+
+Every retrieval that injects memories bumps them. One writer transaction per chat for
+that was a measurable share of the gateway's CPU (issue 21's profile: the writer's
+commits 8%, the bump itself 3%); the counts only feed decay and the dashboard, which
+need them within seconds, not per request. So bumps are summed in memory and written
+once per ``interval_s`` (and on ``flush``: ``drain`` and ``close`` call it) in one
+transaction. A crash loses at most the last interval's counts, never a memory.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from datetime import datetime
+
+from memoryd.models import utcnow
+from memoryd.storage.base import Store, Writer
+
+#: Seconds between flushes while bumps arrive.
+INTERVAL_S = 1.0
+
+
+class AccessBumps:
+    def __init__(
+        self,
+        store: Store,
+        on_written: Callable[[list[str]], None],
+        *,
+        interval_s: float = INTERVAL_S,
+    ) -> None:
+        self.store, self.on_written, self.interval_s = store, on_written, interval_s
+        self._pending: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._closed = False
+
+    def add(self, ids: Iterable[str]) -> None:
+        with self._lock:
+            self._pending.update(i for i in ids if i)
+            if self._pending and self._timer is None and not self._closed:
+                self._timer = threading.Timer(self.interval_s, self.flush)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def flush(self) -> Future[object] | None:
+        """Write what is pending in one transaction (returns its future, if any)."""
+        with self._lock:
+            pending, self._pending = self._pending, Counter()
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        if not pending:
+            return None
+        now = utcnow()
+        # one UPDATE per distinct count: most ids were bumped once
+        groups: dict[int, list[str]] = {}
+        for memory_id, count in pending.items():
+            groups.setdefault(count, []).append(memory_id)
+
+        def write(tx: Writer) -> None:
+            _bump_groups(tx, groups, now)
+
+        future: Future[object] = self.store.submit(write)
+        ids = list(pending)
+        future.add_done_callback(lambda _: self.on_written(ids))
+        return future
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+        self.flush()
+
+
+def _bump_groups(tx: Writer, groups: dict[int, list[str]], now: datetime) -> None:
+    for count, ids in groups.items():
+        for _ in range(count):
+            tx.bump_access(ids, now)
