@@ -47,7 +47,7 @@ from memoryd.engine import MemoryEngine
 from memoryd.engine.keys import AUTH_CACHE_TTL_S
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import GLOBAL_OWNER, MemoryType, utcnow
-from memoryd.testing import FakeUpstream, serve_asgi
+from memoryd.testing import FakeAnthropicUpstream, FakeUpstream, serve_asgi
 from tests.conftest import ADMIN, add, make_engine
 from tests.embedders import fixed_resolver, no_source
 from tests.mcp_support import MEMORYD, Session, over_http, over_stdio
@@ -110,6 +110,7 @@ class World:
     secret_a: str
     secret_b: str
     ids: dict[tuple[str, str], str] = field(default_factory=dict)  # (owner, key) -> id
+    anthropic: FakeAnthropicUpstream = field(default_factory=FakeAnthropicUpstream)
 
     def id(self, owner: str, key: str) -> str:
         return self.ids[(owner, key)]
@@ -153,21 +154,22 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     upstream, for the whole module."""
     data = tmp_path_factory.mktemp("isolation-paths") / "data"
     engine = make_engine(data, resolver=fixed_resolver("hash", 64))
-    upstream = FakeUpstream()
+    upstream, anthropic = FakeUpstream(), FakeAnthropicUpstream()
     try:
-        with serve_asgi(upstream.app) as upstream_url:
+        with serve_asgi(upstream.app) as upstream_url, serve_asgi(anthropic.app) as claude_url:
             save_providers(
                 engine.store,
                 [
                     Provider("default", f"{upstream_url}/v1", "upstream-secret"),
                     Provider("alt", f"{upstream_url}/v1", None),
+                    Provider("claude", claude_url, "claude-secret", kind="anthropic"),
                 ],
             )
             _, secret_a = engine.keys.create("Key A", key_id=A)
             _, secret_b = engine.keys.create("Key B", key_id=B)
             app = create_app(engine, admin_token=ADMIN)
             with serve_asgi(app) as url:
-                yield World(engine, app, upstream, url, secret_a, secret_b)
+                yield World(engine, app, upstream, url, secret_a, secret_b, anthropic=anthropic)
     finally:
         engine.close()
 
@@ -328,6 +330,16 @@ def route_cases() -> dict[RouteId, tuple[str, ...]]:
         "test_gateway_extraction_writes_only_under_the_callers_key",
         "test_a_revoked_key_is_refused_everywhere",
     )
+    for route in (("POST", "/v1/responses"), ("POST", "/v1/messages")):
+        cases[route] = (
+            "test_every_wire_format_injects_only_the_callers_memories",
+            "test_a_revoked_key_is_refused_everywhere",
+        )
+    for route in (("POST", "/v1/embeddings"), ("POST", "/v1/messages/count_tokens")):
+        cases[route] = (
+            "test_pass_throughs_carry_nobodys_memories",
+            "test_a_revoked_key_is_refused_everywhere",
+        )
     cases[("GET", "/v1/models")] = (
         "test_gateway_ignores_owner_hints_in_the_request",
         "test_a_revoked_key_is_refused_everywhere",
@@ -674,6 +686,78 @@ def test_gateway_extraction_writes_only_under_the_callers_key(
     assert mine[fact.key]["id"] not in w.ids_of(B) | w.ids_of(POOL)
     assert w.rows(B) == before_b
     assert w.content_view(POOL) == pool
+
+
+# -- the Responses and Messages APIs, and the pass-throughs (issue 22) -------------------
+
+
+def wire_call(
+    w: World, secret: str, fmt: str, stream: bool, scope_headers: dict[str, str]
+) -> tuple[set[str], str]:
+    """One Responses or Messages call: the memory ids memoryd injected, and every text
+    it sent upstream besides the user's own words."""
+    if fmt == "responses":
+        path, body = "/v1/responses", {"model": "fake-model", "input": QUERY}
+        auth = {"Authorization": f"Bearer {secret}"}
+    else:
+        path = "/v1/messages"
+        body = {
+            "model": "claude-fake",
+            "max_tokens": 16,
+            "messages": [{"role": "user", "content": QUERY}],
+        }
+        auth = {"x-api-key": secret, "anthropic-version": "2023-06-01"}
+    with loopback(w.url, timeout=30) as http:
+        response = http.post(
+            path, json={**body, "stream": stream}, headers={**auth, **scope_headers}
+        )
+    assert response.status_code == 200, response.text
+    ids = {i for i in response.headers["x-memoryd-memory-ids"].split(",") if i}
+    sent = (w.upstream if fmt == "responses" else w.anthropic).last
+    extra = sent.get("instructions") if fmt == "responses" else sent.get("system")
+    return ids, json.dumps(extra or "")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+@pytest.mark.parametrize("fmt", ["responses", "messages"])
+def test_every_wire_format_injects_only_the_callers_memories(
+    w: World, fmt: str, stream: bool
+) -> None:
+    w.engine.settings.update({"strategy": "hybrid", "scope": "apiKey"})
+    hints = {"x-memoryd-session-id": SHARED_SESSION, "x-memoryd-api-key-id": B}
+    control, _ = wire_call(w, w.secret_b, fmt, stream, hints)
+    assert control & w.ids_of(B)  # B's memories do answer this query
+    before_b = w.rows(B)
+    mine, sent = wire_call(w, w.secret_a, fmt, stream, hints)
+    assert mine, "A's own memories match the query and must be injected"
+    assert mine <= allowed(w, A, "apiKey")
+    assert A_MARK in sent
+    assert_no_b(w, sent)
+    assert w.rows(B) == before_b  # not even B's access counters moved
+
+
+def test_pass_throughs_carry_nobodys_memories(w: World) -> None:
+    """Embeddings and token counts go upstream as the client sent them: no memory of A,
+    none of B, and only the provider's credential."""
+    with loopback(w.url, timeout=30) as http:
+        body = {"model": "text-embed", "input": QUERY}
+        got = http.post(
+            "/v1/embeddings", json=body, headers={"Authorization": f"Bearer {w.secret_a}"}
+        )
+        assert got.status_code == 200
+        assert w.upstream.last == body
+        count = {"model": "claude-fake", "messages": [{"role": "user", "content": QUERY}]}
+        got = http.post(
+            "/v1/messages/count_tokens",
+            json=count,
+            headers={"x-api-key": w.secret_a, "anthropic-version": "2023-06-01"},
+        )
+        assert got.status_code == 200
+        assert w.anthropic.last == count
+    for record in (w.upstream.requests[-1], w.anthropic.requests[-1]):
+        sent = json.dumps(record["headers"])
+        assert w.secret_a not in sent  # only the provider's credential left
+        assert w.secret_b not in sent
 
 
 # -- MCP -------------------------------------------------------------------------------
@@ -1164,7 +1248,7 @@ def test_a_revoked_key_is_refused_everywhere(w: World) -> None:
     over_http(w.url, secret, live, mode="legacy")
 
     # After: refused everywhere, in each path's error shape, and nothing goes upstream.
-    sent = len(w.upstream.requests)
+    sent, sent_to_claude = len(w.upstream.requests), len(w.anthropic.requests)
     for stream in (False, True):
         with w.openai(secret) as client, pytest.raises(openai.AuthenticationError) as caught:
             client.chat.completions.create(
@@ -1181,6 +1265,19 @@ def test_a_revoked_key_is_refused_everywhere(w: World) -> None:
             http.post("/v1/chat/completions", headers=auth, json={**chat_body, "stream": True})
         )
         assert_openai_401(http.get("/v1/models", headers=auth))
+        responses = {"model": "fake-model", "input": QUERY}
+        for stream in (False, True):
+            assert_openai_401(
+                http.post("/v1/responses", headers=auth, json={**responses, "stream": stream})
+            )
+        embed = {"model": "text-embed", "input": QUERY}
+        assert_openai_401(http.post("/v1/embeddings", headers=auth, json=embed))
+        anthropic_auth = {"x-api-key": secret, "anthropic-version": "2023-06-01"}
+        for path in ("/v1/messages", "/v1/messages/count_tokens"):
+            refused = http.post(path, headers=anthropic_auth, json={**chat_body, "max_tokens": 8})
+            assert refused.status_code == 401
+            assert refused.json()["error"]["type"] == "authentication_error"
+
         assert_mcp_401(http.post("/mcp", headers=auth, json=init))
         assert_mcp_401(http.get("/mcp", headers=auth))
         assert_mcp_401(http.delete("/mcp", headers=auth))
@@ -1188,6 +1285,7 @@ def test_a_revoked_key_is_refused_everywhere(w: World) -> None:
             for headers in credential_variants(secret):
                 assert_refused(w, send_admin_request(http, w, route, headers), (route, headers))
     assert len(w.upstream.requests) == sent
+    assert len(w.anthropic.requests) == sent_to_claude
     with pytest.raises(BaseExceptionGroup) as failed:  # the SDK client cannot connect
         anyio.run(connect_and_search, w.url, secret)
     assert failed.value.subgroup(MCPError) is not None, failed.value

@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx
 from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
@@ -30,6 +29,7 @@ from memoryd.dashboard.routes import install_dashboard
 from memoryd.engine import MemoryEngine
 from memoryd.gateway import routes as gateway
 from memoryd.gateway import upstream
+from memoryd.gateway.client import UpstreamClient
 from memoryd.mcp import MCP_PATH, McpHttpEndpoint
 
 log = logging.getLogger(__name__)
@@ -72,13 +72,13 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # One pooled client for every upstream call (keep-alive across requests).
-        timeout = httpx.Timeout(
-            connect=10.0, read=upstream_timeout_s, write=60.0, pool=upstream.POOL_WAIT_S
+        client = UpstreamClient(
+            max_connections=engine.config.upstream_max_connections,
+            read_timeout_s=upstream_timeout_s,
+            pool_wait_s=upstream.POOL_WAIT_S,
         )
-        pool = engine.config.upstream_max_connections
-        limits = httpx.Limits(max_connections=pool, max_keepalive_connections=min(pool, 64))
         async with (
-            httpx.AsyncClient(timeout=timeout, limits=limits) as http,
+            client as http,
             mcp.lifespan(),  # the MCP session manager runs only inside it
         ):
             app.state.http = http

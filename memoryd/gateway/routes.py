@@ -3,7 +3,7 @@ API share one pipeline; embeddings, token counts and model lists pass through.
 
 Per chat-like request: authenticate the client key -> plan memory (settings, key
 override, headers) -> retrieve for the client's latest words -> inject -> forward with
-the shared httpx client -> return the upstream response unchanged except
+the shared upstream client (``gateway.client``) -> return the upstream response unchanged except
 ``x-memoryd-*`` headers -> queue extraction once the answer is complete (for streams,
 at their final event, from the assembled text). What depends on the client's API is
 asked of its ``WireFormat`` (``gateway.wire``). Memory failures never fail the request.
@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
@@ -26,6 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from memoryd.core.injection import filter_new
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider
+from memoryd.gateway.client import UpstreamClient, UpstreamError, UpstreamResponse
 from memoryd.gateway.pipeline import SESSION_HEADERS, header, plan_memory, route_model
 from memoryd.gateway.upstream import (
     DROP_RESPONSE_HEADERS,
@@ -33,7 +33,6 @@ from memoryd.gateway.upstream import (
     KeySlots,
     RelayResponse,
     Slot,
-    failure_code,
     forwarded_headers,
 )
 from memoryd.gateway.wire import CHAT, MESSAGES, RESPONSES, GatewayError, WireFormat, messages_url
@@ -76,8 +75,8 @@ def _engine(request: Request) -> MemoryEngine:
     return engine
 
 
-def _client(request: Request) -> httpx.AsyncClient:
-    client: httpx.AsyncClient = request.app.state.http
+def _client(request: Request) -> UpstreamClient:
+    client: UpstreamClient = request.app.state.http
     return client
 
 
@@ -248,57 +247,48 @@ async def _extract(engine: MemoryEngine, prepared: Prepared, assistant_text: str
             log.warning("extraction job not committed within %.0f s", DURABLE_WAIT_S)
 
 
-def _upstream_request(
-    client: httpx.AsyncClient,
+async def _send(
     request: Request,
     fmt: WireFormat,
     provider: Provider,
     url: str,
     body: dict[str, Any],
-) -> httpx.Request:
+) -> UpstreamResponse:
+    """Send upstream with only the provider's credential; if the client goes away
+    before the answer's head arrives, cancel the upstream call."""
     headers = forwarded_headers(
         request.headers, fmt.client_secret(request.headers), provider.api_key, provider.kind
     )
-    return client.build_request(
+    sending = _client(request).send(
         "POST",
         url,
         content=json.dumps(body).encode(),
         headers=headers,
-        params=request.url.query or None,  # Claude Code's ``?beta=true``, for one
+        query=request.url.query,  # Claude Code's ``?beta=true``, for one
     )
-
-
-async def _send_watching_disconnect(
-    client: httpx.AsyncClient, upstream: httpx.Request, request: Request, *, stream: bool
-) -> httpx.Response:
-    """Send upstream; if the client goes away first, cancel the upstream call."""
-    task = asyncio.ensure_future(client.send(upstream, stream=stream))
-    while True:
-        done, _ = await asyncio.wait({task}, timeout=0.25)
-        if done:
-            return task.result()
-        if await request.is_disconnected():
-            task.cancel()
-            raise GatewayError(499, "client closed the request", "client_closed")
-
-
-async def _send(
-    request: Request, upstream: httpx.Request, provider: Provider, *, stream: bool
-) -> httpx.Response:
+    task = asyncio.ensure_future(sending)
     try:
-        return await _send_watching_disconnect(_client(request), upstream, request, stream=stream)
-    except httpx.HTTPError as exc:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=0.25)
+            if done:
+                return task.result()
+            if await request.is_disconnected():
+                task.cancel()
+                raise GatewayError(499, "client closed the request", "client_closed")
+    except UpstreamError as exc:
         error = _unreachable(exc, provider)
         if error.code == "upstream_pool_exhausted":
             _count(request, "pool_exhausted")
         raise error from None
 
 
-def _unreachable(exc: Exception, provider: Provider) -> GatewayError:
-    status, code, tail = failure_code(exc)
-    if code == "upstream_pool_exhausted":
-        return GatewayError(status, tail, "server_error", code, headers={"retry-after": "1"})
-    return GatewayError(status, f"upstream {provider.name} {tail}", "upstream_error", code)
+def _unreachable(exc: UpstreamError, provider: Provider) -> GatewayError:
+    if exc.code == "upstream_pool_exhausted":
+        headers = {"retry-after": "1"}
+        return GatewayError(exc.status, exc.tail, "server_error", exc.code, headers=headers)
+    return GatewayError(
+        exc.status, f"upstream {provider.name} {exc.tail}", "upstream_error", exc.code
+    )
 
 
 def _count(request: Request, event: str) -> None:
@@ -323,7 +313,7 @@ def _take_slot(request: Request, key_id: str) -> Slot:
     return Slot(slots, key_id)
 
 
-def _relayed_headers(response: httpx.Response) -> dict[str, str]:
+def _relayed_headers(response: UpstreamResponse) -> dict[str, str]:
     return {k: v for k, v in response.headers.items() if k.lower() not in DROP_RESPONSE_HEADERS}
 
 
@@ -339,11 +329,8 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
         if settings is not None:  # no thread hop when there is nothing to retrieve
             prepared = await run_in_threadpool(inject, engine, prepared, body, settings, fmt)
         url = fmt.upstream_url(prepared.provider)
-        upstream = _upstream_request(
-            _client(request), request, fmt, prepared.provider, url, prepared.body
-        )
         streaming = fmt.is_stream(body)
-        response = await _send(request, upstream, prepared.provider, stream=streaming)
+        response = await _send(request, fmt, prepared.provider, url, prepared.body)
         headers = _relayed_headers(response) | prepared.headers()
         if streaming:
 
@@ -361,7 +348,10 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
             )
             slot = None  # the relay holds it until the stream ends
             return relay
-        content = response.content
+        try:
+            content = await response.read()
+        except UpstreamError as exc:
+            raise _unreachable(exc, prepared.provider) from None
         if response.status_code < 400:
             try:
                 reply = fmt.reply_text(json.loads(content))
@@ -392,12 +382,13 @@ async def pass_through(
         provider, model = route(_engine(request), body, fmt)
         if model is not None:
             body = {**body, "model": model}
-        upstream = _upstream_request(
-            _client(request), request, fmt, provider, url_of(provider), body
-        )
-        response = await _send(request, upstream, provider, stream=False)
+        response = await _send(request, fmt, provider, url_of(provider), body)
+        try:
+            content = await response.read()
+        except UpstreamError as exc:
+            raise _unreachable(exc, provider) from None
         return Response(
-            response.content,
+            content,
             status_code=response.status_code,
             headers=_relayed_headers(response),
         )
@@ -468,13 +459,16 @@ async def models(request: Request) -> Response:
             headers = {"authorization": f"Bearer {provider.api_key}"} if provider.api_key else {}
             url = f"{provider.base_url}/models"
         try:
-            response = await _client(request).get(url, headers=headers, params=request.query_params)
-        except httpx.HTTPError as exc:
+            response = await _client(request).send(
+                "GET", url, headers=headers, query=request.url.query
+            )
+            content = await response.read()
+        except UpstreamError as exc:
             raise _unreachable(exc, provider) from None
     except GatewayError as exc:
         return _error(fmt, exc)
     return Response(
-        response.content,
+        content,
         status_code=response.status_code,
         media_type=response.headers.get("content-type", "application/json"),
     )

@@ -21,10 +21,10 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
-import httpx
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from memoryd.gateway.client import UpstreamError, UpstreamResponse
 from memoryd.gateway.wire.base import Assembler
 
 log = logging.getLogger("memoryd.gateway")
@@ -145,16 +145,6 @@ class Slot:
             self._slots.release(self._key_id)
 
 
-def failure_code(exc: Exception) -> tuple[int, str, str]:
-    """``(status, code, message tail)`` for an httpx failure reaching the provider:
-    our own pool running dry is a 503 of ours, not the provider's timeout."""
-    if isinstance(exc, httpx.PoolTimeout):
-        return 503, "upstream_pool_exhausted", "every upstream connection is busy; retry shortly"
-    if isinstance(exc, httpx.TimeoutException):
-        return 504, "upstream_timeout", "timed out"
-    return 502, "upstream_unreachable", f"is unreachable: {type(exc).__name__}"
-
-
 #: An event longer than this is relayed in pieces rather than held back whole.
 MAX_HELD_BYTES = 1024 * 1024
 
@@ -183,7 +173,7 @@ class RelayResponse(Response):
 
     def __init__(
         self,
-        response: httpx.Response,
+        response: UpstreamResponse,
         headers: Mapping[str, str],
         *,
         assembler: Assembler,
@@ -256,9 +246,9 @@ class RelayResponse(Response):
                     assembler.queued = True
                     await self.on_complete(assembler.text)
                 yield chunk, None
-        except httpx.HTTPError as exc:
-            log.warning("upstream stream broke: %s", type(exc).__name__)
-            yield b"", f"the upstream stream broke before it was complete ({type(exc).__name__})"
+        except UpstreamError as exc:
+            log.warning("upstream stream broke: %s", exc.cause)
+            yield b"", f"the upstream stream broke before it was complete ({exc.cause})"
             return
         if not ok:
             return
@@ -277,7 +267,6 @@ __all__ = [
     "KeySlots",
     "RelayResponse",
     "Slot",
-    "failure_code",
     "forwarded_headers",
     "quiet_aborted_relays",
 ]
