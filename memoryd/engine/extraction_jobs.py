@@ -96,6 +96,14 @@ class ExtractionJobs:
         queued.add_done_callback(committed)
         return durable
 
+    def needs_job(self, texts: Texts, *, rules_only: bool) -> bool:
+        """Whether an exchange of ``texts`` could store anything: always with an LLM
+        in the loop; with the rules alone, only when they find a fact. Most turns state
+        none, and queueing them cost two writer transactions and a job for nothing."""
+        if not rules_only:
+            return True
+        return any(extract_facts(text, source=source) for text, source in texts)
+
     def _lease(self) -> timedelta:
         return timedelta(seconds=self.lease_s)
 

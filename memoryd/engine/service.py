@@ -373,6 +373,18 @@ class MemoryEngine:
             owner, session_id, user_text, assistant_text, sources, user_id
         )
 
+    def worth_extracting(self, user_text: str, settings: MemorySettings | None = None) -> bool:
+        """Whether a turn whose user text is ``user_text`` can store anything (the
+        assistant's text, when extracted too, is not known yet: then always)."""
+        settings = settings or self.settings.get()
+        if "assistant" in settings.extract_from:
+            return True
+        rules_only = settings.extraction_mode == "rules"
+        texts = [(user_text, "user")]
+        return "user" in settings.extract_from and self.extraction.needs_job(
+            texts, rules_only=rules_only
+        )
+
     def extract_now(
         self,
         owner: str,

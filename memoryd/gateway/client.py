@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import urllib.request
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -126,7 +127,10 @@ class UpstreamClient:
             connector=connector,
             timeout=self._timeout,
             auto_decompress=False,
-            trust_env=True,  # HTTP(S)_PROXY, as httpx honoured
+            # HTTP(S)_PROXY as httpx honoured it; aiohttp then reads the environment and
+            # ~/.netrc on every request (6% of a proxied chat's CPU), so only when a
+            # proxy is configured at all
+            trust_env=bool(urllib.request.getproxies()),
             skip_auto_headers=("Accept-Encoding", "User-Agent"),
         )
         return self

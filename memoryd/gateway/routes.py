@@ -196,7 +196,13 @@ def inject(
     fmt: WireFormat = CHAT,
 ) -> Prepared:
     """Retrieval and injection (database and model work: runs in a worker thread).
-    A failure sends the request on without memory and says so in a header."""
+    A failure sends the request on without memory and says so in a header. Also
+    decides, off the event loop, whether the turn is worth an extraction job."""
+    if prepared.extract:
+        try:
+            prepared.extract = engine.worth_extracting(prepared.user_text, settings)
+        except Exception:  # when in doubt, queue it: the job decides again
+            log.warning("extraction pre-check failed", exc_info=True)
     try:
         query = fmt.query(body) if settings.strategy != "recent" else None
         hits = engine.retrieve(
