@@ -5,10 +5,13 @@ file per benchmark to ``bench/results/``, with the machine it ran on and the git
 commit. With no ``--only`` every stage runs: vectors, stores (SQLite against
 PostgreSQL: ingest and hybrid latency, ``bench/stores.py``), embedding, retrieval (latency,
 ingest throughput and RSS per corpus size, each in a child process), gateway, formats
-(the gateway's overhead per wire format: chat, Responses, Messages), locomo
-(``memoryd eval locomo --strategy all``), ablation (what each retrieval change
-is worth on LoCoMo: ``bench/ablation.py``), peers (memoryd, its BM25 and dense baselines
-and a peer memory engine in its own venv, side by side on LoCoMo: ``bench/peers.py``),
+(the gateway's overhead per wire format: chat, Responses, Messages), proxy (what
+passing through costs, side by side in one run: the direct upstream, memoryd with
+memory off, keyword and MiniLM retrieval, and a LiteLLM proxy in its own venv:
+``bench/proxy.py``), locomo (``memoryd eval locomo --strategy all``), ablation (what
+each retrieval change is worth on LoCoMo: ``bench/ablation.py``), peers (memoryd, its
+BM25 and dense baselines and a peer memory engine in its own venv, side by side on
+LoCoMo: ``bench/peers.py``),
 extraction (rules extraction on the labelled set and against LoCoMo's observations:
 ``bench/extraction.py``), abuse (polite tenants' latency while one key holds 250
 streams and 200 sockets stall their headers: ``bench/abuse.py``), then plots (PNGs
@@ -37,6 +40,7 @@ STAGES = (
     "retrieval",
     "gateway",
     "formats",
+    "proxy",
     "locomo",
     "ablation",
     "peers",
@@ -155,6 +159,13 @@ def main(argv: list[str] | None = None) -> int:
         from bench.formats import run as run_formats
 
         write("gateway_formats", run_formats(args.requests, progress))
+    if "proxy" in only:
+        from bench import proxy
+
+        rows = proxy.run(args.requests, progress)
+        goals = proxy.goals(rows)
+        write("proxy", rows, {**proxy.LAST_INFO, "goals": goals})
+        print(proxy.markdown(rows, goals) + "\n", flush=True)
     if "locomo" in only:
         from bench.locomo import DEFAULT_DATA, locomo_rows, run_locomo
 

@@ -28,6 +28,7 @@ KNOWN = (
     "peers",
     "extraction",
     "gateway",
+    "proxy",
     "vectors",
     "load",
     "abuse",
@@ -431,6 +432,10 @@ def generate(results: Path, docs: Path, plots: Sequence[Path]) -> str:
         parts += ["", peers_section(payloads["peers"])]
     if "extraction" in payloads:
         parts += ["", extraction_section(payloads["extraction"])]
+    if "proxy" in payloads:
+        from bench.proxy import section
+
+        parts += ["", section(payloads["proxy"])]
     for name in ("gateway", "vectors", "load"):
         if name in payloads:
             parts += ["", generic(name, payloads[name])]

@@ -8,14 +8,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
-from memoryd.bootstrap import open_engine
-from memoryd.engine import MemoryEngine
 from memoryd.errors import MemorydError, ValidationError
 from memoryd.models import Memory, MemoryType, parse_iso
+
+if TYPE_CHECKING:  # the engine is imported when a command opens it, not for --help
+    from memoryd.engine import MemoryEngine
 
 F = TypeVar("F", bound=Callable[..., Any])
 TYPES = click.Choice([t.value for t in MemoryType])
@@ -25,6 +26,8 @@ TYPES = click.Choice([t.value for t in MemoryType])
 def local_engine(ctx: click.Context) -> Iterator[MemoryEngine]:
     # No background reindex on open: a short command must not drain the whole queue.
     # What it leaves pending stays flagged and the server (or `memoryd reindex`) does it.
+    from memoryd.bootstrap import open_engine
+
     engine = open_engine(data_dir=ctx.obj["data_dir"], start_indexing=False)
     try:
         yield engine

@@ -13,16 +13,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from memoryd.bootstrap import open_engine
 from memoryd.cli._common import cli_command, emit
-from memoryd.engine import MemoryEngine
 from memoryd.models import utcnow
 from memoryd.server import carry_file_token
-from memoryd.storage.base import Writer
+
+if TYPE_CHECKING:  # imported by the command itself: ``memoryd --help`` stays fast
+    from memoryd.engine import MemoryEngine
+    from memoryd.storage.base import Writer
 
 
 def copy_store(source: MemoryEngine, target: MemoryEngine, progress: Any = None) -> dict[str, Any]:
@@ -74,6 +75,8 @@ def migrate_cmd(ctx: click.Context, url: str) -> None:
         raise click.BadParameter(
             "must be a postgresql:// URL (or a libpq key=value string)", param_hint="--to"
         )
+    from memoryd.bootstrap import open_engine
+
     source = open_engine(
         data_dir=ctx.obj["data_dir"],
         env_overrides={"MEMORYD_DATABASE_URL": ""},  # the data dir's own SQLite file

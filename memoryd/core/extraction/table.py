@@ -6,6 +6,7 @@ Order matters: specific phrasings come before the general ones they would also m
 
 from __future__ import annotations
 
+import functools
 import re
 
 from memoryd.core.extraction import fields as f
@@ -29,11 +30,19 @@ BE = r"(?:I\s+am|we\s+are|I\s+have\s+been|we\s+have\s+been)"
 _NUM = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+|my|our|some|another|a\s+second|a\s+third|a\s+new)"
 
 Rule = tuple[str, re.Pattern[str], Build]
-_RULES: list[Rule] = []
+#: The table as written: compiling its ~300 patterns took ~0.3 s, paid by every process
+#: that imported the engine (each CLI command included), so it happens on first use.
+_RULES: list[tuple[str, str, Build]] = []
 
 
 def rule(kind: str, pattern: str, build: Build) -> None:
-    _RULES.append((kind, re.compile(pattern, re.IGNORECASE), build))
+    _RULES.append((kind, pattern, build))
+
+
+@functools.cache
+def compiled_rules() -> tuple[Rule, ...]:
+    """The rules in order, compiled (once per process)."""
+    return tuple((kind, re.compile(p, re.IGNORECASE), build) for kind, p, build in _RULES)
 
 
 def _simple(kind: str, slot: str, **kw: bool) -> Build:
@@ -349,4 +358,3 @@ rule("identity", rf"^I\s+am\s+{NAME}(?=\s*(?:,|$|!|[\u2014\u2013]|\s+-\s|\s+(?:a
 rule("identity", rf"^I\s+am\s+(?P<v>(?:{'|'.join(sorted(lx.NATIONALITIES, key=len, reverse=True))}))(?:\s+\w+)?\s*$", r.simple("identity", "identity:{}"))
 rule("identity", r"^I\s+am\s+(?:half|part|a\s+proud|proudly)\s+(?P<v>\w+)\s*$", r.simple("identity", "identity:{}"))
 
-RULES: tuple[Rule, ...] = tuple(_RULES)
