@@ -4,6 +4,7 @@ LIKE escaping). No SQL and no driver here."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from datetime import datetime
@@ -26,8 +27,18 @@ def optional_time(value: object) -> datetime | None:
     """A stored ISO time, or None when empty or unreadable."""
     if not value:
         return None
+    if isinstance(value, datetime):
+        return value
+    return _stored_time(str(value))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _stored_time(text: str) -> datetime | None:
+    """Parsed once per distinct stored string: the same memories come back request
+    after request, and parsing five times per row was a tenth of a keyword search
+    (datetimes are immutable, so sharing them is safe)."""
     try:
-        return parse_iso(str(value))
+        return parse_iso(text)
     except ValueError:
         return None
 
