@@ -28,6 +28,7 @@ KNOWN = (
     "peers",
     "extraction",
     "gateway",
+    "gateway_formats",
     "proxy",
     "vectors",
     "load",
@@ -436,7 +437,7 @@ def generate(results: Path, docs: Path, plots: Sequence[Path]) -> str:
         from bench.proxy import section
 
         parts += ["", section(payloads["proxy"])]
-    for name in ("gateway", "vectors", "load"):
+    for name in ("gateway", "gateway_formats", "vectors", "load"):
         if name in payloads:
             parts += ["", generic(name, payloads[name])]
     if "load" in payloads and "checks" in payloads["load"]:

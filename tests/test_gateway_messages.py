@@ -259,3 +259,17 @@ def test_an_unreachable_provider_is_an_anthropic_shaped_502(wire: Wire) -> None:
         "error": {"type": "api_error", "message": caught.value.body["error"]["message"]},
     }
     assert "upstream down is unreachable" in caught.value.body["error"]["message"]
+
+
+def test_with_caching_the_same_memories_give_the_same_block_bytes(wire: Wire) -> None:
+    """The block is in the cached prefix: two turns that retrieve the same memories in a
+    different order must still send byte-identical systems, or the cache misses."""
+    add(wire.engine, wire.owner, "User's favourite database is PostgreSQL")
+    add(wire.engine, wire.owner, "User's favourite editor is Helix")
+    system = [{"type": "text", "text": "Rules", "cache_control": {"type": "ephemeral"}}]
+    sent = []
+    for question in ("my favourite database: PostgreSQL?", "my favourite editor: Helix?"):
+        ask(wire, question, system=system)
+        sent.append(wire.anthropic_upstream.last["system"])
+    assert len(block_lines(sent[0][-1]["text"])) == 2
+    assert sent[0] == sent[1]

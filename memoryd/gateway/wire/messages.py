@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memoryd.core.injection import Injection, inject_system
+from memoryd.core.injection import Injection, has_cache_control, inject_system
 from memoryd.core.wire_errors import anthropic_error
 from memoryd.engine.providers import Provider
 from memoryd.gateway.pipeline import MAX_USER_CHARS, USER_HEADER, header, json_type
@@ -141,6 +141,11 @@ class MessagesFormat(WireFormat):
         provider: Provider,
         model: str | None,
     ) -> Injection:
+        if has_cache_control(body):
+            # The block sits in the cached prefix of the conversation: the same memories
+            # must give the same bytes on the next turn (in a tool loop they do), or the
+            # whole conversation after ``system`` is written to the cache again.
+            contents = sorted(contents)
         return inject_system(body, contents)
 
     def upstream_url(self, provider: Provider) -> str:
