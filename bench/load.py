@@ -7,8 +7,11 @@ own process. Each client loops over a mix: chat completions (half streaming) who
 user message states a unique preference (so extraction writes), REST memory writes,
 reads (list/get) and retrieve-previews. Afterwards every acknowledged write is
 checked: each REST-created memory exists exactly once with its content, and each
-acknowledged chat's fact was extracted exactly once. Prints a table and writes
-``bench/results/load.json``.
+acknowledged chat's fact was extracted exactly once. Meanwhile the servers' resident set
+size (each server process with its workers) is sampled every ``--rss-every`` seconds:
+the RSS after a warm-up (``--rss-warmup``, 60 s), the peak, the last, the growth since
+the warm-up and a least-squares slope in MB/min (``bench/rss.py``). Prints a table and
+writes ``bench/results/load.json`` (the samples under its ``"rss"`` key).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import httpx
 from bench.__main__ import write
 from bench.gateway import free_port, process
 from bench.retrieval import percentile
+from bench.rss import WARMUP_S, RssSampler, rss_line
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 
@@ -159,6 +163,7 @@ def verify(data_dir: Path, env: dict[str, str], rec: Recorder) -> dict[str, Any]
         "acknowledged_chats": len(rec.chat_facts),
         "lost_extractions": len(lost_facts),
         "integrity_check": integrity,
+        "stored_memories": len(rows),
     }
 
 
@@ -177,10 +182,13 @@ def run(
     database_url: str = "",
     servers: int = 1,
     workers: int = 1,
+    rss_every: float = 10.0,
+    rss_warmup: float = WARMUP_S,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One load run on a fresh data dir (or the given empty PostgreSQL database, with
     ``servers`` processes on it, each with ``workers``): per-operation rows and the
-    after-run checks (what was acknowledged is stored exactly once; the logs are clean)."""
+    after-run checks (what was acknowledged is stored exactly once; the logs are clean),
+    with the servers' RSS, sampled every ``rss_every`` seconds, under ``checks["rss"]``."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         up_port = free_port()
@@ -201,14 +209,21 @@ def run(
         logs = [Path(tmp) / f"server{i}.log" for i in range(servers)]
         with contextlib.ExitStack() as stack:
             stack.enter_context(process(upstream, env, f"http://127.0.0.1:{up_port}/v1/models"))
+            pids = []
             for i, port in enumerate(ports):
                 own = env | {"MEMORYD_DATA_DIR": str(data / f"s{i}") if servers > 1 else str(data)}
                 args = [memoryd, "serve", "--port", str(port), "--workers", str(workers)]
-                stack.enter_context(process(args, own, f"{bases[i]}/healthz", log_path=logs[i]))
+                proc = process(args, own, f"{bases[i]}/healthz", log_path=logs[i])
+                pids.append(stack.enter_context(proc).pid)
             what = f"{servers} server(s) x {workers} worker(s)"
             print(f"... {clients} clients for {seconds:.0f} s, {what}", file=sys.stderr)
+            sampler = RssSampler(pids, rss_every)
             started = time.monotonic()
-            rec = asyncio.run(run_load(clients, seconds, bases, secrets))
+            sampler.start()
+            try:
+                rec = asyncio.run(run_load(clients, seconds, bases, secrets))
+            finally:
+                sampler.stop()  # the last sample: after the load, before the servers stop
             elapsed = time.monotonic() - started
         # the servers drained and stopped on SIGTERM: now check what they acknowledged
         log_text = "\n".join(log.read_text(errors="replace") for log in logs)
@@ -231,6 +246,7 @@ def run(
         "requests_per_s": round(sum(r["count"] for r in rows) / elapsed, 1),
         "errors": sum(len(v) for v in rec.errors.values()),
         "sample_errors": {op: msgs[:3] for op, msgs in rec.errors.items()},
+        "rss": sampler.result(rss_warmup),
     }
     return rows, checks
 
@@ -262,7 +278,9 @@ def failed(checks: dict[str, Any]) -> bool:
     )
 
 
-def scaleout(clients: int, seconds: float, keys: int) -> int:
+def scaleout(
+    clients: int, seconds: float, keys: int, rss_every: float = 10.0, rss_warmup: float = WARMUP_S
+) -> int:
     """The same load on SQLite, then on PostgreSQL with one server, two servers (the
     clients alternating between them) and one server with two workers: one table,
     ``bench/results/load_scaleout.json``."""
@@ -276,7 +294,14 @@ def scaleout(clients: int, seconds: float, keys: int) -> int:
             with contextlib.ExitStack() as stack:
                 url = stack.enter_context(fresh_database(server)) if store != "sqlite" else ""
                 ops, checks = run(
-                    clients, seconds, keys, database_url=url, servers=servers, workers=workers
+                    clients,
+                    seconds,
+                    keys,
+                    database_url=url,
+                    servers=servers,
+                    workers=workers,
+                    rss_every=rss_every,
+                    rss_warmup=rss_warmup,
                 )
             runs.append(
                 {"store": store, "servers": servers, "workers": workers, "ops": ops, **checks}
@@ -293,6 +318,8 @@ def scaleout(clients: int, seconds: float, keys: int) -> int:
                     "lost_writes": checks["lost_writes"],
                     "lost_extractions": checks["lost_extractions"],
                     "http_5xx": checks["http_5xx"],
+                    "rss_peak_mb": checks["rss"]["rss_peak_mb"],
+                    "rss_growth_mb": checks["rss"]["rss_growth_mb"],
                     "ok": not failed(checks),
                 }
             )
@@ -308,16 +335,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--keys", type=int, default=10)
     parser.add_argument(
+        "--rss-every", type=float, default=10.0, help="seconds between server RSS samples"
+    )
+    parser.add_argument(
+        "--rss-warmup",
+        type=float,
+        default=WARMUP_S,
+        help="seconds of load before the RSS baseline (growth and slope start there)",
+    )
+    parser.add_argument(
         "--scaleout",
         action="store_true",
         help="SQLite, then PostgreSQL with 1 server, 2 servers and 2 workers (one table)",
     )
     args = parser.parse_args(argv)
     if args.scaleout:
-        return scaleout(args.clients, args.seconds, args.keys)
-    rows, checks = run(args.clients, args.seconds, args.keys)
-    write("load", rows, {"checks": checks})
+        return scaleout(args.clients, args.seconds, args.keys, args.rss_every, args.rss_warmup)
+    rows, checks = run(
+        args.clients, args.seconds, args.keys, rss_every=args.rss_every, rss_warmup=args.rss_warmup
+    )
+    rss = checks.pop("rss")
+    write("load", rows, {"checks": checks, "rss": rss})
     print(json.dumps(checks, indent=2), file=sys.stderr)
+    print(rss_line(rss), file=sys.stderr)
     return 1 if failed(checks) else 0
 
 

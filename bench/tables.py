@@ -441,8 +441,13 @@ def generate(results: Path, docs: Path, plots: Sequence[Path]) -> str:
         if name in payloads:
             parts += ["", generic(name, payloads[name])]
     if "load" in payloads and "checks" in payloads["load"]:
-        checks = {k: v for k, v in payloads["load"]["checks"].items() if k != "sample_errors"}
+        skip = ("sample_errors", "rss")
+        checks = {k: v for k, v in payloads["load"]["checks"].items() if k not in skip}
         parts += ["", "After the load run: " + ", ".join(f"{k} {v}" for k, v in checks.items())]
+    if "load" in payloads and "rss" in payloads["load"]:
+        from bench.rss import rss_line
+
+        parts += ["", "During the load run: " + rss_line(payloads["load"]["rss"]) + "."]
     if "abuse" in payloads:
         from bench.abuse import summary
 

@@ -273,3 +273,53 @@ def test_with_caching_the_same_memories_give_the_same_block_bytes(wire: Wire) ->
         sent.append(wire.anthropic_upstream.last["system"])
     assert len(block_lines(sent[0][-1]["text"])) == 2
     assert sent[0] == sent[1]
+
+
+def test_a_cached_conversation_gets_the_block_after_its_last_breakpoint(wire: Wire) -> None:
+    """Claude Code caches the conversation (``cache_control`` on the newest turn): the
+    block is the last block of that turn, after the breakpoint, so system and every
+    earlier turn stay byte-identical, now and when the turn is sent again without it."""
+    add(wire.engine, wire.owner, "User's favourite database is PostgreSQL")
+    system = [{"type": "text", "text": "You are Claude Code."}]
+    history = [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "hi"},
+    ]
+    newest = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "which database do I like?"},
+            {"type": "text", "text": "(be brief)", "cache_control": {"type": "ephemeral"}},
+        ],
+    }
+    wire.anthropic().messages.create(
+        model=MODEL, max_tokens=64, system=system, messages=[*history, newest]
+    )
+    sent = wire.anthropic_upstream.last
+    assert sent["system"] == system  # untouched
+    assert sent["messages"][:2] == history
+    blocks = sent["messages"][2]["content"]
+    assert blocks[:2] == newest["content"]  # up to and including the breakpoint
+    assert block_lines(blocks[2]["text"]) == ["User's favourite database is PostgreSQL"]
+    assert "cache_control" not in blocks[2]
+
+
+def test_an_unreachable_upstream_leaks_no_pool_slot(wire: Wire) -> None:
+    """Every way a call can end gives its pool slot back (an invalid provider URL, a
+    refused connection): afterwards the pool is whole."""
+    from memoryd.engine.providers import Provider, save_providers, stored_providers
+
+    save_providers(
+        wire.engine.store,
+        [
+            *stored_providers(wire.engine.store),
+            Provider("badport", "http://127.0.0.1:99999", kind="anthropic"),
+            Provider("down", "http://127.0.0.1:9", kind="anthropic"),
+        ],
+    )
+    for name in ("badport", "down", "badport", "down"):
+        with pytest.raises(anthropic.APIStatusError) as caught:
+            ask(wire, "hi", model=f"{name}/claude-fake")
+        assert caught.value.status_code == 502
+    assert ask(wire, "hello").content  # the pool still serves
+    assert wire.free_slots() == wire.engine.config.upstream_max_connections

@@ -34,6 +34,7 @@ class Wire:
     owner: str
     openai_url: str  # the fake OpenAI upstream's base URL (``.../v1``), to call it directly
     anthropic_url: str
+    app: Any = None
     _clients: list[Any] = field(default_factory=list)
 
     def openai(self, key: str | None = None, **headers: str) -> openai.OpenAI:
@@ -66,6 +67,10 @@ class Wire:
         page = self.engine.list_memories(owner=self.owner, user_id=user_id, limit=200)
         return sorted(m.content for m in page.data)
 
+    def free_slots(self) -> int:
+        """Upstream pool slots no call holds (all of them, when nothing leaked)."""
+        return int(self.app.state.http.free_slots)
+
     def scheduled(self) -> int:
         """Extraction jobs queued so far (one per remembered exchange)."""
         assert self.engine.drain(timeout=30)
@@ -91,7 +96,8 @@ def running_wire(engine: MemoryEngine) -> Iterator[Wire]:
             ],
         )
         record, secret = engine.keys.create("wire")
-        url = stack.enter_context(serve_asgi(create_app(engine, admin_token=ADMIN)))
+        app = create_app(engine, admin_token=ADMIN)
+        url = stack.enter_context(serve_asgi(app))
         wire = Wire(
             engine,
             openai_upstream,
@@ -101,6 +107,7 @@ def running_wire(engine: MemoryEngine) -> Iterator[Wire]:
             record.id,
             f"{openai_url}/v1",
             anthropic_url,
+            app,
         )
         try:
             yield wire

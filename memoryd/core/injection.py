@@ -21,10 +21,12 @@ __all__ = [
     "Injection",
     "Placement",
     "SystemRole",
+    "caches_messages",
     "filter_new",
     "format_memory_context",
     "has_cache_control",
     "inject_instructions",
+    "inject_last_turn",
     "inject_memory",
     "inject_system",
     "normalize_memory",
@@ -318,3 +320,34 @@ def inject_instructions(
     own = body.get("instructions")
     out["instructions"] = text + "\n\n" + own if isinstance(own, str) and own else text
     return Injection(body=out, placement="instructions")
+
+
+def caches_messages(body: Mapping[str, Any]) -> bool:
+    """Whether the client puts prompt-cache breakpoints in its messages (a cached
+    conversation, as Claude Code does), not only in ``system`` or ``tools``."""
+    return _contains_key(body.get("messages"), "cache_control")
+
+
+def inject_last_turn(body: Mapping[str, Any], contents: Sequence[str]) -> Injection:
+    """Anthropic's Messages API with a cached conversation: the block is appended as a
+    text block at the end of the newest user message, after every breakpoint. The
+    cached prefix (tools, system, every earlier turn, up to the last breakpoint) stays
+    byte-identical this turn and the next, when the client sends the message again
+    without the block; memory in ``system`` would rewrite the whole conversation to
+    the cache whenever the retrieved memories change. Without a newest user message
+    (an assistant prefill), the block goes into ``system``."""
+    text = format_memory_context(contents)
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return inject_system(body, contents)
+    last = messages[-1]
+    content = last.get("content") if isinstance(last, Mapping) else None
+    if not text or not isinstance(content, str | list) or last.get("role") != "user":
+        return inject_system(body, contents)
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    out = dict(body)
+    out["messages"] = [
+        *messages[:-1],
+        {**last, "content": [*blocks, {"type": "text", "text": text}]},
+    ]
+    return Injection(body=out, placement="user-cache-safe")

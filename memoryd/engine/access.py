@@ -10,6 +10,7 @@ transaction. A crash loses at most the last interval's counts, never a memory.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -34,6 +35,7 @@ class AccessBumps:
         self.store, self.on_written, self.interval_s = store, on_written, interval_s
         self._pending: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self._flushing = threading.Lock()
         self._timer: threading.Timer | None = None
         self._closed = False
 
@@ -47,6 +49,10 @@ class AccessBumps:
 
     def flush(self) -> Future[object] | None:
         """Write what is pending in one transaction (returns its future, if any)."""
+        with self._flushing:  # a timer flush and ``close`` never interleave
+            return self._flush()
+
+    def _flush(self) -> Future[object] | None:
         with self._lock:
             pending, self._pending = self._pending, Counter()
             if self._timer is not None:
@@ -55,7 +61,7 @@ class AccessBumps:
         if not pending:
             return None
         now = utcnow()
-        # one UPDATE per distinct count: most ids were bumped once
+        # grouped by count: most ids were bumped once, so nearly always one UPDATE
         groups: dict[int, list[str]] = {}
         for memory_id, count in pending.items():
             groups.setdefault(count, []).append(memory_id)
@@ -68,13 +74,22 @@ class AccessBumps:
         future.add_done_callback(lambda _: self.on_written(ids))
         return future
 
-    def close(self) -> None:
+    def close(self, timeout: float = 30.0) -> None:
+        """Write what is pending and wait for it, before the store closes. Bumps added
+        afterwards are not counted (the engine is shutting down)."""
         with self._lock:
             self._closed = True
-        self.flush()
+        with self._flushing:  # waits out a timer flush in progress
+            future = self._flush()
+        if future is not None:
+            # a store fault at shutdown: the counts are advisory
+            with contextlib.suppress(Exception):
+                future.result(timeout)
 
 
 def _bump_groups(tx: Writer, groups: dict[int, list[str]], now: datetime) -> None:
+    """One ``bump_access`` (+1 each) per unit of count: the store contract has no
+    increment, and an id bumped n times in a second is rare and n is small."""
     for count, ids in groups.items():
         for _ in range(count):
             tx.bump_access(ids, now)

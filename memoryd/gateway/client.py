@@ -74,14 +74,16 @@ class UpstreamResponse:
         self._response, self._slot, self._open = response, slot, True
         self.status_code = response.status
         self.headers: Mapping[str, str] = response.headers
+        self.content: bytes | None = None  # the whole body, once ``read``
 
     async def read(self) -> bytes:
         try:
-            return await self._response.read()
-        except (TimeoutError, aiohttp.ClientError) as exc:
+            self.content = await self._response.read()
+            return self.content
+        except (aiohttp.ClientError, TimeoutError) as exc:
             raise _failure(exc) from None
         finally:
-            await self.aclose()
+            self.close()
 
     async def aiter_raw(self) -> AsyncIterator[bytes]:
         """The body's bytes as they arrive; ``UpstreamError`` when it breaks off (a
@@ -96,11 +98,15 @@ class UpstreamResponse:
                 yield rest
             raise _failure(exc) from None
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
+        """Give the connection and the pool slot back (idempotent; safe from callbacks)."""
         if self._open:
             self._open = False
             self._response.close()  # a half-read body cannot go back into the pool
             self._slot.release()
+
+    async def aclose(self) -> None:
+        self.close()
 
 
 class UpstreamClient:
@@ -113,8 +119,13 @@ class UpstreamClient:
         pool_wait_s: float = 5.0,
     ) -> None:
         self.max_connections, self.pool_wait_s = max(1, max_connections), pool_wait_s
+        # ``connect`` bounds name resolution too (``sock_connect`` does not); aiohttp's
+        # own pool never makes a request wait, our semaphore does that first
         self._timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=connect_timeout_s, sock_read=read_timeout_s
+            total=None,
+            connect=connect_timeout_s,
+            sock_connect=connect_timeout_s,
+            sock_read=read_timeout_s,
         )
         self._session: aiohttp.ClientSession | None = None
         self._slots = asyncio.Semaphore(self.max_connections)
@@ -158,12 +169,18 @@ class UpstreamClient:
         """Send and return once the response's head has arrived (the body is read
         through the result, which must be read or closed)."""
         try:
-            await asyncio.wait_for(self._slots.acquire(), self.pool_wait_s)
+            target = URL(f"{url}?{query}" if query else url, encoded=bool(query))
+        except ValueError as exc:  # a provider URL that cannot be one (port 99999)
+            raise UpstreamError(502, "upstream_unreachable", f"has an invalid URL: {exc}") from None
+        try:
+            # ``asyncio.timeout``, not ``wait_for``: on 3.11 a cancel racing the acquire
+            # could take a slot and never give it back
+            async with asyncio.timeout(self.pool_wait_s):
+                await self._slots.acquire()
         except TimeoutError:
             raise UpstreamError(
                 503, "upstream_pool_exhausted", "every upstream connection is busy; retry shortly"
             ) from None
-        target = URL(f"{url}?{query}" if query else url, encoded=bool(query))
         out = {**(headers or {}), "accept-encoding": "identity"}
         # aiohttp warns on a bytes body over 1 MiB (written in one go); a stream it
         # writes in pieces is what it asks for
@@ -180,6 +197,11 @@ class UpstreamClient:
                 raise _failure(exc) from None
             raise
         return UpstreamResponse(response, self._slots)
+
+    @property
+    def free_slots(self) -> int:
+        """Pool slots not held by any call (tests check nothing leaks)."""
+        return self._slots._value  # asyncio.Semaphore keeps no public count
 
 
 __all__ = ["UpstreamClient", "UpstreamError", "UpstreamResponse"]

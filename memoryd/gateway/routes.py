@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
@@ -259,33 +260,54 @@ async def _send(
     provider: Provider,
     url: str,
     body: dict[str, Any],
+    *,
+    stream: bool,
 ) -> UpstreamResponse:
-    """Send upstream with only the provider's credential; if the client goes away
-    before the answer's head arrives, cancel the upstream call."""
-    headers = forwarded_headers(
-        request.headers, fmt.client_secret(request.headers), provider.api_key, provider.kind
-    )
-    sending = _client(request).send(
-        "POST",
-        url,
-        content=json.dumps(body).encode(),
-        headers=headers,
-        query=request.url.query,  # Claude Code's ``?beta=true``, for one
-    )
-    task = asyncio.ensure_future(sending)
+    """Send upstream with only the provider's credential and return the response: its
+    head (``stream``) or its whole body (``.content``). If the client goes away first,
+    the upstream call is cancelled; a response nobody will take is closed whatever
+    the race, so its pool slot always comes back."""
+    secret = fmt.client_secret(request.headers)
+    headers = forwarded_headers(request.headers, secret, provider.api_key, provider.kind)
+    query = request.url.query  # Claude Code's ``?beta=true``, for one
+    if secret and secret in unquote(query):
+        query = ""  # a client key put in the URL never goes upstream
+    client = _client(request)
+
+    async def fetch() -> UpstreamResponse:
+        response = await client.send(
+            "POST", url, content=json.dumps(body).encode(), headers=headers, query=query
+        )
+        if not stream:
+            await response.read()  # closes it: read inside the watched task
+        return response
+
+    task = asyncio.ensure_future(fetch())
+    taken = False
     try:
         while True:
             done, _ = await asyncio.wait({task}, timeout=0.25)
             if done:
-                return task.result()
+                response = task.result()
+                taken = True
+                return response
             if await request.is_disconnected():
-                task.cancel()
                 raise GatewayError(499, "client closed the request", "client_closed")
     except UpstreamError as exc:
         error = _unreachable(exc, provider)
         if error.code == "upstream_pool_exhausted":
             _count(request, "pool_exhausted")
         raise error from None
+    finally:
+        if not taken:
+            task.cancel()
+            task.add_done_callback(_close_orphan)
+
+
+def _close_orphan(task: asyncio.Future[UpstreamResponse]) -> None:
+    """A response that arrived for a request that had already given up."""
+    if not task.cancelled() and task.exception() is None:
+        task.result().close()
 
 
 def _unreachable(exc: UpstreamError, provider: Provider) -> GatewayError:
@@ -320,7 +342,14 @@ def _take_slot(request: Request, key_id: str) -> Slot:
 
 
 def _relayed_headers(response: UpstreamResponse) -> dict[str, str]:
-    return {k: v for k, v in response.headers.items() if k.lower() not in DROP_RESPONSE_HEADERS}
+    """The upstream's response headers, hop-by-hop ones dropped. aiohttp decodes header
+    bytes as UTF-8 (surrogates for the rest) and ASGI sends latin-1: re-encoded so the
+    client gets the provider's exact bytes and no header can fail the response."""
+    return {
+        k: v.encode("utf-8", "surrogateescape").decode("latin-1")
+        for k, v in response.headers.items()
+        if k.lower() not in DROP_RESPONSE_HEADERS
+    }
 
 
 async def converse(request: Request, fmt: WireFormat) -> Response | RelayResponse:
@@ -336,9 +365,15 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
             prepared = await run_in_threadpool(inject, engine, prepared, body, settings, fmt)
         url = fmt.upstream_url(prepared.provider)
         streaming = fmt.is_stream(body)
-        response = await _send(request, fmt, prepared.provider, url, prepared.body)
-        headers = _relayed_headers(response) | prepared.headers()
+        response = await _send(
+            request, fmt, prepared.provider, url, prepared.body, stream=streaming
+        )
         if streaming:
+            try:
+                headers = _relayed_headers(response) | prepared.headers()
+            except BaseException:
+                response.close()
+                raise
 
             async def complete(text: str) -> None:
                 await _extract(engine, prepared, text)
@@ -354,10 +389,8 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
             )
             slot = None  # the relay holds it until the stream ends
             return relay
-        try:
-            content = await response.read()
-        except UpstreamError as exc:
-            raise _unreachable(exc, prepared.provider) from None
+        content = response.content or b""
+        headers = _relayed_headers(response) | prepared.headers()
         if response.status_code < 400:
             try:
                 reply = fmt.reply_text(json.loads(content))
@@ -388,13 +421,9 @@ async def pass_through(
         provider, model = route(_engine(request), body, fmt)
         if model is not None:
             body = {**body, "model": model}
-        response = await _send(request, fmt, provider, url_of(provider), body)
-        try:
-            content = await response.read()
-        except UpstreamError as exc:
-            raise _unreachable(exc, provider) from None
+        response = await _send(request, fmt, provider, url_of(provider), body, stream=False)
         return Response(
-            content,
+            response.content or b"",
             status_code=response.status_code,
             headers=_relayed_headers(response),
         )

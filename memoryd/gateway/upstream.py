@@ -60,6 +60,7 @@ DROP_HEADERS = frozenset(
         "te",
         "upgrade",
         "accept-encoding",
+        "expect",  # aiohttp would wait for a "100 Continue" a provider may never send
         "cookie",
         "authorization",
         "proxy-authorization",
@@ -68,7 +69,22 @@ DROP_HEADERS = frozenset(
     }
 )
 DROP_PREFIXES = ("x-memoryd-", "x-omniroute-")
-DROP_RESPONSE_HEADERS = {"content-length", "transfer-encoding", "connection", "content-encoding"}
+#: Response headers not relayed: framing (the server sets its own) and hop-by-hop ones.
+#: ``content-encoding`` is relayed, since the body is (memoryd asks for ``identity``,
+#: but a provider that compresses anyway still gets a readable answer to the client).
+DROP_RESPONSE_HEADERS = frozenset(
+    {
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authenticate",
+        "trailer",
+        "te",
+        "upgrade",
+    }
+)
 
 #: Seconds a request waits for a free pooled connection before the 503.
 POOL_WAIT_S = 5.0
@@ -206,7 +222,9 @@ class RelayResponse(Response):
             if relay.done() and not relay.cancelled() and relay.exception() is not None:
                 raise relay.exception()  # type: ignore[misc]
         finally:
-            await self.response.aclose()
+            for task in (relay, watcher):  # when this call itself was cancelled
+                task.cancel()
+            self.response.close()
             self.release()
 
     async def _relay(self, send: Send) -> None:
@@ -247,6 +265,14 @@ class RelayResponse(Response):
                     await self.on_complete(assembler.text)
                 yield chunk, None
         except UpstreamError as exc:
+            if ok and assembler.complete and not assembler.failed:
+                # the final event had arrived: a cut after it loses nothing, and an
+                # error event after a whole answer would make the client retry it
+                log.info("upstream closed the stream uncleanly after its final event")
+                if not assembler.queued:
+                    assembler.queued = True
+                    await self.on_complete(assembler.text)
+                return
             log.warning("upstream stream broke: %s", exc.cause)
             yield b"", f"the upstream stream broke before it was complete ({exc.cause})"
             return

@@ -28,6 +28,9 @@ class ChatAssembler(Assembler):
             event = json.loads(data)
         except ValueError:
             return
+        if isinstance(event, dict) and event.get("error"):
+            self.failed = True  # vLLM and others send an error chunk, then [DONE]
+            return
         for choice in event.get("choices") or [] if isinstance(event, dict) else []:
             if isinstance(choice, dict) and choice.get("finish_reason"):
                 self.finished = True

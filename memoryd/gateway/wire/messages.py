@@ -2,11 +2,13 @@
 
 The client's key is in ``x-api-key`` (or ``Authorization: Bearer``, as Claude Code
 sends with ``ANTHROPIC_AUTH_TOKEN``). Messages have no system role: the memory block
-goes into the top-level ``system``. A user message may hold only ``tool_result``
-blocks (an agent's tool loop): it adds no words of the user's, so it is not extracted
-again, and retrieval keeps using the latest human text. Claude Code wraps context it
-adds in ``<system-reminder>`` tags inside user messages; that text is not the user's
-and is left out of the query and of extraction.
+goes into the top-level ``system``, except when the client caches its conversation
+(``cache_control`` in messages): then it is the last block of the newest user message,
+after every breakpoint, so no cached prefix is ever invalidated. A user message may
+hold only ``tool_result`` blocks (an agent's tool loop): it adds no words of the
+user's, so it is not extracted again, and retrieval keeps using the latest human text.
+Claude Code wraps context it adds in ``<system-reminder>`` tags inside user messages;
+that text is not the user's and is left out of the query and of extraction.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memoryd.core.injection import Injection, has_cache_control, inject_system
+from memoryd.core.injection import (
+    Injection,
+    caches_messages,
+    has_cache_control,
+    inject_last_turn,
+    inject_system,
+)
 from memoryd.core.wire_errors import anthropic_error
 from memoryd.engine.providers import Provider
 from memoryd.gateway.pipeline import MAX_USER_CHARS, USER_HEADER, header, json_type
@@ -141,10 +149,11 @@ class MessagesFormat(WireFormat):
         provider: Provider,
         model: str | None,
     ) -> Injection:
+        if caches_messages(body):
+            return inject_last_turn(body, contents)
         if has_cache_control(body):
-            # The block sits in the cached prefix of the conversation: the same memories
-            # must give the same bytes on the next turn (in a tool loop they do), or the
-            # whole conversation after ``system`` is written to the cache again.
+            # Only ``system``/``tools`` are cached: the block goes after those blocks, and
+            # the same memories must give the same bytes on the next turn.
             contents = sorted(contents)
         return inject_system(body, contents)
 
