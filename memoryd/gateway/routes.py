@@ -37,6 +37,7 @@ from memoryd.gateway.upstream import (
     forwarded_headers,
 )
 from memoryd.gateway.wire import CHAT, MESSAGES, RESPONSES, GatewayError, WireFormat, messages_url
+from memoryd.gateway.wire.base import check_model
 from memoryd.models import Hit
 from memoryd.settings import MemorySettings
 
@@ -107,7 +108,11 @@ def authenticate(request: Request, fmt: WireFormat = CHAT) -> Any:
     return key
 
 
-async def parse_body(request: Request, fmt: WireFormat = CHAT) -> dict[str, Any]:
+async def parse_body(
+    request: Request, fmt: WireFormat = CHAT, *, plain: bool = False
+) -> dict[str, Any]:
+    """The JSON object body, checked by ``fmt`` (``plain``: only its ``model``, for a
+    pass-through whose body memoryd does not read)."""
     raw = await request.body()
     try:
         body = json.loads(raw)
@@ -121,7 +126,10 @@ async def parse_body(request: Request, fmt: WireFormat = CHAT) -> dict[str, Any]
         ) from None
     if not isinstance(body, dict):
         raise GatewayError(400, "request body must be a JSON object", "invalid_request_error")
-    fmt.validate(body)
+    if plain:
+        check_model(body)
+    else:
+        fmt.validate(body)
     return body
 
 
@@ -151,16 +159,12 @@ def route(engine: MemoryEngine, body: dict[str, Any], fmt: WireFormat) -> tuple[
         raise GatewayError(
             400,
             f"provider {provider.name!r} is of kind {provider.kind}; "
-            f"{request_path(fmt)} needs a provider of kind {fmt.kind}",
+            f"/v1{fmt.path} needs a provider of kind {fmt.kind}",
             "invalid_request_error",
             "provider_kind_mismatch",
             param="model",
         )
     return provider, model
-
-
-def request_path(fmt: WireFormat) -> str:
-    return f"/v1{fmt.path}"
 
 
 def plan(
@@ -417,7 +421,7 @@ async def pass_through(
     try:
         key = authenticate(request, fmt)
         slot = _take_slot(request, key.id)
-        body = await parse_body(request, _PLAIN[fmt.kind])
+        body = await parse_body(request, fmt, plain=True)
         provider, model = route(_engine(request), body, fmt)
         if model is not None:
             body = {**body, "model": model}
@@ -432,17 +436,6 @@ async def pass_through(
     finally:
         if slot is not None:
             slot.release()
-
-
-class _PlainOpenAI(WireFormat):
-    """Checks only that a passed-through body is an object with a string ``model``."""
-
-
-class _PlainAnthropic(WireFormat):
-    kind = "anthropic"
-
-
-_PLAIN: dict[str, WireFormat] = {"openai": _PlainOpenAI(), "anthropic": _PlainAnthropic()}
 
 
 @router.post("/chat/completions", response_model=None)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memoryd.core.injection import Injection
-from memoryd.core.wire_errors import anthropic_error, openai_error
+from memoryd.core.wire_errors import openai_error
 from memoryd.engine.providers import Provider, ProviderKind
 from memoryd.gateway.pipeline import end_user
 
@@ -108,8 +108,7 @@ class WireFormat:
     def validate(self, body: dict[str, Any]) -> None:
         """Raise ``GatewayError`` (400) for what the upstream would reject anyway, before
         any memory work; lenient wherever the provider is."""
-        if "model" in body and not isinstance(body["model"], str):
-            raise invalid("'model' must be a string", "model")
+        check_model(body)
 
     def error_body(self, error: GatewayError) -> dict[str, Any]:
         return openai_error(error.message, error.type, error.code, error.param)
@@ -158,16 +157,17 @@ class WireFormat:
         raise NotImplementedError
 
 
+def check_model(body: Mapping[str, Any]) -> None:
+    if "model" in body and not isinstance(body["model"], str):
+        raise invalid("'model' must be a string", "model")
+
+
 def bearer(value: str) -> str | None:
     """The token of an ``Authorization: Bearer <token>`` value."""
     scheme, _, token = value.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
     return token.strip()
-
-
-def anthropic_body(error: GatewayError) -> dict[str, Any]:
-    return anthropic_error(error.status, error.message)
 
 
 def text_parts(content: object, types: frozenset[str]) -> str:
