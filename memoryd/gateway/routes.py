@@ -15,7 +15,6 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
@@ -23,11 +22,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from memoryd.core.injection import filter_new
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider
 from memoryd.gateway.client import UpstreamClient, UpstreamError, UpstreamResponse
-from memoryd.gateway.pipeline import SESSION_HEADERS, header, plan_memory, route_model
+from memoryd.gateway.memory import extract, inject, plan, route
 from memoryd.gateway.upstream import (
     DROP_RESPONSE_HEADERS,
     RETRY_AFTER_S,
@@ -38,38 +36,9 @@ from memoryd.gateway.upstream import (
 )
 from memoryd.gateway.wire import CHAT, MESSAGES, RESPONSES, GatewayError, WireFormat, messages_url
 from memoryd.gateway.wire.base import check_model
-from memoryd.models import Hit
-from memoryd.settings import MemorySettings
 
 log = logging.getLogger("memoryd.gateway")
 router = APIRouter(prefix="/v1", tags=["gateway"])
-
-
-@dataclass
-class Prepared:
-    """Everything decided before the upstream call."""
-
-    body: dict[str, Any]
-    provider: Provider
-    owner: str
-    session_id: str
-    user_text: str  # the user's new turn, to extract from ("" = none)
-    extract: bool
-    user_id: str = ""  # the key's end user this request names ("" = none)
-    hits: list[Hit] = field(default_factory=list)
-    memory_error: str | None = None
-
-    def headers(self) -> dict[str, str]:
-        out = {
-            "x-memoryd-memory-count": str(len(self.hits)),
-            "x-memoryd-memory-tokens": str(sum(h.tokens for h in self.hits)),
-            "x-memoryd-memory-ids": ",".join(h.memory.id for h in self.hits),
-        }
-        if self.session_id:
-            out["x-memoryd-session-id"] = self.session_id
-        if self.memory_error:
-            out["x-memoryd-memory-error"] = "retrieval failed; request sent without memory"
-        return out
 
 
 def _engine(request: Request) -> MemoryEngine:
@@ -131,131 +100,6 @@ async def parse_body(
     else:
         fmt.validate(body)
     return body
-
-
-def route(engine: MemoryEngine, body: dict[str, Any], fmt: WireFormat) -> tuple[Provider, Any]:
-    """The provider for this request and the model id it is sent with; a 503 when none
-    of the format's kind is configured, a 400 when the named one cannot speak it."""
-    provider, model = route_model(body.get("model"), engine.providers(), fmt.kind)
-    if provider is None:
-        if fmt.kind == "anthropic":
-            how = (
-                "set MEMORYD_ANTHROPIC_BASE_URL (and MEMORYD_ANTHROPIC_API_KEY) or add a "
-                "provider of kind anthropic with `memoryd providers add NAME URL --kind "
-                "anthropic` / PUT /api/settings/providers"
-            )
-        else:
-            how = (
-                "set MEMORYD_UPSTREAM_BASE_URL (and MEMORYD_UPSTREAM_API_KEY) or add "
-                "providers with `memoryd providers add` / PUT /api/settings/providers"
-            )
-        raise GatewayError(
-            503,
-            f"no upstream provider of kind {fmt.kind} configured: {how}",
-            "server_error",
-            "no_upstream",
-        )
-    if provider.kind != fmt.kind:
-        raise GatewayError(
-            400,
-            f"provider {provider.name!r} is of kind {provider.kind}; "
-            f"/v1{fmt.path} needs a provider of kind {fmt.kind}",
-            "invalid_request_error",
-            "provider_kind_mismatch",
-            param="model",
-        )
-    return provider, model
-
-
-def plan(
-    engine: MemoryEngine, key: Any, body: dict[str, Any], headers: Any, fmt: WireFormat = CHAT
-) -> tuple[Prepared, MemorySettings | None]:
-    """Routing and the memory plan: the request as it goes out without memory, and the
-    settings to retrieve with (``None``: nothing to retrieve). Microseconds of work
-    on cached state, so it runs on the event loop."""
-    provider, model = route(engine, body, fmt)
-    forwarded = dict(body)
-    if model is not None:
-        forwarded["model"] = model
-    settings = engine.settings.get()
-    memory = plan_memory(settings, key.memory_enabled, headers)
-    session_id = header(headers, *SESSION_HEADERS) or ""
-    turn = fmt.new_turn(body)
-    prepared = Prepared(
-        forwarded,
-        provider,
-        key.id,
-        session_id,
-        turn,
-        extract=memory.extract and bool(turn),
-        user_id=fmt.end_user(headers, body),
-    )
-    return prepared, settings if memory.inject else None
-
-
-def inject(
-    engine: MemoryEngine,
-    prepared: Prepared,
-    body: dict[str, Any],
-    settings: MemorySettings,
-    fmt: WireFormat = CHAT,
-) -> Prepared:
-    """Retrieval and injection (database and model work: runs in a worker thread).
-    A failure sends the request on without memory and says so in a header. Also
-    decides, off the event loop, whether the turn is worth an extraction job."""
-    if prepared.extract:
-        try:
-            prepared.extract = engine.worth_extracting(prepared.user_text, settings)
-        except Exception:  # when in doubt, queue it: the job decides again
-            log.warning("extraction pre-check failed", exc_info=True)
-    try:
-        query = fmt.query(body) if settings.strategy != "recent" else None
-        hits = engine.retrieve(
-            prepared.owner,
-            query,
-            session_id=prepared.session_id or None,
-            settings=settings,
-            user_id=prepared.user_id,
-        )
-        hits = filter_new(hits, body, lambda h: h.memory.content)
-        placed = fmt.inject(
-            prepared.body,
-            [h.memory.content for h in hits],
-            prepared.provider,
-            prepared.body.get("model"),
-        )
-        prepared.body = placed.body
-        prepared.hits = hits if placed.placement != "none" else []
-    except Exception as exc:  # memory must never fail the chat request
-        log.exception("memory retrieval failed; forwarding without memory")
-        engine.extraction_stats.setdefault("retrievalFailures", 0)
-        engine.extraction_stats["retrievalFailures"] += 1
-        prepared.memory_error = str(exc)
-    return prepared
-
-
-#: How long the answer's last byte may wait for the extraction job's commit.
-DURABLE_WAIT_S = 5.0
-
-
-async def _extract(engine: MemoryEngine, prepared: Prepared, assistant_text: str) -> None:
-    """Queue the exchange's extraction and wait (briefly, without blocking the loop)
-    until the job is committed, so an acknowledged exchange survives a crash."""
-    if not prepared.extract:
-        return
-    durable = engine.submit_extraction(
-        prepared.owner,
-        user_text=prepared.user_text,
-        assistant_text=assistant_text or None,
-        session_id=prepared.session_id,
-        user_id=prepared.user_id,
-    )
-    if durable is not None:
-        try:
-            # shielded: a client that disconnects meanwhile must not cancel the job
-            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(durable)), DURABLE_WAIT_S)
-        except TimeoutError:  # the writer is stalled: answer anyway, the job is queued
-            log.warning("extraction job not committed within %.0f s", DURABLE_WAIT_S)
 
 
 async def _send(
@@ -380,7 +224,7 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
                 raise
 
             async def complete(text: str) -> None:
-                await _extract(engine, prepared, text)
+                await extract(engine, prepared, text)
 
             relay = RelayResponse(
                 response,
@@ -403,7 +247,7 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
             # Queued now (a cheap put onto the background worker, off the request path):
             # the upstream response is complete, and a client that sends its next turn
             # right away must find this exchange already on its way into memory.
-            await _extract(engine, prepared, reply)
+            await extract(engine, prepared, reply)
         return Response(content, status_code=response.status_code, headers=headers)
     except GatewayError as exc:
         return _error(fmt, exc)
