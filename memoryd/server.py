@@ -390,6 +390,9 @@ def serve(
             if generated:
                 where = "the database" if from_database else str(root / TOKEN_FILE)
                 print(f"admin token (saved to {where}): {token}", file=sys.stderr)
+            from memoryd.core.extraction.table import compiled_rules
+
+            compiled_rules()  # the extraction rules, before the first chat rather than in it
             engine.recover_extractions()  # what a killed predecessor acknowledged, not ran
             if database_url:  # a shared store: also what another server died holding
                 engine.extraction.sweep()
