@@ -367,7 +367,8 @@ def test_break_after_cuts_the_anthropic_stream(
     ):
         pieces.extend(stream.text_stream)
     assert "RemoteProtocolError" in _chain(caught.value), _chain(caught.value)
-    assert pieces == WORDS[: len(pieces)] and len(pieces) <= 1
+    assert pieces == WORDS[: len(pieces)]
+    assert len(pieces) <= 1
     # The deliberate cut leaves no error line in the log.
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
 
