@@ -69,6 +69,7 @@ def test_fresh_db_records_every_migration_with_its_name(db: Database) -> None:
         (8, "subjects"),
         (9, "context"),
         (10, "context_fts"),
+        (11, "fts_scope"),
     ]
     assert db.capabilities.deferred_migrations == ()
 
@@ -79,7 +80,7 @@ def test_reopening_applies_nothing_new(tmp_path: Path) -> None:
         before = _rows(first.read(), "SELECT * FROM schema_migrations ORDER BY version")
     with Database(path, load_vec=False) as second:
         after = _rows(second.read(), "SELECT * FROM schema_migrations ORDER BY version")
-    assert len(before) == 10
+    assert len(before) == 11
     assert after == before  # same rows, same applied_at: nothing re-applied
 
 
@@ -125,7 +126,11 @@ def test_capabilities_and_pragmas(db: Database) -> None:
 def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> None:
     conn = apsw.Connection(str(tmp_path / "deferred.db"))
     try:
-        assert apply_migrations(conn, fts5=False) == ["0002_memory_fts", "0010_context_fts"]
+        assert apply_migrations(conn, fts5=False) == [
+            "0002_memory_fts",
+            "0010_context_fts",
+            "0011_fts_scope",
+        ]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         assert "memories" in tables
         assert "memory_fts" not in tables
@@ -154,6 +159,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (8,),
             (9,),
             (10,),
+            (11,),
         ]
         found = _rows(
             conn,
@@ -306,7 +312,7 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
 
     with Database(path, load_vec=False) as db:
         versions = [v for (v,) in _rows(db.read(), "SELECT version FROM schema_migrations")]
-        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
         slots = dict(_rows(db.read(), "SELECT id, slot FROM memories ORDER BY id"))
         assert slots == {"m0": "home_location", "m1": None, "m2": None}
         users = {u for (u,) in _rows(db.read(), "SELECT user_id FROM memories")}

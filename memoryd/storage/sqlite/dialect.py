@@ -6,12 +6,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memoryd.core.fts_query import build_fts_query
+from memoryd.core.fts_query import build_fts_query, quote_token
 from memoryd.models import Memory
 from memoryd.storage.base import Filter
 from memoryd.storage.rows import COLUMNS, NCOLS, row_to_memory
 from memoryd.storage.sql.memories import filter_sql
 from memoryd.storage.sqlite import qdrant_sync
+
+
+def scope_token(value: str) -> str:
+    """The index token of an owner or end-user id: SQLite's ``hex()`` of its UTF-8
+    (migration 0011), one token whatever characters the id has."""
+    return value.encode("utf-8").hex().upper()
+
+
+def scope_match(flt: Filter) -> str | None:
+    """The ``fts_scope`` terms that narrow a MATCH to the filter's owners and end user
+    ("" when the filter names neither; None when it names no owner at all). A superset
+    of what the SQL filter keeps: the filter still decides, this only spares FTS5 from
+    ranking other tenants' matches."""
+    parts = []
+    if flt.owners is not None:
+        if not flt.owners:
+            return None
+        tokens = " OR ".join(quote_token(scope_token(o)) for o in dict.fromkeys(flt.owners))
+        parts.append(f"fts_scope : ({tokens})")
+    if flt.user_id is not None:
+        parts.append(f'fts_scope : ("u" OR {quote_token("u" + scope_token(flt.user_id))})')
+    return " AND ".join(parts)
 
 
 def fts_search(
@@ -20,15 +42,21 @@ def fts_search(
     """BM25-ranked matches as ``(memory, relevance)`` with relevance > 0, higher better.
 
     FTS5's ``bm25()`` is negative (more negative = better); it is negated here. The
-    FTS side drives the join (one index lookup, then rowid lookups into memories).
-    Columns weigh content 1.0, key 0.5 and the context field ``context_weight``;
+    FTS side drives the join (one index lookup, then rowid lookups into memories), and
+    the owner and end-user tokens keep it to the filter's tenants. Columns weigh
+    content 1.0, key 0.5 and the context field ``context_weight`` (the scope 0);
     without it, only matches in the memory's own text count.
     """
+    scope = scope_match(flt)
+    if scope is None:
+        return []
+    fields = "{content key context}" if context_weight > 0 else "{content key}"
+    match = f"{fields} : ({match})"
+    if scope:
+        match = f"{scope} AND {match}"
     where, params = filter_sql(flt)
-    if context_weight <= 0:
-        match = "{content key} : (" + match + ")"
     rows = conn.execute(
-        f"SELECT {COLUMNS}, bm25(memory_fts, 1.0, 0.5, ?) AS rank FROM memory_fts "
+        f"SELECT {COLUMNS}, bm25(memory_fts, 1.0, 0.5, ?, 0.0) AS rank FROM memory_fts "
         # CROSS JOIN pins the loop order: SQLite would otherwise drive from the
         # memories owner index and re-run the MATCH once per candidate row.
         "CROSS JOIN memories m ON m.seq = memory_fts.rowid "

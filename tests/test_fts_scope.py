@@ -1,0 +1,98 @@
+"""The keyword index knows whose each memory is (migration 0011): FTS5 ranks only the
+filter's owners and end user, whatever characters their ids hold."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryd.engine import MemoryEngine
+from memoryd.models import NewMemory, utcnow
+from memoryd.storage.base import Filter
+from memoryd.storage.sqlite.dialect import fts_search, scope_match
+
+ODD_IDS = ["plain", 'q"uote', "two words", "Ünïcode-ключ", "x" * 190, "u", "OR", "NEAR"]
+
+
+def put(engine: MemoryEngine, owner: str, text: str, user: str = "") -> None:
+    engine.create(NewMemory(api_key_id=owner, content=text, user_id=user))
+
+
+def fts_rows(engine: MemoryEngine, match: str) -> int:
+    conn = engine.store.db.read()
+    return len(
+        conn.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?", [match]).fetchall()
+    )
+
+
+def test_the_index_itself_keeps_to_the_owner(engine: MemoryEngine) -> None:
+    for i in range(30):
+        put(engine, f"owner{i % 3}", f"row {i} about the orbit")
+    flt = Filter(owners=("owner1",), now=utcnow())
+    scope = scope_match(flt)
+    assert scope
+    # Without the SQL filter, FTS5 alone finds 10 of the 30 rows that match the word.
+    assert fts_rows(engine, '"orbit"') == 30
+    assert fts_rows(engine, f'{scope} AND {{content key context}} : ("orbit")') == 10
+    found = fts_search(engine.store.db.read(), '"orbit"', flt, 50)
+    assert len(found) == 10
+    assert {m.api_key_id for m, _ in found} == {"owner1"}
+
+
+@pytest.mark.parametrize("odd", ODD_IDS)
+def test_odd_owner_and_end_user_ids_find_their_own_only(engine: MemoryEngine, odd: str) -> None:
+    put(engine, odd, "the shared garden plan")
+    put(engine, odd, "my garden has tomatoes", user=odd)
+    put(engine, odd, "her garden has roses", user=odd + "-other")
+    put(engine, odd + "2", "another key's garden")
+    conn = engine.store.db.read()
+
+    def contents(flt: Filter) -> set[str]:
+        return {m.content for m, _ in fts_search(conn, '"garden"', flt, 50)}
+
+    now = utcnow()
+    assert contents(Filter(owners=(odd,), now=now, user_id=odd)) == {
+        "the shared garden plan",
+        "my garden has tomatoes",
+    }
+    assert contents(Filter(owners=(odd,), now=now, user_id="")) == {"the shared garden plan"}
+    assert contents(Filter(owners=(odd,), now=now)) == {
+        "the shared garden plan",
+        "my garden has tomatoes",
+        "her garden has roses",
+    }
+    assert contents(Filter(owners=(odd, odd + "2"), now=now, user_id="")) == {
+        "the shared garden plan",
+        "another key's garden",
+    }
+    assert contents(Filter(owners=(), now=now)) == set()
+
+
+def test_query_words_never_match_the_scope_tokens(engine: MemoryEngine) -> None:
+    """ "u" is the shared-memory token: a query saying "u" must not match every row."""
+    put(engine, "k", "nothing to see")
+    put(engine, "k", "u can call me Al")
+    conn = engine.store.db.read()
+    for weight in (0.0, 0.2):
+        found = fts_search(conn, '"u"', Filter(owners=("k",), now=utcnow()), 10, weight)
+        assert [m.content for m, _ in found] == ["u can call me Al"]
+
+
+def test_an_owner_or_end_user_change_moves_the_row(engine: MemoryEngine) -> None:
+    put(engine, "k", "the lighthouse keeper", user="ann")
+
+    def change(conn: object) -> None:
+        conn.execute("UPDATE memories SET user_id = 'bob', api_key_id = 'k2'")  # type: ignore[attr-defined]
+
+    engine.store.db.write(change)
+    conn = engine.store.db.read()
+    now = utcnow()
+    assert fts_search(conn, '"lighthouse"', Filter(owners=("k",), now=now, user_id="ann"), 5) == []
+    moved = fts_search(conn, '"lighthouse"', Filter(owners=("k2",), now=now, user_id="bob"), 5)
+    assert [m.content for m, _ in moved] == ["the lighthouse keeper"]
+    old = scope_match(Filter(owners=("k",), now=now, user_id="ann"))
+    assert fts_rows(engine, f'{old} AND "lighthouse"') == 0
+
+    def check(conn: object) -> None:  # raises when the index disagrees with the rows
+        conn.execute("INSERT INTO memory_fts (memory_fts, rank) VALUES ('integrity-check', 1)")  # type: ignore[attr-defined]
+
+    engine.store.db.write(check)
