@@ -3,12 +3,14 @@ filter's owners and end user, whatever characters their ids hold."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory, utcnow
 from memoryd.storage.base import Filter
-from memoryd.storage.sqlite.dialect import fts_search, scope_match
+from memoryd.storage.sqlite.dialect import SqliteDialect, fts_search, scope_match, scope_token
 
 ODD_IDS = ["plain", 'q"uote', "two words", "Ünïcode-ключ", "x" * 190, "u", "OR", "NEAR"]
 
@@ -96,3 +98,46 @@ def test_an_owner_or_end_user_change_moves_the_row(engine: MemoryEngine) -> None
         conn.execute("INSERT INTO memory_fts (memory_fts, rank) VALUES ('integrity-check', 1)")  # type: ignore[attr-defined]
 
     engine.store.db.write(check)
+
+
+class Recording:
+    """A read connection that remembers the MATCH expressions it was given."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.matches: list[str] = []
+
+    def execute(self, statement: str, params: Any = ()) -> Any:
+        if "MATCH ?" in statement:
+            self.matches.append(next(p for p in params if isinstance(p, str) and " : " in p))
+        return self.conn.execute(statement, params)
+
+
+def search(engine: MemoryEngine, flt: Filter) -> tuple[list[str], str]:
+    dialect = SqliteDialect(fts5=True)
+    recorder = Recording(engine.store.db.read())
+    found = dialect.keyword_search(recorder, "garden", flt, 50)
+    return sorted(m.content for m, _ in found), recorder.matches[-1]
+
+
+def test_scope_tokens_are_used_only_where_they_narrow(engine: MemoryEngine) -> None:
+    """One key, no end users: the tokens would cover every row and only cost time."""
+    for i in range(4):
+        put(engine, "solo", f"garden note {i}")
+    now = utcnow()
+    found, match = search(engine, Filter(owners=("solo",), now=now, user_id=""))
+    assert len(found) == 4
+    assert "fts_scope" not in match
+    # Other keys arrive: the owner token narrows; the end user, with no end users, not.
+    for i in range(12):
+        put(engine, f"other{i % 3}", f"garden row {i}")
+    found, match = search(engine, Filter(owners=("solo",), now=now, user_id=""))
+    assert len(found) == 4
+    assert scope_token("solo") in match
+    assert '"u"' not in match
+    # Many end users of one key: the end-user token narrows too.
+    for i in range(8):
+        put(engine, "solo", f"garden of user {i}", user=f"user{i}")
+    found, match = search(engine, Filter(owners=("solo",), now=now, user_id="user3"))
+    assert found == [*(f"garden note {i}" for i in range(4)), "garden of user 3"]
+    assert scope_token("user3") in match

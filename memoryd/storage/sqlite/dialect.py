@@ -3,7 +3,8 @@ outbox (``qdrant_sync``): the ``Dialect`` ``SqlSession`` runs the portable SQL w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from memoryd.core.fts_query import build_fts_query, quote_token
@@ -20,24 +21,31 @@ def scope_token(value: str) -> str:
     return value.encode("utf-8").hex().upper()
 
 
-def scope_match(flt: Filter) -> str | None:
+def scope_match(flt: Filter, *, owners: bool = True, user: bool = True) -> str | None:
     """The ``fts_scope`` terms that narrow a MATCH to the filter's owners and end user
-    ("" when the filter names neither; None when it names no owner at all). A superset
-    of what the SQL filter keeps: the filter still decides, this only spares FTS5 from
-    ranking other tenants' matches."""
+    ("" when none apply; None when the filter names no owner at all). A superset of
+    what the SQL filter keeps: the filter still decides, this only spares FTS5 from
+    ranking other tenants' matches. ``owners``/``user`` leave a part out."""
     parts = []
     if flt.owners is not None:
         if not flt.owners:
             return None
-        tokens = " OR ".join(quote_token(scope_token(o)) for o in dict.fromkeys(flt.owners))
-        parts.append(f"fts_scope : ({tokens})")
-    if flt.user_id is not None:
+        if owners:
+            tokens = " OR ".join(quote_token(scope_token(o)) for o in dict.fromkeys(flt.owners))
+            parts.append(f"fts_scope : ({tokens})")
+    if flt.user_id is not None and user:
         parts.append(f'fts_scope : ("u" OR {quote_token("u" + scope_token(flt.user_id))})')
     return " AND ".join(parts)
 
 
 def fts_search(
-    conn: Any, match: str, flt: Filter, limit: int, context_weight: float = 0.0
+    conn: Any,
+    match: str,
+    flt: Filter,
+    limit: int,
+    context_weight: float = 0.0,
+    *,
+    scoped: tuple[bool, bool] = (True, True),
 ) -> list[tuple[Memory, float]]:
     """BM25-ranked matches as ``(memory, relevance)`` with relevance > 0, higher better.
 
@@ -45,9 +53,11 @@ def fts_search(
     FTS side drives the join (one index lookup, then rowid lookups into memories), and
     the owner and end-user tokens keep it to the filter's tenants. Columns weigh
     content 1.0, key 0.5 and the context field ``context_weight`` (the scope 0);
-    without it, only matches in the memory's own text count.
+    without it, only matches in the memory's own text count. ``scoped`` says whether
+    the owner and the end-user tokens are used: one that keeps most rows anyway costs
+    more to intersect than it spares.
     """
-    scope = scope_match(flt)
+    scope = scope_match(flt, owners=scoped[0], user=scoped[1])
     if scope is None:
         return []
     fields = "{content key context}" if context_weight > 0 else "{content key}"
@@ -70,15 +80,61 @@ def optimize_fts(conn: Any) -> None:
     conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
 
 
+#: How long a tenant's share of the file is reused to decide whether to scope.
+SHARE_TTL_S = 30.0
+#: Scope the MATCH when the filter keeps less than this share of all memories.
+NARROW_SHARE = 0.5
+#: Shares remembered at most (tenants seen within SHARE_TTL_S, in practice).
+MAX_SHARES = 4096
+
+
 class SqliteDialect:
-    def __init__(self, *, fts5: bool) -> None:
+    def __init__(self, *, fts5: bool, clock: Callable[[], float] = time.monotonic) -> None:
         self.fts5 = fts5
+        self._clock = clock
+        self._total: tuple[float, int] | None = None
+        self._shares: dict[tuple[Any, ...], tuple[float, tuple[bool, bool]]] = {}
 
     def keyword_search(
         self, conn: Any, query: str, flt: Filter, limit: int, context_weight: float = 0.0
     ) -> list[tuple[Memory, float]]:
         match = build_fts_query(query) if self.fts5 else None
-        return [] if match is None else fts_search(conn, match, flt, limit, context_weight)
+        if match is None:
+            return []
+        scoped = self._narrows(conn, flt)
+        return fts_search(conn, match, flt, limit, context_weight, scoped=scoped)
+
+    def _narrows(self, conn: Any, flt: Filter) -> tuple[bool, bool]:
+        """Whether the owner tokens (the owners hold under ``NARROW_SHARE`` of the file)
+        and the end-user tokens (the end user and the shared rows, under that share of
+        the owners') are worth intersecting: with one key and no end users they cover
+        every row, and intersecting them made a search at 1k memories half again as
+        slow. The counts come from indexes and are cached per tenant."""
+        if flt.owners is None or not flt.owners:
+            return (False, False)
+        now = self._clock()
+        key = (flt.owners, flt.user_id)
+        known = self._shares.get(key)
+        if known is not None and now - known[0] < SHARE_TTL_S:
+            return known[1]
+        if self._total is None or now - self._total[0] >= SHARE_TTL_S:
+            self._total = (now, int(conn.execute("SELECT count(*) FROM memories").fetchone()[0]))
+        marks = ", ".join("?" for _ in flt.owners)
+        owned = f"SELECT count(*) FROM memories WHERE api_key_id IN ({marks})"
+        held = int(conn.execute(owned, list(flt.owners)).fetchone()[0])
+        by_user = False
+        if flt.user_id is not None:
+            seen = int(
+                conn.execute(
+                    f"{owned} AND user_id IN ('', ?)", [*flt.owners, flt.user_id]
+                ).fetchone()[0]
+            )
+            by_user = seen < held * NARROW_SHARE
+        decision = (held < self._total[1] * NARROW_SHARE, by_user)
+        if len(self._shares) >= MAX_SHARES:
+            self._shares.clear()
+        self._shares[key] = (now, decision)
+        return decision
 
     def optimize_keyword_index(self, conn: Any) -> None:
         if self.fts5:
