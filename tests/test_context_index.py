@@ -147,17 +147,32 @@ def test_each_memory_gets_a_second_vector_deleted_with_it(hashed: MemoryEngine) 
     assert views[ids[0]] == TURNS[0]
 
 
+@pytest.mark.parametrize("views", [True, False], ids=["context-views", "no-views"])
 def test_an_edit_queues_the_following_memories_for_embedding_again(
-    tmp_path: Path, store_env: dict[str, str]
+    tmp_path: Path, store_env: dict[str, str], views: bool
 ) -> None:
-    engine = make_engine(tmp_path / "x", store_env, resolver=None, start_indexing=False)
+    """Only an index that holds context views re-embeds the neighbours of an edit:
+    without them their vectors are unchanged (work for nothing)."""
+    from tests.embedders import fixed_resolver
+
+    env = {**store_env, "MEMORY_CONTEXT_VECTOR_WEIGHT": "0.35" if views else "0"}
+    resolver = fixed_resolver("hash", 64)
+    engine = make_engine(tmp_path / "x", env, resolver=resolver, start_indexing=False)
     try:
+        assert engine.indexer.ready() is not None  # the index records its signature
+        assert engine.status()["vectorStore"]["signature"].endswith(":ctx") == views
         ids = conversation(engine)
         for mid, _, content, _ in engine.store.read().oldest_flagged(10):
             engine.store.write(lambda tx, m=mid, c=content: tx.clear_flag_if_unchanged(m, c))
         engine.update(ids[1], MemoryPatch(content="Yes, on Saturdays now."))
         flagged = {mid for mid, *_ in engine.store.read().oldest_flagged(10)}
-        assert flagged == {ids[1], ids[2], ids[3]}  # it, and the two whose view holds it
+        # it, and (with views) the two whose view holds it
+        assert flagged == ({ids[1], ids[2], ids[3]} if views else {ids[1]})
+        for mid, _, content, _ in engine.store.read().oldest_flagged(10):
+            engine.store.write(lambda tx, m=mid, c=content: tx.clear_flag_if_unchanged(m, c))
+        assert engine.delete(ids[2])
+        flagged = {mid for mid, *_ in engine.store.read().oldest_flagged(10)}
+        assert flagged == ({ids[3], ids[4]} if views else set())
     finally:
         engine.close()
 

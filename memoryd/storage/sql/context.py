@@ -91,15 +91,25 @@ def _around(
     return found
 
 
+def _views_in_use(conn: Any) -> bool:
+    """Whether the vector index holds context views (its signature has the indexer's
+    ``:ctx``, before any ``:int8`` of the store). Without them a neighbour's edit
+    changes no vector, and flagging the memories around it re-embedded them for
+    nothing. Switching views on or off changes the signature, which rebuilds every
+    vector anyway."""
+    row = conn.execute("SELECT embedding_signature FROM memory_vec_meta WHERE id = 1").fetchone()
+    return bool(row and row[0] and ":ctx" in str(row[0]))
+
+
 def _refresh(conn: Any, seqs: Iterable[int], flag: Iterable[int] = ()) -> None:
     """Recompute the context of ``seqs``; ``flag`` (whose dense view changed) are
-    queued for embedding again."""
+    queued for embedding again when the index holds views."""
     wanted = sorted(set(seqs))
     if wanted:
         marks = ", ".join("?" for _ in wanted)
         conn.execute(_REFRESH.format(marks=marks), [SEPARATOR, *wanted])
     again = sorted(set(flag))
-    if again:
+    if again and _views_in_use(conn):
         marks = ", ".join("?" for _ in again)
         conn.execute(f"UPDATE memories SET needs_reindex = 1 WHERE seq IN ({marks})", again)
 
