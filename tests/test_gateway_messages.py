@@ -9,6 +9,7 @@ from typing import Any
 
 import anthropic
 import httpx
+import openai
 import pytest
 
 from memoryd.core.injection import format_memory_context
@@ -323,3 +324,35 @@ def test_an_unreachable_upstream_leaks_no_pool_slot(wire: Wire) -> None:
         assert caught.value.status_code == 502
     assert ask(wire, "hello").content  # the pool still serves
     assert wire.free_slots() == wire.engine.config.upstream_max_connections
+
+
+def test_routes_we_lack_answer_in_each_clients_own_shape(wire: Wire) -> None:
+    """An SDK calling a route memoryd does not serve (Message Batches, a wrong method)
+    gets its own error class with a message naming the route, never our REST shape."""
+    client = wire.anthropic()
+    with pytest.raises(anthropic.NotFoundError) as missing:
+        client.messages.batches.create(
+            requests=[{"custom_id": "a", "params": {"model": "m", "max_tokens": 8, "messages": []}}]
+        )
+    assert missing.value.body == {
+        "type": "error",
+        "error": {"type": "not_found_error", "message": "Not Found: POST /v1/messages/batches"},
+    }
+    headers = {"x-api-key": wire.key, "anthropic-version": "2023-06-01"}
+    wrong = httpx.get(f"{wire.url}/v1/messages", headers=headers, timeout=30)
+    assert wrong.status_code == 405
+    assert wrong.json()["type"] == "error"
+    assert wrong.json()["error"]["type"] == "api_error"
+    assert "GET /v1/messages" in wrong.json()["error"]["message"]
+    # OpenAI's clients under /v1/ get OpenAI's shape; the REST API keeps its own.
+    with pytest.raises(openai.NotFoundError) as gone:
+        wire.openai().files.list()
+    assert gone.value.body == {
+        "message": "Not Found: GET /v1/files",
+        "type": "not_found_error",
+        "param": None,
+        "code": "not_found",
+    }
+    rest = httpx.get(f"{wire.url}/api/nothing-here", timeout=30)
+    assert rest.status_code == 404
+    assert rest.json()["error"]["code"] == "not_found"

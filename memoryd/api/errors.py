@@ -3,14 +3,17 @@
 ``{"error": {"message": ..., "code": ..., "details": [...]}}``: engine errors carry
 their status and code; FastAPI's request validation becomes 400 ``invalid_request``
 with one detail per problem (422 is not used); unknown routes and methods keep their
-404/405; storage faults are 507 ``storage_full`` / 503 ``storage_unavailable`` (in
-OpenAI's shape under ``/v1/``), whether a write or a read hit them; anything
-unexpected is a 500 with a request id and nothing else.
+404/405; storage faults are 507 ``storage_full`` / 503 ``storage_unavailable``,
+whether a write or a read hit them; anything unexpected is a 500 with a request id and
+nothing else. Under the gateway's ``/v1/`` every one of them comes in the client's own
+wire shape (OpenAI's, or Anthropic's under ``/v1/messages``), so an SDK that calls a
+route we lack (``/v1/messages/batches``) raises its own error with our message.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -65,13 +68,32 @@ def _validation_details(exc: RequestValidationError) -> tuple[str, list[dict[str
     return f"invalid request: {summary}", details
 
 
-def _storage_fault(request: Request, err: UnavailableError) -> JSONResponse:
-    """A storage fault: OpenAI's error shape under the gateway's ``/v1/``, ours elsewhere."""
+#: OpenAI's error ``type`` for a status we answer under ``/v1/`` ourselves.
+_OPENAI_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error"}
+
+
+def _shaped(
+    request: Request,
+    status: int,
+    message: str,
+    code: str,
+    details: list[dict[str, Any]] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    """Our error shape, or the client's wire shape under the gateway's ``/v1/``."""
     path = request.url.path
     if path.startswith("/v1/"):
-        body = gateway_error(path, err.status, err.message, "server_error", err.code)
-        return JSONResponse(body, status_code=err.status)
-    return JSONResponse(error_body(err.message, err.code), status_code=err.status)
+        kind = (
+            "server_error" if status >= 500 else _OPENAI_TYPES.get(status, "invalid_request_error")
+        )
+        body = gateway_error(path, status, message, kind, code)
+    else:
+        body = error_body(message, code, details)
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _storage_fault(request: Request, err: UnavailableError) -> JSONResponse:
+    return _shaped(request, err.status, err.message, err.code)
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -79,26 +101,26 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, MemorydError)
         if isinstance(exc, StorageFullError | StorageUnavailableError):
             return _storage_fault(request, exc)
-        return JSONResponse(error_body(exc.message, exc.code, exc.details), status_code=exc.status)
+        return _shaped(request, exc.status, exc.message, exc.code, exc.details)
 
     async def validation_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
         message, details = _validation_details(exc)
-        return JSONResponse(error_body(message, "invalid_request", details), status_code=400)
+        return _shaped(request, 400, message, "invalid_request", details)
 
     async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         code = _HTTP_CODES.get(exc.status_code, "error")
         message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
-        return JSONResponse(
-            error_body(message, code), status_code=exc.status_code, headers=exc.headers
-        )
+        if exc.status_code in (404, 405) and request.url.path.startswith("/v1/"):
+            message = f"{message}: {request.method} {request.url.path}"
+        return _shaped(request, exc.status_code, message, code, headers=exc.headers)
 
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         request_id = getattr(request.state, "request_id", None)
         log.error("unhandled error", exc_info=exc, extra={"request_id": request_id})
         message = "internal error" + (f" (request id {request_id})" if request_id else "")
-        return JSONResponse(error_body(message, "internal"), status_code=500)
+        return _shaped(request, 500, message, "internal")
 
     async def driver_error(request: Request, exc: Exception) -> JSONResponse:
         err = storage_error(exc)
