@@ -56,9 +56,16 @@ class Recorder:
 
 
 async def client_loop(
-    n: int, bases: list[str], secrets: list[str], deadline: float, rec: Recorder
+    n: int,
+    bases: list[str],
+    secrets: list[str],
+    deadline: float,
+    rec: Recorder,
+    cycle: int | None = None,
 ) -> None:
-    """One client; with several servers, its requests alternate between them."""
+    """One client; with several servers, its requests alternate between them. With
+    ``cycle`` its tokens repeat every ``cycle`` requests, so its writes and stated facts
+    update the same memories instead of adding new ones (a fixed-size data set)."""
     rng = random.Random(n)
     admin = {"Authorization": f"Bearer {ADMIN}"}
     async with contextlib.AsyncExitStack() as stack:
@@ -71,8 +78,9 @@ async def client_loop(
             i += 1
             http = clients[(n + i) % len(clients)]
             op = rng.choice(["chat", "chat_stream", "write", "write", "read", "preview"])
-            token = f"c{n}x{i}"
-            key_index = rng.randrange(len(secrets))
+            token = f"c{n}x{i % cycle if cycle else i}"
+            # steady: a token always goes to the same key, so the set stays fixed
+            key_index = (n + i % cycle) % len(secrets) if cycle else rng.randrange(len(secrets))
             owner = f"load{key_index}"
             started = time.perf_counter()
             try:
@@ -101,7 +109,7 @@ async def client_loop(
                         json={"apiKeyId": owner, "content": content, "key": f"load:{token}"},
                         headers=admin,
                     )
-                    ok = r.status_code == 201
+                    ok = r.status_code == 201 or (cycle is not None and r.status_code == 200)
                     if ok:
                         rec.rest_writes[f"{owner}:load:{token}"] = content
                 elif op == "read":
@@ -167,10 +175,14 @@ def verify(data_dir: Path, env: dict[str, str], rec: Recorder) -> dict[str, Any]
     }
 
 
-async def run_load(clients: int, seconds: float, bases: list[str], secrets: list[str]) -> Recorder:
+async def run_load(
+    clients: int, seconds: float, bases: list[str], secrets: list[str], cycle: int | None = None
+) -> Recorder:
     rec = Recorder()
     deadline = time.monotonic() + seconds
-    await asyncio.gather(*(client_loop(i, bases, secrets, deadline, rec) for i in range(clients)))
+    await asyncio.gather(
+        *(client_loop(i, bases, secrets, deadline, rec, cycle) for i in range(clients))
+    )
     return rec
 
 
@@ -184,9 +196,11 @@ def run(
     workers: int = 1,
     rss_every: float = 10.0,
     rss_warmup: float = WARMUP_S,
+    cycle: int | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One load run on a fresh data dir (or the given empty PostgreSQL database, with
-    ``servers`` processes on it, each with ``workers``): per-operation rows and the
+    ``servers`` processes on it, each with ``workers``; ``cycle``: each client's tokens
+    repeat, a fixed-size data set): per-operation rows and the
     after-run checks (what was acknowledged is stored exactly once; the logs are clean),
     with the servers' RSS, sampled every ``rss_every`` seconds, under ``checks["rss"]``."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -221,7 +235,7 @@ def run(
             started = time.monotonic()
             sampler.start()
             try:
-                rec = asyncio.run(run_load(clients, seconds, bases, secrets))
+                rec = asyncio.run(run_load(clients, seconds, bases, secrets, cycle))
             finally:
                 sampler.stop()  # the last sample: after the load, before the servers stop
             elapsed = time.monotonic() - started
@@ -344,6 +358,14 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds of load before the RSS baseline (growth and slope start there)",
     )
     parser.add_argument(
+        "--steady",
+        type=int,
+        default=0,
+        metavar="N",
+        help="each client's tokens repeat every N requests: writes and stated facts "
+        "update a fixed set of memories (RSS growth then is not data growth)",
+    )
+    parser.add_argument(
         "--scaleout",
         action="store_true",
         help="SQLite, then PostgreSQL with 1 server, 2 servers and 2 workers (one table)",
@@ -352,10 +374,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.scaleout:
         return scaleout(args.clients, args.seconds, args.keys, args.rss_every, args.rss_warmup)
     rows, checks = run(
-        args.clients, args.seconds, args.keys, rss_every=args.rss_every, rss_warmup=args.rss_warmup
+        args.clients,
+        args.seconds,
+        args.keys,
+        rss_every=args.rss_every,
+        rss_warmup=args.rss_warmup,
+        cycle=args.steady or None,
     )
     rss = checks.pop("rss")
-    write("load", rows, {"checks": checks, "rss": rss})
+    name = "load_steady" if args.steady else "load"
+    write(name, rows, {"checks": checks, "rss": rss, "steady_cycle": args.steady or None})
     print(json.dumps(checks, indent=2), file=sys.stderr)
     print(rss_line(rss), file=sys.stderr)
     return 1 if failed(checks) else 0
