@@ -141,14 +141,15 @@ def stored_rows(data_dir: Path, env: dict[str, str]) -> tuple[list[Any], str]:
     if url:
         import psycopg
 
-        with psycopg.connect(url) as conn:
-            return conn.execute("SELECT api_key_id, key, content FROM memories").fetchall(), "n/a"
+        with psycopg.connect(url) as pg:
+            return pg.execute("SELECT api_key_id, key, content FROM memories").fetchall(), "n/a"
     engine = build_engine(EngineConfig.from_env(env, data_dir=data_dir), env, start_indexing=False)
     try:
-        conn: Any = engine.store.db.read()  # the SQLite file itself: integrity_check too
+        store: Any = engine.store
+        conn: Any = store.db.read()  # the SQLite file itself: integrity_check too
         rows = conn.execute("SELECT api_key_id, key, content FROM memories").fetchall()
         (integrity,) = conn.execute("PRAGMA integrity_check").fetchone()
-        return rows, integrity
+        return list(rows), str(integrity)
     finally:
         engine.close()
 
@@ -242,7 +243,7 @@ def run(
         # the servers drained and stopped on SIGTERM: now check what they acknowledged
         log_text = "\n".join(log.read_text(errors="replace") for log in logs)
         checks = verify(data, env, rec) | log_checks(log_text)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "op": op,
             "count": len(times),
