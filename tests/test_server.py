@@ -298,6 +298,7 @@ def test_start_on_an_older_data_dir_runs_pending_migrations(spawn: Any, tmp_path
             8,
             9,
             10,
+            11,
         ]
     finally:
         conn.close()
