@@ -299,6 +299,7 @@ def test_start_on_an_older_data_dir_runs_pending_migrations(spawn: Any, tmp_path
             9,
             10,
             11,
+            12,
         ]
     finally:
         conn.close()

@@ -70,6 +70,7 @@ def test_fresh_db_records_every_migration_with_its_name(db: Database) -> None:
         (9, "context"),
         (10, "context_fts"),
         (11, "fts_scope"),
+        (12, "flagged_by_owner"),
     ]
     assert db.capabilities.deferred_migrations == ()
 
@@ -80,7 +81,7 @@ def test_reopening_applies_nothing_new(tmp_path: Path) -> None:
         before = _rows(first.read(), "SELECT * FROM schema_migrations ORDER BY version")
     with Database(path, load_vec=False) as second:
         after = _rows(second.read(), "SELECT * FROM schema_migrations ORDER BY version")
-    assert len(before) == 11
+    assert len(before) == 12
     assert after == before  # same rows, same applied_at: nothing re-applied
 
 
@@ -143,6 +144,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (7,),
             (8,),
             (9,),
+            (12,),
         ]
 
         _insert_raw(conn, "pre-fts", "key-a", "legacy row about kubernetes", "legacy:k8s")
@@ -160,6 +162,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (9,),
             (10,),
             (11,),
+            (12,),
         ]
         found = _rows(
             conn,
@@ -312,7 +315,7 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
 
     with Database(path, load_vec=False) as db:
         versions = [v for (v,) in _rows(db.read(), "SELECT version FROM schema_migrations")]
-        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
         slots = dict(_rows(db.read(), "SELECT id, slot FROM memories ORDER BY id"))
         assert slots == {"m0": "home_location", "m1": None, "m2": None}
         users = {u for (u,) in _rows(db.read(), "SELECT user_id FROM memories")}
@@ -323,3 +326,21 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
         assert old.slot == "home_location"
         flt = sql.Filter(owners=("k",), now=utcnow())
         assert len(sql.recent(db.read(), flt, 10)) == 3
+
+
+def test_a_search_finds_its_owners_unembedded_memories_through_their_own_index(
+    engine: MemoryEngine,
+) -> None:
+    """The backfill before every semantic search: a partial index of flagged rows per
+    owner, not a walk over the owner's rows (migration 0012)."""
+    for i in range(30):
+        add(engine, f"owner{i % 3}", f"row {i}")
+    conn = engine.store.db.read()
+    statement = (
+        "SELECT m.id FROM memories m WHERE m.needs_reindex = 1 AND m.api_key_id = ? "
+        "ORDER BY m.created_at DESC LIMIT ?"
+    )
+    plan = " ".join(str(r[3]) for r in conn.execute(f"EXPLAIN QUERY PLAN {statement}", ["a", 5]))
+    assert "idx_memories_flagged_owner" in plan
+    newest = engine.store.read().newest_flagged_of("owner1", 3)
+    assert [row[2] for row in newest] == ["row 28", "row 25", "row 22"]
