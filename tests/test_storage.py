@@ -344,3 +344,28 @@ def test_a_search_finds_its_owners_unembedded_memories_through_their_own_index(
     assert "idx_memories_flagged_owner" in plan
     newest = engine.store.read().newest_flagged_of("owner1", 3)
     assert [row[2] for row in newest] == ["row 28", "row 25", "row 22"]
+
+
+def test_threads_that_end_leave_no_open_connection_behind(engine: MemoryEngine) -> None:
+    """The server's worker threads come and go; each opens its own read connection.
+    Holding every one of them for the process's life grew memory and open files with
+    every thread that ever ran (seen as RSS growth in the steady load run)."""
+    import gc
+    import os
+
+    add(engine, "o", "a row to read")
+
+    def open_files() -> int:
+        gc.collect()
+        return len(os.listdir("/proc/self/fd"))
+
+    def reader() -> None:
+        engine.list_memories(owner="o", limit=5)
+
+    reader()  # this thread's own connection, opened once
+    before = open_files()
+    for _ in range(40):
+        thread = threading.Thread(target=reader)
+        thread.start()
+        thread.join()
+    assert open_files() - before < 10

@@ -25,6 +25,7 @@ import logging
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -104,7 +105,10 @@ class Database:
         self._busy_timeout_ms = busy_timeout_ms
         self._want_vec = load_vec
         self._local = threading.local()
-        self._readers: list[Connection] = []
+        # Weak: a thread's connection goes with the thread. The server's worker threads
+        # come and go (anyio ends one idle for 10 s), and a list kept every connection a
+        # thread ever opened, with its page cache and file handles, for the process's life.
+        self._readers: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._readers_lock = threading.Lock()
         self._closed = False
         self._fault: StorageFault | None = None
@@ -173,7 +177,7 @@ class Database:
             conn = self._connect(read_only=True)
             self._local.conn = conn
             with self._readers_lock:
-                self._readers.append(conn)
+                self._readers.add(conn)
         return conn
 
     def ping(self) -> None:
@@ -343,7 +347,8 @@ class Database:
         self._thread.join()
         self._closed = True
         with self._readers_lock:
-            readers, self._readers = self._readers, []
+            readers = list(self._readers)
+            self._readers.clear()
         for conn in readers:
             with contextlib.suppress(apsw.Error):
                 conn.close()
