@@ -23,12 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from memoryd.core.wire_errors import gateway_error
-from memoryd.errors import (
-    MemorydError,
-    StorageFullError,
-    StorageUnavailableError,
-    UnavailableError,
-)
+from memoryd.errors import MemorydError
 from memoryd.storage.base import driver_errors, storage_error
 
 log = logging.getLogger("memoryd.api")
@@ -92,15 +87,9 @@ def _shaped(
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def _storage_fault(request: Request, err: UnavailableError) -> JSONResponse:
-    return _shaped(request, err.status, err.message, err.code)
-
-
 def install_error_handlers(app: FastAPI) -> None:
     async def memoryd_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, MemorydError)
-        if isinstance(exc, StorageFullError | StorageUnavailableError):
-            return _storage_fault(request, exc)
         return _shaped(request, exc.status, exc.message, exc.code, exc.details)
 
     async def validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -127,7 +116,7 @@ def install_error_handlers(app: FastAPI) -> None:
         if err is None:
             return await unexpected(request, exc)
         log.error("storage fault: %s (%s)", err.message, exc)
-        return _storage_fault(request, err)
+        return _shaped(request, err.status, err.message, err.code)
 
     async def client_gone(request: Request, exc: Exception) -> JSONResponse:
         # The client disconnected (or timed out) before its body arrived: nobody will
