@@ -94,7 +94,12 @@ def _open_store(config: EngineConfig) -> tuple[Store, VectorFactory]:
         if not db.capabilities.vec:
             log.warning("vector search disabled: %s", db.capabilities.vec_reason)
             return None
-        return SqliteVecStore(db, quantization=config.vec_quantization)
+        from memoryd.vectors.resident import ResidentVectors
+
+        resident = ResidentVectors(
+            min_rows=config.resident_min_rows, budget_bytes=config.resident_budget_mb * 2**20
+        )
+        return SqliteVecStore(db, quantization=config.vec_quantization, resident=resident)
 
     return SqliteStore(db), sqlite_vec
 

@@ -141,3 +141,38 @@ def test_scope_tokens_are_used_only_where_they_narrow(engine: MemoryEngine) -> N
     found, match = search(engine, Filter(owners=("solo",), now=now, user_id="user3"))
     assert found == [*(f"garden note {i}" for i in range(4)), "garden of user 3"]
     assert scope_token("user3") in match
+
+
+# -- terms in half of the file or more: nothing to BM25, all the cost of ranking ---------
+
+
+def keyword(conn: Any, query: str, flt: Filter) -> list[str]:
+    return [m.content for m, _ in SqliteDialect(fts5=True).keyword_search(conn, query, flt, 50)]
+
+
+def test_a_term_in_half_the_rows_is_left_out(
+    engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "user" in every extracted fact: FTS5 floors its IDF (the score does not move),
+    yet ranking it walked every row that has it."""
+    import memoryd.storage.sqlite.dialect as dialect
+
+    monkeypatch.setattr(dialect, "SPARSE_MIN_ROWS", 20)
+    for i in range(37):
+        put(engine, "k", f"User note {i} about the weather")
+    put(engine, "k", "User plays the piano every day")
+    put(engine, "k", "User sold the old piano, piano lessons ended")
+    put(engine, "k", "a piano tuner came by")
+    conn = engine.store.db.read()
+    flt = Filter(owners=("k",), now=utcnow())
+    only = keyword(conn, "does the user play piano", flt)
+    # The piano rows, in BM25 order of the full query, and no row that has only "user".
+    full = [m.content for m, _ in fts_search(conn, '"user" OR "play" OR "piano"', flt, 50)]
+    assert only == [c for c in full if "piano" in c]
+    assert len(only) == 3
+    assert len(full) == 40
+    # Every term that common: the rarest is kept, the search still answers.
+    assert len(keyword(conn, "user", flt)) == 39
+    # A small file keeps every term.
+    monkeypatch.setattr(dialect, "SPARSE_MIN_ROWS", 1000)
+    assert len(keyword(conn, "does the user play piano", flt)) == 40

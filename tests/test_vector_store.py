@@ -708,6 +708,7 @@ def test_stats_before_ensure_ready(engine: MemoryEngine) -> None:
         "activeDim": None,
         "signature": None,
         "quantization": "none",
+        "resident": None,
     }
     add(engine, "k1", "one")
     add(engine, "k1", "two")  # new memories start flagged

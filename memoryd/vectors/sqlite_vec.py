@@ -26,16 +26,29 @@ from memoryd.storage.sql.session import SqlSession
 from memoryd.storage.sqlite import vectors as vec_sql
 from memoryd.storage.sqlite.database import Connection, Database
 from memoryd.vectors.base import ReadyState, VectorItem
+from memoryd.vectors.resident import ResidentVectors
+
+#: Vector writes between two prunings of the change log.
+PRUNE_EVERY = 1000
 
 
 class SqliteVecStore:
     name = "sqlite-vec"
 
-    def __init__(self, db: Database, *, quantization: str = "none") -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        quantization: str = "none",
+        resident: ResidentVectors | None = None,
+    ) -> None:
         if not db.capabilities.vec:
             raise RuntimeError(db.capabilities.vec_reason)
         self.db = db
         self.quantization = "int8" if quantization == "int8" else "none"
+        # Large owners' float32 vectors searched in memory (int8 blobs stay in SQL).
+        self.resident = resident if self.quantization == "none" else None
+        self._written = 0
         self._dim: int | None = None
         self._signature: str | None = None
 
@@ -80,6 +93,8 @@ class SqliteVecStore:
 
         state = self.db.write(apply)
         self._signature, self._dim = wanted, dimensions
+        if self.resident is not None:
+            self.resident.forget()
         return state
 
     def _blob_len(self) -> int:
@@ -105,6 +120,10 @@ class SqliteVecStore:
             written += vec_sql.upsert(
                 conn, item.memory_id, vector.tobytes(), quantized=quantized, view=item.view
             )
+        self._written += len(items)
+        if self._written >= PRUNE_EVERY:
+            self._written = 0
+            vec_sql.prune_changes(conn)
         return written
 
     def upsert(self, items: Sequence[VectorItem]) -> None:
@@ -125,9 +144,21 @@ class SqliteVecStore:
         """Inside a store snapshot on this thread, the search reads that snapshot."""
         if self._dim is None or k <= 0:
             return []  # (a negative LIMIT would mean "no limit" to SQLite)
+        conn = self.db.read()
+        rows = None
+        if self.resident is not None:
+            rows = self.resident.search(conn, view, flt, vector, k, self._dim)
+        if rows is None:
+            rows = self._knn(conn, vector, k, flt, view)
+        # float32 rounding can put an exact match a hair past 1: keep scores in [-1, 1].
+        return [(mid, max(-1.0, min(1.0, 1.0 - dist))) for mid, dist in rows]
+
+    def _knn(
+        self, conn: Any, vector: np.ndarray, k: int, flt: Filter, view: str
+    ) -> list[tuple[str, float]]:
         query = np.asarray(vector, dtype=np.float32).tobytes()
-        rows = vec_sql.knn(
-            self.db.read(),
+        return vec_sql.knn(
+            conn,
             query,
             k,
             flt,
@@ -135,8 +166,6 @@ class SqliteVecStore:
             quantized=self.quantization == "int8",
             view=view,
         )
-        # float32 rounding can put an exact match a hair past 1: keep scores in [-1, 1].
-        return [(mid, max(-1.0, min(1.0, 1.0 - dist))) for mid, dist in rows]
 
     def stats(self) -> dict[str, Any]:
         conn: Any = self.db.read()
@@ -148,6 +177,7 @@ class SqliteVecStore:
             "activeDim": meta["activeDim"],
             "signature": meta["signature"],
             "quantization": self.quantization,
+            "resident": self.resident.stats() if self.resident is not None else None,
         }
 
     def health(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from memoryd.core.fts_query import build_fts_query, quote_token
+from memoryd.core.fts_query import query_tokens, quote_token
 from memoryd.models import Memory
 from memoryd.storage.base import Filter
 from memoryd.storage.rows import COLUMNS, NCOLS, row_to_memory
@@ -84,7 +84,9 @@ def optimize_fts(conn: Any) -> None:
 SHARE_TTL_S = 30.0
 #: Scope the MATCH when the filter keeps less than this share of all memories.
 NARROW_SHARE = 0.5
-#: Shares remembered at most (tenants seen within SHARE_TTL_S, in practice).
+#: Files smaller than this keep every query term (see ``SqliteDialect._informative``).
+SPARSE_MIN_ROWS = 2000
+#: Shares (and term counts) remembered at most (tenants seen within SHARE_TTL_S, in practice).
 MAX_SHARES = 4096
 
 
@@ -94,15 +96,55 @@ class SqliteDialect:
         self._clock = clock
         self._total: tuple[float, int] | None = None
         self._shares: dict[tuple[Any, ...], tuple[float, tuple[bool, bool]]] = {}
+        self._counts: dict[tuple[str, str], tuple[float, int]] = {}
 
     def keyword_search(
         self, conn: Any, query: str, flt: Filter, limit: int, context_weight: float = 0.0
     ) -> list[tuple[Memory, float]]:
-        match = build_fts_query(query) if self.fts5 else None
-        if match is None:
+        tokens = query_tokens(query) if self.fts5 and isinstance(query, str) else []
+        if not tokens:
             return []
+        fields = "{content key context}" if context_weight > 0 else "{content key}"
+        tokens = self._informative(conn, tokens, fields)
+        match = " OR ".join(quote_token(t) for t in tokens)
         scoped = self._narrows(conn, flt)
         return fts_search(conn, match, flt, limit, context_weight, scoped=scoped)
+
+    def _informative(self, conn: Any, tokens: list[str], fields: str) -> list[str]:
+        """The query's terms without those in at least half of the file's rows.
+
+        FTS5's BM25 floors such a term's IDF at 1e-6, so it adds nothing to any score,
+        yet ranking it walks every row that has it: "user", in nearly every extracted
+        fact, made a search at 100k memories rank all 100k. Counted per term over the
+        same columns (cached like the shares); the rarest is kept when every term is
+        that common, and a small file keeps them all (nothing to spare there)."""
+        total = self._file_rows(conn)
+        if total < SPARSE_MIN_ROWS:
+            return tokens
+        counts = {t: self._doc_count(conn, t, fields) for t in tokens}
+        kept = [t for t in tokens if 2 * counts[t] < total]
+        return kept or [min(tokens, key=counts.__getitem__)]
+
+    def _file_rows(self, conn: Any) -> int:
+        now = self._clock()
+        if self._total is None or now - self._total[0] >= SHARE_TTL_S:
+            self._total = (now, int(conn.execute("SELECT count(*) FROM memories").fetchone()[0]))
+        return self._total[1]
+
+    def _doc_count(self, conn: Any, token: str, fields: str) -> int:
+        now = self._clock()
+        key = (fields, token)
+        known = self._counts.get(key)
+        if known is not None and now - known[0] < SHARE_TTL_S:
+            return known[1]
+        match = f"{fields} : {quote_token(token)}"
+        found = conn.execute(
+            "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", [match]
+        ).fetchone()
+        if len(self._counts) >= MAX_SHARES:
+            self._counts.clear()
+        self._counts[key] = (now, int(found[0]))
+        return self._counts[key][1]
 
     def _narrows(self, conn: Any, flt: Filter) -> tuple[bool, bool]:
         """Whether the owner tokens (the owners hold under ``NARROW_SHARE`` of the file)
@@ -117,8 +159,7 @@ class SqliteDialect:
         known = self._shares.get(key)
         if known is not None and now - known[0] < SHARE_TTL_S:
             return known[1]
-        if self._total is None or now - self._total[0] >= SHARE_TTL_S:
-            self._total = (now, int(conn.execute("SELECT count(*) FROM memories").fetchone()[0]))
+        total = self._file_rows(conn)
         marks = ", ".join("?" for _ in flt.owners)
         owned = f"SELECT count(*) FROM memories WHERE api_key_id IN ({marks})"
         held = int(conn.execute(owned, list(flt.owners)).fetchone()[0])
@@ -130,7 +171,7 @@ class SqliteDialect:
                 ).fetchone()[0]
             )
             by_user = seen < held * NARROW_SHARE
-        decision = (held < self._total[1] * NARROW_SHARE, by_user)
+        decision = (held < total * NARROW_SHARE, by_user)
         if len(self._shares) >= MAX_SHARES:
             self._shares.clear()
         self._shares[key] = (now, decision)

@@ -12,6 +12,7 @@ writes or compares a blob takes that flag.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,13 +23,32 @@ from memoryd.storage.sql.memories import filter_sql
 #: The table of each view of a memory.
 TABLES = {"memory": "vec_memories", "context": "vec_context"}
 
-_SCHEMA = "".join(
-    f"CREATE TABLE IF NOT EXISTS {t} (seq INTEGER PRIMARY KEY, emb BLOB NOT NULL);"
-    f"CREATE TRIGGER IF NOT EXISTS {t}_ad AFTER DELETE ON memories BEGIN "
-    f"DELETE FROM {t} WHERE seq = old.seq; END;"
-    for t in TABLES.values()
+_LOG = "INSERT INTO vec_changes (seq) VALUES"
+#: ``vec_changes`` logs the seq of every vector written or dropped, and of every memory
+#: that changes owner, whichever process does it: the resident copies of large owners
+#: (``vectors.resident``) catch up from it.
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS vec_changes "
+    "(id INTEGER PRIMARY KEY AUTOINCREMENT, seq INTEGER NOT NULL);"
+    "CREATE TRIGGER IF NOT EXISTS vec_changes_owner AFTER UPDATE OF api_key_id ON memories "
+    f"BEGIN {_LOG} (new.seq); END;"
+    + "".join(
+        f"CREATE TABLE IF NOT EXISTS {t} (seq INTEGER PRIMARY KEY, emb BLOB NOT NULL);"
+        f"CREATE TRIGGER IF NOT EXISTS {t}_ad AFTER DELETE ON memories BEGIN "
+        f"DELETE FROM {t} WHERE seq = old.seq; END;"
+        f"CREATE TRIGGER IF NOT EXISTS {t}_log_ai AFTER INSERT ON {t} BEGIN {_LOG} (new.seq); END;"
+        f"CREATE TRIGGER IF NOT EXISTS {t}_log_au AFTER UPDATE ON {t} BEGIN {_LOG} (new.seq); END;"
+        f"CREATE TRIGGER IF NOT EXISTS {t}_log_ad AFTER DELETE ON {t} BEGIN {_LOG} (old.seq); END;"
+        for t in TABLES.values()
+    )
 )
-_NAMES = [n for t in TABLES.values() for n in (t, f"{t}_ad")]
+_NAMES = [
+    "vec_changes",
+    "vec_changes_owner",
+    *(n for t in TABLES.values() for n in (t, f"{t}_ad", *(f"{t}_log_a{x}" for x in "iud"))),
+]
+#: Changes kept in ``vec_changes``; a resident copy further behind is rebuilt.
+KEEP_CHANGES = 100_000
 
 #: A memory row as the indexer embeds it: ``(id, owner, content)``.
 Row = tuple[str, str, str]
@@ -167,3 +187,70 @@ def knn(
         [query, *params, blob_len, k],
     )
     return [(r[0], float(r[1])) for r in rows]
+
+
+# -- the change log and the resident copies (``vectors.resident``) -----------------------
+
+
+def last_change(conn: Any) -> int:
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM vec_changes").fetchone()[0])
+
+
+def first_change(conn: Any) -> int | None:
+    row = conn.execute("SELECT min(id) FROM vec_changes").fetchone()
+    return None if row[0] is None else int(row[0])
+
+
+def prune_changes(conn: Any) -> None:
+    conn.execute(
+        "DELETE FROM vec_changes WHERE id <= (SELECT max(id) FROM vec_changes) - ?",
+        [KEEP_CHANGES],
+    )
+
+
+def changes_since(conn: Any, after: int, view: str) -> list[tuple[int, int, str | None, Any]]:
+    """``(change id, seq, owner or None, blob or None)`` per change after ``after``: the
+    seq's owner and vector of ``view`` as they are now."""
+    return [
+        (int(r[0]), int(r[1]), r[2], r[3])
+        for r in conn.execute(
+            f"SELECT c.id, c.seq, m.api_key_id, v.emb FROM vec_changes c "
+            f"LEFT JOIN memories m ON m.seq = c.seq LEFT JOIN {TABLES[view]} v ON v.seq = c.seq "
+            "WHERE c.id > ? ORDER BY c.id",
+            [after],
+        )
+    ]
+
+
+def owner_vectors(conn: Any, owner: str, view: str, blob_len: int) -> list[tuple[int, Any]]:
+    """Every ``(seq, blob)`` of one owner's ``view`` of the active dimension."""
+    return [
+        (int(r[0]), r[1])
+        for r in conn.execute(
+            f"SELECT v.seq, v.emb FROM memories m JOIN {TABLES[view]} v ON v.seq = m.seq "
+            "WHERE m.api_key_id = ? AND length(v.emb) = ?",
+            [owner, blob_len],
+        )
+    ]
+
+
+def owner_rows(conn: Any, owner: str) -> int:
+    """The owner's memories, from the owner index (cheap at any size)."""
+    return int(
+        conn.execute("SELECT count(*) FROM memories WHERE api_key_id = ?", [owner]).fetchone()[0]
+    )
+
+
+def passing(conn: Any, seqs: Sequence[int], flt: Filter) -> dict[int, str]:
+    """``seq -> id`` of the given rows the filter lets through."""
+    if not seqs:
+        return {}
+    where, params = filter_sql(flt)
+    rows = conn.execute(
+        # CROSS JOIN: the candidates drive (a rowid lookup each); SQLite would otherwise
+        # walk the owner index, the owner's whole share of the file.
+        "SELECT m.seq, m.id FROM json_each(?) c CROSS JOIN memories m ON m.seq = c.value "
+        f"WHERE {where}",
+        [json.dumps(list(seqs)), *params],
+    )
+    return {int(r[0]): r[1] for r in rows}
