@@ -9,7 +9,9 @@ ingest throughput and RSS per corpus size, each in a child process), gateway, fo
 passing through costs, side by side in one run: the direct upstream, memoryd with
 memory off, keyword and MiniLM retrieval, and a LiteLLM proxy in its own venv:
 ``bench/proxy.py``), locomo (``memoryd eval locomo --strategy all``), ablation (what
-each retrieval change is worth on LoCoMo: ``bench/ablation.py``), peers (memoryd, its
+each retrieval change is worth on LoCoMo: ``bench/ablation.py``), resident (large
+owners' in-memory search against sqlite-vec's SQL on every LoCoMo question:
+``bench/resident.py``), peers (memoryd, its
 BM25 and dense baselines and a peer memory engine in its own venv, side by side on
 LoCoMo: ``bench/peers.py``),
 extraction (rules extraction on the labelled set and against LoCoMo's observations:
@@ -43,6 +45,7 @@ STAGES = (
     "proxy",
     "locomo",
     "ablation",
+    "resident",
     "peers",
     "extraction",
     "relevance",
@@ -178,6 +181,12 @@ def main(argv: list[str] | None = None) -> int:
 
         rows, info = run_ablation(args.locomo_data or LOCOMO_DATA, progress)
         write("ablation", rows, {"ablation": info})
+    if "resident" in only:
+        from bench import resident
+        from bench.locomo import DEFAULT_DATA as RESIDENT_DATA
+
+        rows, info = resident.run(args.locomo_data or RESIDENT_DATA, progress)
+        write("resident", rows, info)
     if "peers" in only:
         from bench.peers import DEFAULT_DATA as PEERS_DATA
         from bench.peers import run_stage

@@ -31,6 +31,7 @@ KNOWN = (
     "gateway_formats",
     "proxy",
     "vectors",
+    "resident",
     "load",
     "abuse",
 )
@@ -437,7 +438,7 @@ def generate(results: Path, docs: Path, plots: Sequence[Path]) -> str:
         from bench.proxy import section
 
         parts += ["", section(payloads["proxy"])]
-    for name in ("gateway", "gateway_formats", "vectors", "load"):
+    for name in ("gateway", "gateway_formats", "vectors", "resident", "load"):
         if name in payloads:
             parts += ["", generic(name, payloads[name])]
     if "load" in payloads and "checks" in payloads["load"]:

@@ -286,3 +286,24 @@ def test_the_held_out_set_loads_and_every_evidence_turn_exists() -> None:
         for question in asked:
             assert set(question.evidence) <= turns, (conv.name, question.question)
         assert len({t.session for t in conv.turns}) >= 5
+
+
+def test_resident_stage_finds_the_copy_exact_on_a_tiny_conversation() -> None:
+    """The stage behind the claim that resident search trades no recall: both searches
+    on one ingest, the top 10 compared question by question."""
+    from bench import resident
+    from memoryd.embedding import EmbeddingResolution
+    from tests import embedders  # noqa: F401  (registers the hash embedder)
+
+    hashed = locomo.EvalEmbedder("hash", EmbeddingResolution("hash", "hash-32", 32, "test"))
+    rows, info = resident.compare([tiny_conversation()], hashed, lambda _m: None)
+    assert [(r["strategy"], r["search"]) for r in rows] == [
+        ("semantic", "sql"),
+        ("semantic", "resident"),
+        ("hybrid", "sql"),
+        ("hybrid", "resident"),
+    ]
+    for sql_row, copy_row in (rows[0:2], rows[2:4]):
+        assert copy_row["identical_top10"] == 1.0
+        assert copy_row["R@10"] == sql_row["R@10"]
+    assert info["resident"]["searches"] >= 4  # two questions, two strategies: served
