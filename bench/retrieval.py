@@ -173,6 +173,10 @@ def measure_config(
                         "mean_ms": round(statistics.fmean(times), 3),
                     }
                 )
+            # Large owners' vectors held in memory after the searches (vectors.resident).
+            vector_store = engine.status().get("vectorStore") or {}
+            resident_mb = (vector_store.get("resident") or {}).get("mb")
+            rss_searched = rss_mb()
         finally:
             engine.close()
     delta = rss_after - rss_before
@@ -193,6 +197,8 @@ def measure_config(
             else None
         ),
         "disk_mb": round(disk, 1),
+        "resident_mb": resident_mb,
+        "rss_after_searches_mb": round(rss_searched, 1),
     }
     return rows, ingest
 

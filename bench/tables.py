@@ -141,7 +141,9 @@ def retrieval_section(p: dict[str, Any], ingest: dict[str, Any] | None) -> str:
             "waiting for the background indexer to embed and store every vector. RSS is "
             "the child process's resident set after the corpus is stored and indexed "
             "minus before (engine open, model loaded), scaled to 100k memories; the "
-            "embedding model's own memory is in the baseline, not the delta.",
+            "embedding model's own memory is in the baseline, not the delta. *Resident "
+            "MB*: the owner's vectors held in memory once searched (owners of 2,000+ "
+            "memories, `vectors/resident.py`), and the RSS after the searches.",
             "",
             table(
                 sorted(ingest["rows"], key=lambda r: (r["memories"], _order(r))),
@@ -155,6 +157,8 @@ def retrieval_section(p: dict[str, Any], ingest: dict[str, Any] | None) -> str:
                     ("rss_mb_per_100k", "RSS MB per 100k"),
                     ("peak_delta_mb_per_100k", "peak MB per 100k"),
                     ("disk_mb", "on disk MB"),
+                    ("resident_mb", "resident MB"),
+                    ("rss_after_searches_mb", "RSS after searches MB"),
                 ],
             ),
         ]
