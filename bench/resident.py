@@ -69,7 +69,11 @@ def compare(
                     runs[mode] = (result.to_dict(), ranked_all, times)
                     progress(f"resident: {strategy} via {mode} done")
                 pairs = list(zip(runs["sql"][1], runs["resident"][1], strict=True))
-                overlap = [len(set(a[:10]) & set(b[:10])) / max(1, len(a[:10])) for a, b in pairs]
+                # (sets: two turns can share an evidence id; nothing found twice agrees)
+                overlap = [
+                    len(set(a[:10]) & set(b[:10])) / len(set(a[:10])) if a else float(not b)
+                    for a, b in pairs
+                ]
                 identical = sum(a[:10] == b[:10] for a, b in pairs)
                 for mode in ("sql", "resident"):
                     summary, _, times = runs[mode]
