@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from memoryd.config import EngineConfig
 from memoryd.core import subjects
 from memoryd.core.fusion import ContextWeights, apply_context, apply_subjects, score_fuse
 from memoryd.core.query import query_window
+from memoryd.core.relevance import Dropped, relevant
 from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
 from memoryd.core.temporal import DateRange, mentioned_dates, overlaps
 from memoryd.engine.providers import Provider
@@ -79,41 +80,6 @@ class Request:
     limit: int
     user_id: str | None = None  # an end user of the key: theirs + the key's shared ones
     query_cut: bool = False  # the query is the end of a longer turn (core.query)
-
-
-@dataclass(frozen=True, slots=True)
-class Dropped:
-    """A candidate that was not injected, and why (shown by previews)."""
-
-    hit: Hit
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.hit.to_dict(), "reason": self.reason}
-
-
-def relevant(hits: list[Hit], floor: float | None) -> tuple[list[Hit], list[Dropped]]:
-    """Per hit, not only the top one: a candidate must reach ``floor`` in similarity,
-    or half of it with a keyword match too. Nearest neighbours always exist, so without
-    this a question about Mount Everest brings up every memory of the owner; and a lone
-    shared word ("works") is weak evidence. Without a similarity (keyword-only search)
-    a keyword match is the evidence."""
-    if not floor:
-        return hits, []
-    kept: list[Hit] = []
-    dropped: list[Dropped] = []
-    for hit in hits:
-        similarity = hit.vec_score
-        if (similarity is None and hit.tier not in ("vector", "qdrant")) or (
-            similarity is not None and similarity >= (floor / 2 if hit.fts_score else floor)
-        ):
-            kept.append(hit)
-        else:
-            shown = "none" if similarity is None else f"{similarity:.2f}"
-            match = "a keyword match halves it" if hit.fts_score else "no keyword match"
-            reason = f"below the relevance floor {floor} (similarity {shown}, {match})"
-            dropped.append(Dropped(hit, reason))
-    return kept, dropped
 
 
 #: The known-subjects cache (per owner, end user and session).
