@@ -585,3 +585,28 @@ def test_request_text_sees_responses_instructions_and_input_items() -> None:
     assert "User likes tea" in request_text(body)
     assert "hello" in request_text(body)
     assert request_text({"input": "plain"}) == "plain"
+
+
+def test_the_printable_fast_path_flattens_exactly_like_the_per_character_pass() -> None:
+    """``normalize_memory`` skips its per-character pass for printable text; on any text
+    it must equal the plain definition: every break, control and format character a
+    space, no memories tag, single spaces."""
+    import random
+    import re
+
+    from memoryd.core.injection import normalize_memory
+
+    breaks = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
+    tag = re.compile(r"<\s*/?\s*memories\s*>", re.IGNORECASE)
+
+    def reference(text: str) -> str:
+        flat = "".join(" " if unicodedata.category(c) in breaks else c for c in text)
+        flat = tag.sub(lambda m: m[0].replace("<", "(").replace(">", ")"), flat)
+        return " ".join(flat.split())
+
+    rng = random.Random(7)
+    alphabet = [chr(i) for i in [*range(0x300), *range(0x2000, 0x2070), 0xFEFF, 0x1F600, 0xE000]]
+    alphabet += ["<memories>", "</ Memories >", "plain words "]
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert normalize_memory(text) == reference(text), repr(text)

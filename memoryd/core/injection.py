@@ -88,8 +88,15 @@ def normalize_memory(text: str) -> str:
     """One memory as one line of plain data: breaks and control or format characters
     become spaces, runs of space collapse, and a ``<memories>`` or ``</memories>`` tag
     inside it loses its angle brackets, so no memory can close the block or open one."""
-    flat = "".join(" " if unicodedata.category(c) in _BREAKS else c for c in text)
-    flat = _TAG.sub(lambda m: m[0].replace("<", "(").replace(">", ")"), flat)
+    # ``isprintable`` is False for every Other and Separator character but the space, so
+    # a printable text has none of ``_BREAKS``: the per-character pass (a fifth of a
+    # keyword-memory request at the gateway) runs only for the rest.
+    if text.isprintable():
+        flat = text
+    else:
+        flat = "".join(" " if unicodedata.category(c) in _BREAKS else c for c in text)
+    if "<" in flat:
+        flat = _TAG.sub(lambda m: m[0].replace("<", "(").replace(">", ")"), flat)
     return " ".join(flat.split())
 
 

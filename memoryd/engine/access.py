@@ -88,8 +88,8 @@ class AccessBumps:
 
 
 def _bump_groups(tx: Writer, groups: dict[int, list[str]], now: datetime) -> None:
-    """One ``bump_access`` (+1 each) per unit of count: the store contract has no
-    increment, and an id bumped n times in a second is rare and n is small."""
+    """One UPDATE per distinct count: the memories a busy key's requests keep injecting
+    are bumped dozens of times a second, and one UPDATE per unit of count was 6 % of
+    the gateway's CPU under load."""
     for count, ids in groups.items():
-        for _ in range(count):
-            tx.bump_access(ids, now)
+        tx.bump_access(ids, now, times=count)

@@ -302,8 +302,8 @@ class MemoryWrites(Protocol):
         ...
 
     def delete_expired(self, now: datetime) -> list[tuple[str, int]]: ...
-    def bump_access(self, ids: Iterable[str], now: datetime) -> int:
-        """Count one access of each distinct id; returns how many rows changed."""
+    def bump_access(self, ids: Iterable[str], now: datetime, times: int = 1) -> int:
+        """Count ``times`` accesses of each distinct id; returns how many rows changed."""
         ...
 
     def optimize_keyword_index(self) -> None:

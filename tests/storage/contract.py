@@ -958,6 +958,11 @@ class StoreContract:
         assert get(store, a.id).access_count == 2
         assert get(store, a.id).last_accessed_at == even_later
         assert store.write(lambda w: w.bump_access([], NOW)) == 0
+        # Coalesced bumps count several accesses in one UPDATE.
+        assert store.write(lambda w: w.bump_access([a.id, c.id], even_later, times=5)) == 2
+        assert get(store, a.id).access_count == 7
+        assert get(store, c.id).access_count == 5
+        assert store.write(lambda w: w.bump_access([a.id], even_later, times=0)) == 0
 
     def test_optimize_keyword_index(self, store: Store) -> None:
         made = [add(store, "a", f"apple number {i}") for i in range(30)]

@@ -397,15 +397,15 @@ def delete_expired(conn: Any, now: datetime) -> list[tuple[str, int]]:
     return _delete_returning(conn, "m.expires_at IS NOT NULL AND m.expires_at <= ?", [to_iso(now)])
 
 
-def bump_access(conn: Any, ids: Iterable[str], now: datetime) -> int:
+def bump_access(conn: Any, ids: Iterable[str], now: datetime, times: int = 1) -> int:
     unique = sorted({i for i in ids if isinstance(i, str) and i})
-    if not unique:
+    if not unique or times < 1:
         return 0
     marks = ", ".join("?" for _ in unique)
     conn.execute(
-        "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
+        "UPDATE memories SET access_count = access_count + ?, last_accessed_at = ? "
         f"WHERE id IN ({marks})",
-        [to_iso(now), *unique],
+        [int(times), to_iso(now), *unique],
     )
     return int(conn.changes())
 

@@ -148,8 +148,8 @@ class SqlSession:
     def delete_expired(self, now: datetime) -> list[tuple[str, int]]:
         return self._do(memories.delete_expired, now)
 
-    def bump_access(self, ids: Iterable[str], now: datetime) -> int:
-        return self._do(memories.bump_access, ids, now)
+    def bump_access(self, ids: Iterable[str], now: datetime, times: int = 1) -> int:
+        return self._do(memories.bump_access, ids, now, times)
 
     def optimize_keyword_index(self) -> None:
         self._do(self.dialect.optimize_keyword_index)

@@ -85,7 +85,7 @@ SHARE_TTL_S = 30.0
 #: Scope the MATCH when the filter keeps less than this share of all memories.
 NARROW_SHARE = 0.5
 #: Files smaller than this keep every query term (see ``SqliteDialect._informative``).
-SPARSE_MIN_ROWS = 2000
+SPARSE_MIN_ROWS = 500
 #: Shares (and term counts) remembered at most (tenants seen within SHARE_TTL_S, in practice).
 MAX_SHARES = 4096
 
