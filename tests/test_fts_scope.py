@@ -176,3 +176,48 @@ def test_a_term_in_half_the_rows_is_left_out(
     # A small file keeps every term.
     monkeypatch.setattr(dialect, "SPARSE_MIN_ROWS", 1000)
     assert len(keyword(conn, "does the user play piano", flt)) == 40
+
+
+# -- the index's best matches first, the filter on those only ---------------------------
+
+
+def test_ranking_by_the_index_first_answers_what_the_join_answers(
+    engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``fts_search`` ranks by the index alone, then filters the best 4 x limit; when too
+    few of those pass (here: the end user's own rows are the worst matches) the full
+    join answers. Either way, the same memories in the same order as the join alone."""
+    import memoryd.storage.sqlite.dialect as dialect
+
+    for i in range(60):  # strong matches, another end user's
+        put(engine, "k", f"orbit orbit orbit report {i}", user="other")
+    for i in range(12):  # weaker matches, this end user's
+        put(engine, "k", f"an orbit note {i} with many more words in it", user="me")
+    for i in range(30):  # strong matches, shared with every end user
+        put(engine, "k", f"orbit orbit shared {i}")
+    conn = engine.store.db.read()
+    calls: list[bool] = []
+    original = dialect._best_first
+
+    def counted(*args: Any) -> Any:
+        found = original(*args)
+        calls.append(found is not None)
+        return found
+
+    def both(flt: Filter, limit: int) -> tuple[list[Any], list[Any]]:
+        monkeypatch.setattr(dialect, "_best_first", counted)
+        first = fts_search(conn, '"orbit"', flt, limit, scoped=(False, False))
+        monkeypatch.setattr(dialect, "_best_first", lambda *a: None)
+        joined = fts_search(conn, '"orbit"', flt, limit, scoped=(False, False))
+        return first, joined
+
+    now = utcnow()
+    for limit in (1, 5, 20, 40):
+        for flt in (Filter(owners=("k",), now=now), Filter(owners=("k",), now=now, user_id="me")):
+            first, joined = both(flt, limit)
+            assert [(m.id, round(s, 9)) for m, s in first] == [
+                (m.id, round(s, 9)) for m, s in joined
+            ]
+            assert len(first) == min(limit, 102 if flt.user_id is None else 42)
+    assert True in calls  # the best matches answered
+    assert False in calls  # and the join, when the end user's rows ranked low

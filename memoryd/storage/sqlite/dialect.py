@@ -3,6 +3,7 @@ outbox (``qdrant_sync``): the ``Dialect`` ``SqlSession`` runs the portable SQL w
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -65,15 +66,50 @@ def fts_search(
     if scope:
         match = f"{scope} AND {match}"
     where, params = filter_sql(flt)
+    weight = max(context_weight, 0.0)
+    found = _best_first(conn, match, weight, where, params, limit)
+    if found is not None:
+        return found
     rows = conn.execute(
         f"SELECT {COLUMNS}, bm25(memory_fts, 1.0, 0.5, ?, 0.0) AS rank FROM memory_fts "
         # CROSS JOIN pins the loop order: SQLite would otherwise drive from the
         # memories owner index and re-run the MATCH once per candidate row.
         "CROSS JOIN memories m ON m.seq = memory_fts.rowid "
         f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
-        [max(context_weight, 0.0), match, *params, limit],
+        [weight, match, *params, limit],
     )
     return [(row_to_memory(r), -float(r[NCOLS])) for r in rows]
+
+
+#: Matches ranked by the index alone per wanted hit, before the filter checks them.
+BEST_FIRST = 4
+
+
+def _best_first(
+    conn: Any, match: str, weight: float, where: str, params: list[Any], limit: int
+) -> list[tuple[Memory, float]] | None:
+    """The index's best ``BEST_FIRST * limit`` matches, then the filter on those only;
+    None when too few pass (the caller's join answers). The join checks the filter on
+    every match before it sorts, a rowid lookup into ``memories`` each: with "coffee"
+    in thousands of an owner's memories that was half of a search. The answer is the
+    same: when ``limit`` of the best candidates pass, they are the first ``limit`` the
+    join would keep."""
+    wanted = max(limit, 1) * BEST_FIRST
+    ranked = conn.execute(
+        "SELECT rowid, bm25(memory_fts, 1.0, 0.5, ?, 0.0) AS rank FROM memory_fts "
+        "WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?",
+        [weight, match, wanted],
+    ).fetchall()
+    if not ranked:
+        return []
+    rows = conn.execute(
+        f"SELECT {COLUMNS}, c.key FROM json_each(?) c CROSS JOIN memories m "
+        f"ON m.seq = c.value WHERE {where} ORDER BY c.key LIMIT ?",
+        [json.dumps([r[0] for r in ranked]), *params, limit],
+    ).fetchall()
+    if len(rows) < limit and len(ranked) == wanted:
+        return None  # the filter keeps few of the best: more may pass further down
+    return [(row_to_memory(r), -float(ranked[r[NCOLS]][1])) for r in rows]
 
 
 def optimize_fts(conn: Any) -> None:
