@@ -452,7 +452,21 @@ class RecordingConnection:
         return self.conn.execute(statement, params)
 
 
-def test_fts_search_plan_drives_from_the_fts_index(engine: MemoryEngine) -> None:
+def _plan(conn: Any, statement: str, params: list[Any]) -> list[str]:
+    return [str(row[3]) for row in conn.execute("EXPLAIN QUERY PLAN " + statement, params)]
+
+
+@pytest.mark.parametrize("best_first", [True, False], ids=["index-first", "join"])
+def test_fts_search_plan_drives_from_the_fts_index(
+    engine: MemoryEngine, best_first: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both ways a keyword search runs: the index's best matches first, then the filter
+    on those by rowid; or (too few of those pass) the join, the FTS table the outer
+    loop. Neither walks the owner's rows."""
+    import memoryd.storage.sqlite.dialect as dialect
+
+    if not best_first:
+        monkeypatch.setattr(dialect, "_best_first", lambda *args: None)
     for i in range(30):
         add(engine, f"owner{i % 3}", f"plan row {i} about orbit")
     conn = engine.store.db.read()
@@ -462,9 +476,21 @@ def test_fts_search_plan_drives_from_the_fts_index(engine: MemoryEngine) -> None
     assert len(found) == 10
     assert {m.api_key_id for m, _ in found} == {"owner1"}
 
+    if best_first:
+        (ranking, ranking_params), (check, check_params) = recorder.statements[-2:]
+        assert "memory_fts MATCH" in ranking
+        assert "memories" not in ranking  # the index alone ranks
+        plan = _plan(conn, ranking, ranking_params)
+        assert "VIRTUAL TABLE INDEX" in plan[0], plan
+        assert not [p for p in plan if " m " in f" {p} "], plan
+        plan = _plan(conn, check, check_params)
+        memory_steps = [p for p in plan if p.split()[1:2] == ["m"]]
+        assert len(memory_steps) == 1, plan
+        assert "INTEGER PRIMARY KEY" in memory_steps[0], plan
+        return
     (statement, params) = recorder.statements[-1]
     assert "memory_fts MATCH" in statement
-    plan = [str(row[3]) for row in conn.execute("EXPLAIN QUERY PLAN " + statement, params)]
+    plan = _plan(conn, statement, params)
     fts_steps = [p for p in plan if "memory_fts" in p]
     memory_steps = [p for p in plan if p.split()[1:2] == ["m"]]
     assert len(fts_steps) == 1, plan
