@@ -102,15 +102,30 @@ def test_same_answers_as_the_sql_search(engine: MemoryEngine) -> None:
     assert stats["vectors"] == 300
 
 
-def test_small_owners_and_several_owners_stay_in_sql(engine: MemoryEngine) -> None:
+def test_small_owners_stay_in_sql(engine: MemoryEngine) -> None:
     store = vec_store(engine, min_rows=50)
     fill(engine, store, "small", 20)
     fill(engine, store, "big", 60, seed=1)
     assert store.search(query(0), 5, owner_filter("small"))
-    assert store.search(query(0), 5, Filter(owners=("small", "big"), now=utcnow()))
     assert store.resident.stats()["searches"] == 0  # type: ignore[union-attr]
     assert store.search(query(0), 5, owner_filter("big"))
     assert store.resident.stats()["searches"] == 1  # type: ignore[union-attr]
+
+
+def test_several_owners_are_asked_one_by_one_and_merged(engine: MemoryEngine) -> None:
+    """The global scope: the key's own memories (resident) and the global owner's (few,
+    in SQL), the same nearest as one SQL search over both."""
+    store, sql = vec_store(engine, min_rows=50), plain(engine)
+    fill(engine, store, "big", 80)
+    fill(engine, store, "shared", 20, seed=1)
+    fill(engine, store, "someone else", 80, seed=2)
+    both = Filter(owners=("big", "shared"), now=utcnow())
+    for seed in range(10):
+        got = store.search(query(seed), 8, both)
+        same(got, sql.search(query(seed), 8, both))
+        owners = {m.api_key_id for m in engine.store.read().get_many([i for i, _ in got]).values()}
+        assert owners <= {"big", "shared"}
+    assert store.resident.stats()["searches"] == 10  # type: ignore[union-attr]
 
 
 def test_new_changed_and_deleted_vectors_are_seen(engine: MemoryEngine) -> None:

@@ -16,6 +16,8 @@ is traded, so no approximate index to tune or to prove.
   through the retrieval filter in SQL (end user, session, expiry, superseded), and when
   fewer than ``k`` pass, the filter is selective and the caller runs the SQL search,
   which is then cheap (it reads only the rows the filter's indexes keep).
+- **One owner at a time.** A search over several owners (the global scope: the key
+  and the global owner) asks each on its own and merges their nearest.
 - **Bounded.** Copies hold at most ``budget_bytes`` together; the least recently used
   go first, and an owner too large for the budget alone is searched in SQL.
 
@@ -131,8 +133,9 @@ class ResidentVectors:
         self, conn: Any, view: str, flt: Filter, query: np.ndarray, k: int, dim: int
     ) -> list[tuple[str, float]] | None:
         """``(id, cosine distance)`` of the ``k`` nearest rows ``flt`` lets through, or
-        None when the SQL search should answer (small or several owners, over budget, or
-        a filter that keeps too few of the best candidates)."""
+        None when the SQL search should answer (a small owner, several owners: the caller
+        asks one at a time, over budget, or a filter that keeps too few of the best
+        candidates)."""
         if not self.enabled or flt.owners is None or len(flt.owners) != 1:
             return None
         owner = flt.owners[0]

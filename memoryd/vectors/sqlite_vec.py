@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -145,13 +146,31 @@ class SqliteVecStore:
         if self._dim is None or k <= 0:
             return []  # (a negative LIMIT would mean "no limit" to SQLite)
         conn = self.db.read()
+        owners = flt.owners or ()
+        if self.resident is not None and len(owners) > 1:
+            # Several owners (the global scope): each answers on its own, resident or
+            # in SQL, and the union of their k nearest holds the k nearest of all.
+            rows = sorted(
+                (
+                    row
+                    for o in dict.fromkeys(owners)
+                    for row in self._one(conn, vector, k, replace(flt, owners=(o,)), view)
+                ),
+                key=lambda row: row[1],
+            )[:k]
+        else:
+            rows = self._one(conn, vector, k, flt, view)
+        # float32 rounding can put an exact match a hair past 1: keep scores in [-1, 1].
+        return [(mid, max(-1.0, min(1.0, 1.0 - dist))) for mid, dist in rows]
+
+    def _one(
+        self, conn: Any, vector: np.ndarray, k: int, flt: Filter, view: str
+    ) -> list[tuple[str, float]]:
+        assert self._dim is not None
         rows = None
         if self.resident is not None:
             rows = self.resident.search(conn, view, flt, vector, k, self._dim)
-        if rows is None:
-            rows = self._knn(conn, vector, k, flt, view)
-        # float32 rounding can put an exact match a hair past 1: keep scores in [-1, 1].
-        return [(mid, max(-1.0, min(1.0, 1.0 - dist))) for mid, dist in rows]
+        return self._knn(conn, vector, k, flt, view) if rows is None else rows
 
     def _knn(
         self, conn: Any, vector: np.ndarray, k: int, flt: Filter, view: str
