@@ -112,6 +112,24 @@ def add(
     return memory
 
 
+class RecordingConnection:
+    """A read connection that passes statements through and remembers each one, so a
+    test can read the query plans of what a search really ran."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.statements: list[tuple[str, list[Any]]] = []
+
+    def execute(self, statement: str, params: Any = ()) -> Any:
+        self.statements.append((statement, list(params)))
+        return self.conn.execute(statement, params)
+
+    def plan(self, index: int = -1) -> list[str]:
+        """The steps of ``EXPLAIN QUERY PLAN`` for one recorded statement."""
+        statement, params = self.statements[index]
+        return [str(r[3]) for r in self.conn.execute(f"EXPLAIN QUERY PLAN {statement}", params)]
+
+
 def raw_write(engine: MemoryEngine, sql: str, params: tuple[Any, ...] = ()) -> None:
     """Run one statement (``?`` placeholders) on whichever store ``engine`` uses, for
     the few tests that must set a row the service API never would (an old timestamp on

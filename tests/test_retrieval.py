@@ -17,7 +17,7 @@ from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, utcnow
 from memoryd.storage.base import Filter
 from memoryd.storage.sqlite.dialect import fts_search
-from tests.conftest import add
+from tests.conftest import RecordingConnection, add
 
 KEYWORD_STRATEGIES = ("semantic", "hybrid")
 ALL_STRATEGIES = ("exact", "semantic", "hybrid")
@@ -440,22 +440,6 @@ def test_unknown_strategy_and_scope_are_rejected(engine: MemoryEngine) -> None:
 # -- the FTS query plan ------------------------------------------------------------------
 
 
-class RecordingConnection:
-    """Passes statements through to a real connection, remembering each one."""
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-        self.statements: list[tuple[str, list[Any]]] = []
-
-    def execute(self, statement: str, params: Any = ()) -> Any:
-        self.statements.append((statement, list(params)))
-        return self.conn.execute(statement, params)
-
-
-def _plan(conn: Any, statement: str, params: list[Any]) -> list[str]:
-    return [str(row[3]) for row in conn.execute("EXPLAIN QUERY PLAN " + statement, params)]
-
-
 @pytest.mark.parametrize("best_first", [True, False], ids=["index-first", "join"])
 def test_fts_search_plan_drives_from_the_fts_index(
     engine: MemoryEngine, best_first: bool, monkeypatch: pytest.MonkeyPatch
@@ -477,20 +461,19 @@ def test_fts_search_plan_drives_from_the_fts_index(
     assert {m.api_key_id for m, _ in found} == {"owner1"}
 
     if best_first:
-        (ranking, ranking_params), (check, check_params) = recorder.statements[-2:]
+        ranking = recorder.statements[-2][0]
         assert "memory_fts MATCH" in ranking
         assert "memories" not in ranking  # the index alone ranks
-        plan = _plan(conn, ranking, ranking_params)
+        plan = recorder.plan(-2)
         assert "VIRTUAL TABLE INDEX" in plan[0], plan
         assert not [p for p in plan if " m " in f" {p} "], plan
-        plan = _plan(conn, check, check_params)
+        plan = recorder.plan(-1)
         memory_steps = [p for p in plan if p.split()[1:2] == ["m"]]
         assert len(memory_steps) == 1, plan
         assert "INTEGER PRIMARY KEY" in memory_steps[0], plan
         return
-    (statement, params) = recorder.statements[-1]
-    assert "memory_fts MATCH" in statement
-    plan = _plan(conn, statement, params)
+    assert "memory_fts MATCH" in recorder.statements[-1][0]
+    plan = recorder.plan()
     fts_steps = [p for p in plan if "memory_fts" in p]
     memory_steps = [p for p in plan if p.split()[1:2] == ["m"]]
     assert len(fts_steps) == 1, plan

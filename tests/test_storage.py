@@ -18,7 +18,7 @@ from memoryd.models import MemoryPatch, NewMemory, to_iso, utcnow
 from memoryd.storage.sql import memories as sql
 from memoryd.storage.sqlite.database import Database
 from memoryd.storage.sqlite.migrations import apply_migrations
-from tests.conftest import add, sqlite_at_version
+from tests.conftest import RecordingConnection, add, sqlite_at_version
 
 
 @pytest.fixture
@@ -372,24 +372,6 @@ def test_threads_that_end_leave_no_open_connection_behind(engine: MemoryEngine) 
     assert open_files() - before < 10
 
 
-class Recording:
-    """A read connection that keeps every statement it runs (to read their plans)."""
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-        self.statements: list[tuple[str, list[Any]]] = []
-
-    def execute(self, statement: str, params: Any = ()) -> Any:
-        self.statements.append((statement, list(params)))
-        return self.conn.execute(statement, params)
-
-    def plans(self) -> list[str]:
-        return [
-            " ".join(str(r[3]) for r in self.conn.execute(f"EXPLAIN QUERY PLAN {s}", p))
-            for s, p in self.statements
-        ]
-
-
 def test_counting_expired_memories_walks_the_expiry_index_not_the_owner(
     engine: MemoryEngine,
 ) -> None:
@@ -399,10 +381,10 @@ def test_counting_expired_memories_walks_the_expiry_index_not_the_owner(
         add(engine, "big", f"row {i}")
     add(engine, "big", "gone soon", expires_at=utcnow() + timedelta(milliseconds=1))
     time.sleep(0.01)
-    conn = Recording(engine.store.db.read())
+    conn = RecordingConnection(engine.store.db.read())
     counts = sql.hidden_counts(conn, sql.Filter(owners=("big",), now=utcnow()))
     assert counts == {"expired": 1, "retention": 0}
-    assert "idx_memories_expires" in conn.plans()[0]
+    assert "idx_memories_expires" in " ".join(conn.plan(0))
 
 
 def test_the_resident_copies_check_their_candidates_by_rowid(engine: MemoryEngine) -> None:
@@ -412,9 +394,10 @@ def test_the_resident_copies_check_their_candidates_by_rowid(engine: MemoryEngin
 
     for i in range(300):
         add(engine, "big", f"row {i}")
-    conn = Recording(engine.store.db.read())
+    conn = RecordingConnection(engine.store.db.read())
     seqs = list(range(1, 161))
     found = vec_sql.passing(conn, seqs, sql.Filter(owners=("big",), now=utcnow()))
     assert sorted(found) == seqs
-    assert "INTEGER PRIMARY KEY" in conn.plans()[0]
-    assert "idx_memories_owner" not in conn.plans()[0]
+    plan = " ".join(conn.plan(0))
+    assert "INTEGER PRIMARY KEY" in plan
+    assert "idx_memories_owner" not in plan

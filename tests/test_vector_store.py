@@ -34,7 +34,7 @@ from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.storage.sqlite.vectors import read_meta
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.sqlite_vec import SqliteVecStore
-from tests.conftest import add
+from tests.conftest import RecordingConnection, add
 
 SIG4 = "test:dim4:4"
 SIG8 = "test:dim8:8"
@@ -808,18 +808,6 @@ def test_mark_all_reindex_workflow(engine: MemoryEngine) -> None:
 # -- query plan ----------------------------------------------------------------------
 
 
-class _Recorder:
-    """A connection stand-in that records what ``search`` executes."""
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-        self.calls: list[tuple[str, list[Any]]] = []
-
-    def execute(self, query: str, params: Any = ()) -> Any:
-        self.calls.append((query, list(params)))
-        return self.conn.execute(query, params)
-
-
 @pytest.mark.parametrize("quantization", ["none", "int8"])
 @pytest.mark.parametrize("session", [None, "s1"])
 def test_search_plan_uses_the_owner_index_and_the_vector_primary_key(
@@ -833,14 +821,12 @@ def test_search_plan_uses_the_owner_index_and_the_vector_primary_key(
     engine.create_many(
         NewMemory(api_key_id=f"k{i % 5}", content=f"plan {i}", session_id="s1") for i in range(50)
     )
-    recorder = _Recorder(engine.store.db.read())
+    recorder = RecordingConnection(engine.store.db.read())
     monkeypatch.setattr(store.db, "read", lambda: recorder)
     store.search(e(1), 10, flt("k1", session_id=session))
     monkeypatch.undo()
-    [(query, params)] = recorder.calls
-    plan = [
-        str(r[3]) for r in engine.store.db.read().execute("EXPLAIN QUERY PLAN " + query, params)
-    ]
+    assert len(recorder.statements) == 1
+    plan = recorder.plan()
     memories_step = [p for p in plan if p.startswith(("SEARCH m ", "SCAN m"))]
     vectors_step = [p for p in plan if p.startswith(("SEARCH v ", "SCAN v"))]
     assert len(memories_step) == 1, plan
