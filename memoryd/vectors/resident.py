@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from memoryd.cache import TTLCache
 from memoryd.storage.base import Filter
 from memoryd.storage.sqlite import vectors as vec_sql
 
@@ -117,10 +118,9 @@ class ResidentVectors:
     ) -> None:
         self.min_rows = min_rows
         self.budget_bytes = budget_bytes
-        self._clock = clock
         self._copies: OrderedDict[tuple[str, str], _Copy] = OrderedDict()
-        self._sizes: dict[str, tuple[float, int]] = {}
-        self._lock = threading.Lock()  # the two dicts; each copy has its own lock
+        self._sizes: TTLCache[str, int] = TTLCache(4096, SIZE_TTL_S, clock=clock)
+        self._lock = threading.Lock()  # the copies and counters; each copy has its own lock
         self.searches = 0
         self.fallbacks = 0
         self.builds = 0
@@ -159,16 +159,11 @@ class ResidentVectors:
         return hits
 
     def _owner_rows(self, conn: Any, owner: str) -> int:
-        now = self._clock()
-        with self._lock:
-            known = self._sizes.get(owner)
-        if known is not None and now - known[0] < SIZE_TTL_S:
-            return known[1]
+        found, known = self._sizes.lookup(owner)
+        if found and known is not None:
+            return known
         count = vec_sql.owner_rows(conn, owner)
-        with self._lock:
-            if len(self._sizes) >= 4096:
-                self._sizes.clear()
-            self._sizes[owner] = (now, count)
+        self._sizes.set(owner, count)
         return count
 
     def _current(self, conn: Any, owner: str, view: str, dim: int) -> _Copy | None:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from memoryd.cache import TTLCache
 from memoryd.core.fts_query import query_tokens, quote_token
 from memoryd.models import Memory
 from memoryd.storage.base import Filter
@@ -131,8 +132,10 @@ class SqliteDialect:
         self.fts5 = fts5
         self._clock = clock
         self._total: tuple[float, int] | None = None
-        self._shares: dict[tuple[Any, ...], tuple[float, tuple[bool, bool]]] = {}
-        self._counts: dict[tuple[str, str], tuple[float, int]] = {}
+        self._shares: TTLCache[tuple[Any, ...], tuple[bool, bool]]
+        self._shares = TTLCache(MAX_SHARES, SHARE_TTL_S, clock=clock)
+        self._counts: TTLCache[tuple[str, str], int]
+        self._counts = TTLCache(MAX_SHARES, SHARE_TTL_S, clock=clock)
 
     def keyword_search(
         self, conn: Any, query: str, flt: Filter, limit: int, context_weight: float = 0.0
@@ -168,19 +171,17 @@ class SqliteDialect:
         return self._total[1]
 
     def _doc_count(self, conn: Any, token: str, fields: str) -> int:
-        now = self._clock()
-        key = (fields, token)
-        known = self._counts.get(key)
-        if known is not None and now - known[0] < SHARE_TTL_S:
-            return known[1]
+        found, known = self._counts.lookup((fields, token))
+        if found and known is not None:
+            return known
         match = f"{fields} : {quote_token(token)}"
-        found = conn.execute(
-            "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", [match]
-        ).fetchone()
-        if len(self._counts) >= MAX_SHARES:
-            self._counts.clear()
-        self._counts[key] = (now, int(found[0]))
-        return self._counts[key][1]
+        count = int(
+            conn.execute(
+                "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", [match]
+            ).fetchone()[0]
+        )
+        self._counts.set((fields, token), count)
+        return count
 
     def _narrows(self, conn: Any, flt: Filter) -> tuple[bool, bool]:
         """Whether the owner tokens (the owners hold under ``NARROW_SHARE`` of the file)
@@ -190,11 +191,10 @@ class SqliteDialect:
         slow. The counts come from indexes and are cached per tenant."""
         if flt.owners is None or not flt.owners:
             return (False, False)
-        now = self._clock()
         key = (flt.owners, flt.user_id)
-        known = self._shares.get(key)
-        if known is not None and now - known[0] < SHARE_TTL_S:
-            return known[1]
+        found, known = self._shares.lookup(key)
+        if found and known is not None:
+            return known
         total = self._file_rows(conn)
         marks = ", ".join("?" for _ in flt.owners)
         owned = f"SELECT count(*) FROM memories WHERE api_key_id IN ({marks})"
@@ -208,9 +208,7 @@ class SqliteDialect:
             )
             by_user = seen < held * NARROW_SHARE
         decision = (held < total * NARROW_SHARE, by_user)
-        if len(self._shares) >= MAX_SHARES:
-            self._shares.clear()
-        self._shares[key] = (now, decision)
+        self._shares.set(key, decision)
         return decision
 
     def optimize_keyword_index(self, conn: Any) -> None:
