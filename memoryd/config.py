@@ -98,7 +98,7 @@ class EngineConfig:
     vec_quantization: str = "none"
     #: Owners with at least this many memories are searched in memory
     #: (``vectors.resident``), within this many MB for all of them (0: never).
-    resident_min_rows: int = 2000
+    resident_min_rows: int = 200
     resident_budget_mb: int = 1024
     embedding_cache_max: int = 1000
     embedding_cache_ttl_ms: int = 300_000
@@ -142,7 +142,7 @@ class EngineConfig:
             context_field_weight=_unit(env, "MEMORY_CONTEXT_FIELD_WEIGHT", 0.2),
             context_vector_weight=max(0.0, _float(env, "MEMORY_CONTEXT_VECTOR_WEIGHT", 0.0)),
             vec_quantization=quant if quant in ("int8", "half") else "none",
-            resident_min_rows=_int(env, "MEMORY_RESIDENT_MIN_ROWS", 2000, 0, 1_000_000_000),
+            resident_min_rows=_int(env, "MEMORY_RESIDENT_MIN_ROWS", 200, 0, 1_000_000_000),
             resident_budget_mb=_int(env, "MEMORY_RESIDENT_BUDGET_MB", 1024, 0, 1_000_000),
             embedding_cache_max=_int(env, "MEMORY_EMBEDDING_CACHE_MAX", 1000, 1, 1_000_000),
             embedding_cache_ttl_ms=_int(

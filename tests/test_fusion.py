@@ -136,6 +136,13 @@ def test_mentioned_dates(text: str, expected: list[tuple[date, date]]) -> None:
     assert mentioned_dates(text) == expected
 
 
+def test_repeated_texts_get_their_own_copy_of_the_cached_dates() -> None:
+    """The scan is cached per text; a caller changing its list changes no later answer."""
+    first = mentioned_dates("met on 9 October, 2022")
+    first.clear()
+    assert mentioned_dates("met on 9 October, 2022") == [(date(2022, 10, 9), date(2022, 10, 9))]
+
+
 def test_overlap_allows_a_few_days_of_slack() -> None:
     asked = mentioned_dates("on March 16, 2022")
     assert overlaps(asked, mentioned_dates("[17 March, 2022] yesterday I went bowling"))

@@ -17,6 +17,7 @@ from memoryd.storage.base import Filter
 from memoryd.storage.sqlite import vectors as vec_sql
 from memoryd.storage.sqlite.database import Database
 from memoryd.storage.sqlite.store import SqliteStore
+from memoryd.vectors import resident
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.resident import ResidentVectors
 from memoryd.vectors.sqlite_vec import SqliteVecStore
@@ -200,6 +201,25 @@ def test_the_filter_decides_and_a_selective_one_falls_back(engine: MemoryEngine)
     for seed in range(10):
         found = {mid for mid, _ in store.search(query(seed), 10, flt)}
         assert found <= set(mine)
+
+
+def test_candidates_past_the_first_check_are_checked_before_falling_back(
+    engine: MemoryEngine,
+) -> None:
+    """The first ``k`` + a few candidates are checked alone; when too few of them pass,
+    the rest of the overfetch is checked before the SQL search is asked."""
+    store, sql = vec_store(engine), plain(engine)
+    alice = fill(engine, store, "big", 120, user="alice")
+    bob = fill(engine, store, "big", 80, seed=3, user="bob")
+    flt, k = owner_filter("big", user_id="bob"), 10
+    first = k + max(k // 2, resident.FIRST_EXTRA)
+    nearest = [mid for mid, _ in sql.search(query(4), first, owner_filter("big"))]
+    assert sum(mid in set(bob) for mid in nearest) < k  # the first check alone is short
+    assert set(nearest) & set(alice)
+    got = store.search(query(4), k, flt)
+    same(got, sql.search(query(4), k, flt))
+    stats = store.resident.stats()  # type: ignore[union-attr]
+    assert (stats["searches"], stats["fallbacks"]) == (1, 0)
 
 
 def test_superseded_memories_are_filtered_out(engine: MemoryEngine) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
+from functools import lru_cache
 
 _MONTH_NAMES = [
     "january", "february", "march", "april", "may", "june",
@@ -46,7 +47,17 @@ def _day(year: str, month: int, day: str) -> DateRange | None:
 
 def mentioned_dates(text: str) -> list[DateRange]:
     """Calendar days and months named in ``text`` as inclusive ranges."""
-    text = text[:MAX_SCAN_CHARS]
+    return list(_scan(text[:MAX_SCAN_CHARS]))
+
+
+@lru_cache(maxsize=8192)
+def _scan(text: str) -> tuple[DateRange, ...]:
+    """Cached: a query naming a date checks every candidate memory's text, and the
+    same memories come back query after query (four regexes over each cost ~70 us)."""
+    return tuple(_dates_in(text))
+
+
+def _dates_in(text: str) -> list[DateRange]:
     found: list[DateRange | None] = []
     for m in _DAY_MONTH_YEAR.finditer(text):
         found.append(_day(m[3], _MONTHS[m[2].lower()], m[1]))
