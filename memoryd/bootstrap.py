@@ -101,7 +101,12 @@ def _open_store(config: EngineConfig) -> tuple[Store, VectorFactory]:
         )
         return SqliteVecStore(db, quantization=config.vec_quantization, resident=resident)
 
-    return SqliteStore(db), sqlite_vec
+    from memoryd.storage.sqlite.keywords import ResidentKeywords
+
+    keywords = ResidentKeywords(
+        min_rows=config.resident_min_rows, budget_bytes=config.resident_budget_mb * 2**20
+    )
+    return SqliteStore(db, keywords=keywords), sqlite_vec
 
 
 def _semantic_tier(

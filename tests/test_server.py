@@ -300,6 +300,7 @@ def test_start_on_an_older_data_dir_runs_pending_migrations(spawn: Any, tmp_path
             10,
             11,
             12,
+            13,
         ]
     finally:
         conn.close()

@@ -72,6 +72,7 @@ def test_fresh_db_records_every_migration_with_its_name(db: Database) -> None:
         (10, "context_fts"),
         (11, "fts_scope"),
         (12, "flagged_by_owner"),
+        (13, "keyword_changes"),
     ]
     assert db.capabilities.deferred_migrations == ()
 
@@ -82,7 +83,7 @@ def test_reopening_applies_nothing_new(tmp_path: Path) -> None:
         before = _rows(first.read(), "SELECT * FROM schema_migrations ORDER BY version")
     with Database(path, load_vec=False) as second:
         after = _rows(second.read(), "SELECT * FROM schema_migrations ORDER BY version")
-    assert len(before) == 12
+    assert len(before) == 13
     assert after == before  # same rows, same applied_at: nothing re-applied
 
 
@@ -146,6 +147,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (8,),
             (9,),
             (12,),
+            (13,),
         ]
 
         _insert_raw(conn, "pre-fts", "key-a", "legacy row about kubernetes", "legacy:k8s")
@@ -164,6 +166,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (10,),
             (11,),
             (12,),
+            (13,),
         ]
         found = _rows(
             conn,
@@ -316,7 +319,7 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
 
     with Database(path, load_vec=False) as db:
         versions = [v for (v,) in _rows(db.read(), "SELECT version FROM schema_migrations")]
-        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
         slots = dict(_rows(db.read(), "SELECT id, slot FROM memories ORDER BY id"))
         assert slots == {"m0": "home_location", "m1": None, "m2": None}
         users = {u for (u,) in _rows(db.read(), "SELECT user_id FROM memories")}

@@ -64,6 +64,13 @@ def _qdrant(engine: StatusHost) -> dict[str, Any]:
         }
 
 
+def _resident_keywords(engine: StatusHost) -> dict[str, Any] | None:
+    """The in-memory keyword copies of large owners (SQLite only)."""
+    keywords = getattr(engine.store, "keywords", None)
+    stats = getattr(keywords, "stats", None)
+    return stats() if callable(stats) else None
+
+
 def engine_status(engine: StatusHost) -> dict[str, Any]:
     caps = engine.store.capabilities
     settings = engine.settings.get()
@@ -80,6 +87,7 @@ def engine_status(engine: StatusHost) -> dict[str, Any]:
             "available": caps.fts5,
             "backend": caps.keyword_backend,
             "reason": caps.fts5_reason,
+            "resident": _resident_keywords(engine),
         },
         "embedding": _embedding(engine),
         "vectorStore": _vector_store(engine, pending),

@@ -15,6 +15,7 @@ from memoryd.storage.base import Filter
 from memoryd.storage.rows import COLUMNS, NCOLS, row_to_memory
 from memoryd.storage.sql.memories import filter_sql
 from memoryd.storage.sqlite import qdrant_sync
+from memoryd.storage.sqlite.keywords import ResidentKeywords
 
 
 def scope_token(value: str) -> str:
@@ -128,8 +129,15 @@ MAX_SHARES = 4096
 
 
 class SqliteDialect:
-    def __init__(self, *, fts5: bool, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        fts5: bool,
+        clock: Callable[[], float] = time.monotonic,
+        keywords: ResidentKeywords | None = None,
+    ) -> None:
         self.fts5 = fts5
+        self.keywords = keywords if fts5 else None
         self._clock = clock
         self._total: tuple[float, int] | None = None
         self._shares: TTLCache[tuple[Any, ...], tuple[bool, bool]]
@@ -145,6 +153,10 @@ class SqliteDialect:
             return []
         fields = "{content key context}" if context_weight > 0 else "{content key}"
         tokens = self._informative(conn, tokens, fields)
+        if self.keywords is not None:
+            found = self.keywords.search(conn, tokens, flt, limit, context_weight, fields)
+            if found is not None:
+                return found
         match = " OR ".join(quote_token(t) for t in tokens)
         scoped = self._narrows(conn, flt)
         return fts_search(conn, match, flt, limit, context_weight, scoped=scoped)

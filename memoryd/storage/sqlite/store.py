@@ -19,6 +19,7 @@ from memoryd.storage.sql.session import SqlSession
 from memoryd.storage.sql.store import DatabaseStore
 from memoryd.storage.sqlite.database import Connection, Database
 from memoryd.storage.sqlite.dialect import SqliteDialect
+from memoryd.storage.sqlite.keywords import ResidentKeywords
 
 T = TypeVar("T")
 
@@ -29,10 +30,15 @@ class SqliteStore(DatabaseStore):
 
     db: Database
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, keywords: ResidentKeywords | None = None) -> None:
         self.db = db
         self.capabilities: Capabilities = db.capabilities
-        self._dialect = SqliteDialect(fts5=db.capabilities.fts5)
+        self._dialect = SqliteDialect(fts5=db.capabilities.fts5, keywords=keywords)
+
+    @property
+    def keywords(self) -> ResidentKeywords | None:
+        """The resident keyword copies, when this process keeps them."""
+        return self._dialect.keywords
 
     @classmethod
     def open(cls, path: str | Path, *, load_vec: bool = True) -> SqliteStore:

@@ -1,0 +1,258 @@
+"""Large owners' keyword postings in memory (``storage.sqlite.keywords``): the same
+ranking and scores as FTS5's own search, fresh after every kind of write from any
+connection, filtered by SQL, bounded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memoryd.config import EngineConfig
+from memoryd.engine import MemoryEngine
+from memoryd.models import MemoryPatch, NewMemory, utcnow
+from memoryd.settings import SettingsService
+from memoryd.storage.base import Filter
+from memoryd.storage.sqlite import keywords as kw
+from memoryd.storage.sqlite.database import Database
+from memoryd.storage.sqlite.keywords import ResidentKeywords
+from memoryd.storage.sqlite.store import SqliteStore
+from tests.conftest import raw_write
+
+TEXT = """anna lisbon coffee hiking painted sunrise lake dogs dog running ran marathon
+    charity race raise awareness sister brother guitar concert pottery museum
+    recipe pasta garden tomatoes adoption agency counseling career naïve café"""
+WORDS = TEXT.split()
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
+    config = EngineConfig.from_env({}, data_dir=tmp_path / "data")
+    config.data_dir.mkdir(parents=True)
+    store = SqliteStore(Database(config.db_path, load_vec=False))
+    eng = MemoryEngine(store, config, SettingsService(store))
+    try:
+        yield eng
+    finally:
+        eng.close()
+
+
+def resident_store(engine: MemoryEngine, **options: int) -> SqliteStore:
+    db = engine.store.db  # type: ignore[attr-defined]
+    keywords = ResidentKeywords(**({"min_rows": 10, "budget_bytes": 2**24} | options))
+    return SqliteStore(db, keywords=keywords)
+
+
+def sql_store(engine: MemoryEngine) -> SqliteStore:
+    return SqliteStore(engine.store.db)  # type: ignore[attr-defined]
+
+
+def sentence(rng: np.random.Generator, n: int = 8) -> str:
+    return " ".join(str(w) for w in rng.choice(WORDS, size=n)).capitalize() + "."
+
+
+def fill(
+    engine: MemoryEngine, owner: str, n: int, seed: int = 0, user: str = "", sessions: int = 4
+) -> list[str]:
+    rng = np.random.default_rng(seed)
+    created = engine.create_many(
+        NewMemory(
+            owner,
+            f"{sentence(rng, int(rng.integers(3, 12)))} ({owner} {i})",
+            user_id=user,
+            session_id=f"s{i % sessions}",
+        )
+        for i in range(n)
+    )
+    return [m.id for m, _ in created]
+
+
+def owner_filter(owner: str, **more: object) -> Filter:
+    return Filter(owners=(owner,), now=utcnow(), **more)  # type: ignore[arg-type]
+
+
+def queries(seed: int, n: int = 30) -> list[str]:
+    rng = np.random.default_rng(500 + seed)
+    return [
+        " ".join(str(w) for w in rng.choice([*WORDS, "absent", "the"], size=int(k)))
+        for k in rng.integers(1, 6, size=n)
+    ]
+
+
+def search(store: SqliteStore, query: str, flt: Filter, limit: int = 10, weight: float = 0.2):  # type: ignore[no-untyped-def]
+    return [(m.id, s) for m, s in store.read().keyword_search(query, flt, limit, weight)]
+
+
+def same(got: list[tuple[str, float]], want: list[tuple[str, float]]) -> None:
+    assert [mid for mid, _ in got] == [mid for mid, _ in want]
+    assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9, atol=0)
+
+
+def assert_same_everywhere(
+    resident: SqliteStore, sql: SqliteStore, owner: str, seed: int = 0, **more: object
+) -> None:
+    flt = owner_filter(owner, **more)
+    for weight in (0.0, 0.2):
+        for query in queries(seed):
+            same(search(resident, query, flt, 10, weight), search(sql, query, flt, 10, weight))
+
+
+def stats(store: SqliteStore) -> dict[str, int]:
+    assert store.keywords is not None
+    return store.keywords.stats()
+
+
+def test_same_ranking_and_scores_as_fts5(engine: MemoryEngine) -> None:
+    resident, sql = resident_store(engine), sql_store(engine)
+    fill(engine, "big", 300)
+    fill(engine, "other", 200, seed=1)
+    assert_same_everywhere(resident, sql, "big")
+    found = stats(resident)
+    assert found["searches"] >= 50  # the copy answered, not the SQL fallback
+    assert found["owners"] == 1
+    assert found["memories"] == 300
+
+
+def test_small_and_several_owners_stay_in_sql(engine: MemoryEngine) -> None:
+    resident, sql = resident_store(engine, min_rows=50), sql_store(engine)
+    fill(engine, "small", 20)
+    fill(engine, "big", 60, seed=1)
+    assert search(resident, "coffee dogs", owner_filter("small")) == search(
+        sql, "coffee dogs", owner_filter("small")
+    )
+    both = Filter(owners=("small", "big"), now=utcnow())
+    assert search(resident, "coffee dogs", both) == search(sql, "coffee dogs", both)
+    assert stats(resident)["searches"] == 0
+
+
+def test_new_changed_and_deleted_memories_are_seen(engine: MemoryEngine) -> None:
+    resident, sql = resident_store(engine), sql_store(engine)
+    ids = fill(engine, "big", 120)
+    flt = owner_filter("big")
+    assert search(resident, "zeppelin", flt) == []
+    (added, _), *_ = engine.create_many([NewMemory("big", "A zeppelin over Lisbon")])
+    assert [mid for mid, _ in search(resident, "zeppelin", flt)] == [added.id]
+    engine.update(
+        ids[0], MemoryPatch(content="Zeppelin rides twice, a zeppelin museum"), owner="big"
+    )
+    same(search(resident, "zeppelin museum", flt), search(sql, "zeppelin museum", flt))
+    got = search(resident, "zeppelin", flt)
+    assert ids[0] in {mid for mid, _ in got}
+    same(got, search(sql, "zeppelin", flt))
+    engine.delete(ids[0], owner="big")
+    assert ids[0] not in {mid for mid, _ in search(resident, "zeppelin museum", flt)}
+    assert_same_everywhere(resident, sql, "big", seed=3)
+    assert stats(resident)["builds"] == 1  # caught up from the log, never rebuilt
+
+
+def test_a_write_by_another_connection_is_seen(engine: MemoryEngine, tmp_path: Path) -> None:
+    resident, sql = resident_store(engine), sql_store(engine)
+    fill(engine, "big", 100)
+    flt = owner_filter("big")
+    assert search(resident, "zeppelin", flt) == []
+    raw = Database(engine.config.db_path, load_vec=False)
+    try:
+        raw.write(
+            lambda conn: conn.execute(
+                "UPDATE memories SET content = 'zeppelin hangar' WHERE seq = "
+                "(SELECT min(seq) FROM memories WHERE api_key_id = 'big')"
+            )
+        )
+    finally:
+        raw.close()
+    got = search(resident, "zeppelin", flt)
+    assert len(got) == 1
+    same(got, search(sql, "zeppelin", flt))
+
+
+def test_an_owner_change_moves_the_memory_between_copies(engine: MemoryEngine) -> None:
+    resident, sql = resident_store(engine), sql_store(engine)
+    a = fill(engine, "a", 50)
+    fill(engine, "b", 50, seed=1)
+    raw_write(engine, "UPDATE memories SET content = 'zeppelin' WHERE id = ?", (a[0],))
+    assert [m for m, _ in search(resident, "zeppelin", owner_filter("a"))] == [a[0]]
+    assert search(resident, "zeppelin", owner_filter("b")) == []
+    raw_write(engine, "UPDATE memories SET api_key_id = 'b' WHERE id = ?", (a[0],))
+    assert search(resident, "zeppelin", owner_filter("a")) == []
+    assert [m for m, _ in search(resident, "zeppelin", owner_filter("b"))] == [a[0]]
+    assert_same_everywhere(resident, sql, "a", seed=4)
+    assert_same_everywhere(resident, sql, "b", seed=5)
+
+
+def test_the_filter_decides_and_a_selective_one_falls_back(engine: MemoryEngine) -> None:
+    resident, sql = resident_store(engine), sql_store(engine)
+    fill(engine, "big", 200, user="alice")
+    bob = fill(engine, "big", 30, seed=2, user="bob")
+    flt = owner_filter("big", user_id="bob")
+    for query in queries(6):
+        got = search(resident, query, flt, 10)
+        assert {mid for mid, _ in got} <= set(bob)  # never another end user's
+        same(got, search(sql, query, flt, 10))
+    assert stats(resident)["fallbacks"] >= 1  # bob's few among alice's many: SQL answered
+
+
+def test_superseded_memories_are_filtered_out(engine: MemoryEngine) -> None:
+    resident = resident_store(engine)
+    ids = fill(engine, "big", 40)
+    raw_write(engine, "UPDATE memories SET content = 'zeppelin' WHERE id = ?", (ids[0],))
+    stamp = "2020-01-01T00:00:00.000Z"
+    raw_write(engine, "UPDATE memories SET superseded_at = ? WHERE id = ?", (stamp, ids[0]))
+    assert search(resident, "zeppelin", owner_filter("big")) == []
+
+
+def test_a_copy_behind_a_pruned_log_or_with_a_large_overlay_is_rebuilt(
+    engine: MemoryEngine,
+) -> None:
+    resident, sql = resident_store(engine), sql_store(engine)
+    ids = fill(engine, "big", 80)
+    flt = owner_filter("big")
+    search(resident, "coffee", flt)
+    for i, mid in enumerate(ids[: kw.MIN_OVERLAY + 1]):
+        raw_write(engine, "UPDATE memories SET content = ? WHERE id = ?", (f"zeppelin {i}", mid))
+    same(search(resident, "zeppelin coffee", flt), search(sql, "zeppelin coffee", flt))
+    assert stats(resident)["builds"] == 2  # the overlay outgrew the copy
+    fill(engine, "big", 5, seed=9)
+    raw_write(engine, "DELETE FROM kw_changes WHERE id < (SELECT max(id) FROM kw_changes)")
+    same(search(resident, "zeppelin coffee", flt), search(sql, "zeppelin coffee", flt))
+    assert stats(resident)["builds"] == 3  # the log no longer reached back: rebuilt
+    assert_same_everywhere(resident, sql, "big", seed=7)
+
+
+def test_the_budget_and_the_size_cap_bound_the_copies(
+    engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    resident = resident_store(engine, budget_bytes=1)
+    fill(engine, "big", 60)
+    assert search(resident, "coffee", owner_filter("big"))  # SQL answers
+    assert stats(resident)["owners"] == 0
+    monkeypatch.setattr(kw, "MAX_ROWS", 50)
+    roomy = resident_store(engine)
+    assert search(roomy, "coffee", owner_filter("big"))
+    assert stats(roomy)["owners"] == 0
+
+
+def test_the_log_prunes_itself(engine: MemoryEngine) -> None:
+    raw_write(engine, "INSERT INTO kw_changes (id, seq) VALUES (250000, 1)")
+    raw_write(engine, "INSERT INTO kw_changes (id, seq) VALUES (300000, 1)")
+    rows = engine.store.db.read().execute("SELECT id FROM kw_changes").fetchall()  # type: ignore[attr-defined]
+    assert [r[0] for r in rows] == [250000, 300000]
+    raw_write(engine, "INSERT INTO kw_changes (id, seq) VALUES (351000, 1)")
+    rows = engine.store.db.read().execute("SELECT id FROM kw_changes").fetchall()  # type: ignore[attr-defined]
+    assert [r[0] for r in rows] == [300000, 351000]
+
+
+def test_the_engine_status_shows_the_copies(tmp_path: Path) -> None:
+    from tests import embedders
+    from tests.conftest import make_engine
+
+    eng = make_engine(tmp_path, {"MEMORY_RESIDENT_MIN_ROWS": "5"}, resolver=embedders.no_source)
+    try:
+        fill(eng, "k", 12)
+        assert eng.preview("k", "coffee dogs", strategy="hybrid").hits
+        shown = eng.status()["keyword"]["resident"]
+        assert (shown["owners"], shown["memories"], shown["minRows"]) == (1, 12, 5)
+        assert shown["searches"] >= 1
+    finally:
+        eng.close()
