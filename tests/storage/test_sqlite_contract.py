@@ -10,18 +10,34 @@ import pytest
 from memoryd.storage.base import Store
 from memoryd.storage.sql.session import SqlSession
 from memoryd.storage.sqlite.database import Database
+from memoryd.storage.sqlite.keywords import ResidentKeywords
 from memoryd.storage.sqlite.store import SqliteStore
 from tests.storage.contract import NOW, StoreContract, add, protocol_members
 
 #: Public members of the SQLite classes that are not part of the protocol: the store's
-#: file and ``Database`` (backup, repair, sqlite-vec), and the session's connection.
-SQLITE_ONLY = {"open", "path", "db", "conn", "dialect", "run"}
+#: file and ``Database`` (backup, repair, sqlite-vec), the session's connection, and the
+#: resident keyword copies (``tests/test_resident_keywords.py``, and the contract below).
+SQLITE_ONLY = {"open", "path", "db", "conn", "dialect", "run", "keywords"}
 
 
 class TestSqliteStore(StoreContract):
     @pytest.fixture
     def store(self, tmp_path: Path) -> Iterator[Store]:
         store = SqliteStore(Database(tmp_path / "memoryd.db", load_vec=True))
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+class TestSqliteStoreWithResidentKeywords(StoreContract):
+    """The contract again with every owner's keyword search answered from a resident
+    copy of its postings (where the filter lets it): the same answers as FTS5's."""
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> Iterator[Store]:
+        keywords = ResidentKeywords(min_rows=1, budget_bytes=2**24)
+        store = SqliteStore(Database(tmp_path / "memoryd.db", load_vec=True), keywords=keywords)
         try:
             yield store
         finally:

@@ -376,11 +376,13 @@ class ResidentKeywords:
     def _catch_up(self, conn: Any, copy: _Copy, owner: str) -> bool:
         """Apply the logged changes since ``copy.seen``; False when the log no longer
         reaches back that far (the copy must be rebuilt)."""
+        mine = "CASE WHEN m.api_key_id = ?1 THEN m.{} END"  # others' text is not read
         changes = conn.execute(
-            "SELECT c.id, c.seq, m.api_key_id, m.content, m.key, m.context, m.fts_scope "
-            "FROM kw_changes c LEFT JOIN memories m ON m.seq = c.seq WHERE c.id > ? "
+            "SELECT c.id, c.seq, m.api_key_id, "
+            + ", ".join(mine.format(col) for col in ("content", "key", "context", "fts_scope"))
+            + " FROM kw_changes c LEFT JOIN memories m ON m.seq = c.seq WHERE c.id > ?2 "
             "ORDER BY c.id",
-            [copy.seen],
+            [owner, copy.seen],
         ).fetchall()
         if not changes:
             return True
