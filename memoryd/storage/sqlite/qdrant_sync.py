@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from memoryd.storage.sql.context import SEPARATOR, view_text_sql
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS qdrant_pending (
     seq INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, gen INTEGER NOT NULL DEFAULT 1);
@@ -104,13 +106,15 @@ def count_pushable(conn: Any) -> int:
 def pending_rows(conn: Any, after: int, limit: int) -> list[Any]:
     """Up to ``limit`` pushable rows with ``seq > after``, in ``seq`` order:
     ``(seq, gen, id, api_key_id, session_id, type, key, content, created_at, expires_at,
-    emb)``, ``emb`` being the sqlite-vec blob or None."""
+    emb, ctx_emb, ctx_text)``: the sqlite-vec blobs of both views (or None) and the text
+    of the context view (embedded again when its blob is int8)."""
     rows: list[Any] = conn.execute(
         "SELECT p.seq, p.gen, m.id, m.api_key_id, m.session_id, m.type, m.key, m.content, "
-        "m.created_at, m.expires_at, v.emb FROM qdrant_pending p "
-        "JOIN memories m ON m.seq = p.seq LEFT JOIN vec_memories v ON v.seq = p.seq "
+        f"m.created_at, m.expires_at, v.emb, c.emb, {view_text_sql('m')} "
+        "FROM qdrant_pending p JOIN memories m ON m.seq = p.seq "
+        "LEFT JOIN vec_memories v ON v.seq = p.seq LEFT JOIN vec_context c ON c.seq = p.seq "
         "WHERE m.needs_reindex = 0 AND p.seq > ? ORDER BY p.seq LIMIT ?",
-        (after, limit),
+        (SEPARATOR, after, limit),
     ).fetchall()
     return rows
 
