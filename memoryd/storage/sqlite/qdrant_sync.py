@@ -1,8 +1,9 @@
 """SQL for the Qdrant tier's durable to-do list in SQLite.
 
 ``qdrant_pending`` holds one row per memory whose payload or vector Qdrant lacks:
-triggers on ``memories`` add it (and bump ``gen``) on every insert and every change of a
-field Qdrant stores; ``qdrant_tombstones`` holds deleted ids until Qdrant has dropped
+triggers on ``memories`` add it (and bump ``gen``) on every insert, every change of a
+field Qdrant stores, and whenever the in-store index stores new vectors for it (its flag
+cleared: a neighbour's edit changes its context view, not its row); ``qdrant_tombstones`` holds deleted ids until Qdrant has dropped
 them. The tables are created when the tier first prepares a backend, not by a migration, so a
 database that never enables Qdrant pays no trigger cost. A row is cleared only if its
 ``gen`` did not move while it was being pushed.
@@ -33,6 +34,12 @@ BEGIN
     INSERT INTO qdrant_pending (seq, memory_id, gen) VALUES (new.seq, new.id, 1)
     ON CONFLICT (seq) DO UPDATE SET gen = gen + 1;
 END;
+CREATE TRIGGER IF NOT EXISTS qdrant_memories_vectors AFTER UPDATE OF needs_reindex ON memories
+WHEN old.needs_reindex = 1 AND new.needs_reindex = 0
+BEGIN
+    INSERT INTO qdrant_pending (seq, memory_id, gen) VALUES (new.seq, new.id, 1)
+    ON CONFLICT (seq) DO UPDATE SET gen = gen + 1;
+END;
 CREATE TRIGGER IF NOT EXISTS qdrant_memories_ad AFTER DELETE ON memories BEGIN
     DELETE FROM qdrant_pending WHERE seq = old.seq;
     INSERT OR REPLACE INTO qdrant_tombstones (memory_id, deleted_at)
@@ -44,6 +51,7 @@ _SCHEMA_NAMES = (
     "qdrant_tombstones",
     "qdrant_memories_ai",
     "qdrant_memories_au",
+    "qdrant_memories_vectors",
     "qdrant_memories_ad",
 )
 
@@ -52,7 +60,8 @@ _SCHEMA_NAMES = (
 
 
 def schema_complete(conn: Any) -> bool:
-    """Both tables and all three triggers exist (one may have been dropped by hand)."""
+    """Both tables and every trigger exist (one may have been dropped by hand, or be
+    newer than the database: ``create_schema`` then adds it)."""
     marks = ", ".join("?" for _ in _SCHEMA_NAMES)
     query = f"SELECT COUNT(*) FROM sqlite_master WHERE name IN ({marks})"
     (n,) = next(iter(conn.execute(query, _SCHEMA_NAMES)))
