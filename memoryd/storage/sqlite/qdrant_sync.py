@@ -3,10 +3,11 @@
 ``qdrant_pending`` holds one row per memory whose payload or vector Qdrant lacks:
 triggers on ``memories`` add it (and bump ``gen``) on every insert, every change of a
 field Qdrant stores, and whenever the in-store index stores new vectors for it (its flag
-cleared: a neighbour's edit changes its context view, not its row); ``qdrant_tombstones`` holds deleted ids until Qdrant has dropped
-them. The tables are created when the tier first prepares a backend, not by a migration, so a
-database that never enables Qdrant pays no trigger cost. A row is cleared only if its
-``gen`` did not move while it was being pushed.
+cleared: a neighbour's edit changes its context view, not its row);
+``qdrant_tombstones`` holds deleted ids until Qdrant has dropped them. The tables are
+created when the tier first prepares a backend, not by a migration, so a database that
+never enables Qdrant pays no trigger cost. A row is cleared only if its ``gen`` did not
+move while it was being pushed.
 """
 
 from __future__ import annotations
