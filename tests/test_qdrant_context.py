@@ -408,3 +408,35 @@ def test_on_postgresql_both_views_reach_qdrant_and_follow_a_neighbours_delete(
         assert tier.progress()["pending"] == 0
     finally:
         engine.close()
+
+
+def test_an_edge_index_build_counts_both_vectors_of_a_point(tmp_path: Path) -> None:
+    """Qdrant Edge's indexed count covers every named vector: 3,000 points with their
+    context vector are 6,000 vectors to index (over the 5,000 that start a build), and
+    after the build none is left."""
+    from memoryd.vectors.base import VectorItem
+
+    dim, n = 8, 3000
+    rng = np.random.default_rng(3)
+    store = QdrantEdgeStore(
+        tmp_path / "e", "c", full_scan_threshold_kb=10, indexing_threshold_kb=10
+    )
+    try:
+        assert store.ensure_ready("test:c:8", dim).ready
+        items = []
+        for i in range(n):
+            mid = point_id(f"m{i}")
+            for view in ("memory", "context"):
+                v = rng.standard_normal(dim).astype(np.float32)
+                items.append(VectorItem(mid, "o", v / np.linalg.norm(v), view=view))
+        store.upsert(items)
+        assert store.info()["vectors"] == 2 * n
+        assert store.needs_optimize()
+        assert store.optimize_in_subprocess()["ok"]
+        info = store.info()
+        assert (info["points"], info["indexed"]) == (n, 2 * n)
+        assert not store.needs_optimize()
+        hits = store.search(items[1].vector, 1, owners("o"), view="context")
+        assert [m for m, _ in hits] == [items[1].memory_id]
+    finally:
+        store.close()

@@ -392,10 +392,20 @@ class QdrantEdgeStore:
                 return
 
     def info(self) -> dict[str, int]:
+        """Points, and ``vectors``: what a full graph indexes (``indexed`` counts every
+        named vector, so a point with its context vector counts twice)."""
+        import qdrant_edge as qe
+
         with self._lock:
-            info = self._ready_shard().info()
+            shard = self._ready_shard()
+            info = shard.info()
+            contexts = 0
+            if self._layout.context is not None:
+                has = qe.Filter(must=[qe.HasVectorCondition(self._layout.context)])
+                contexts = int(shard.count(qe.CountRequest(exact=True, filter=has)))
         return {
             "points": int(info.points_count),
+            "vectors": int(info.points_count) + contexts,
             "indexed": int(info.indexed_vectors_count),
             "segments": int(info.segments_count),
         }
@@ -434,8 +444,8 @@ class QdrantEdgeStore:
         if self.optimizing or self._shard is None:
             return False
         info = self.info()
-        unindexed = info["points"] - info["indexed"]
-        return unindexed >= max(OPTIMIZE_MIN_UNINDEXED, info["points"] // 5)
+        unindexed = info["vectors"] - info["indexed"]
+        return unindexed >= max(OPTIMIZE_MIN_UNINDEXED, info["vectors"] // 5)
 
     def optimize_in_subprocess(self, timeout_s: float = 3600.0) -> dict[str, Any]:
         """Build the HNSW graph in a child process (``EdgeShard.optimize`` holds the
