@@ -440,3 +440,26 @@ def test_an_edge_index_build_counts_both_vectors_of_a_point(tmp_path: Path) -> N
         assert [m for m, _ in hits] == [items[1].memory_id]
     finally:
         store.close()
+
+
+def test_int8_sqlite_vec_blobs_are_embedded_again_for_both_views(tmp_path: Path) -> None:
+    """int8 blobs cannot go to Qdrant: the worker embeds the memory's text and its
+    context view (the memory with the two before it) again."""
+    from tests.embedders import fixed_resolver
+
+    env = {**LEG_ONLY, "MEMORY_CONTEXT_VECTOR_WEIGHT": "1", "MEMORY_VEC_QUANTIZATION": "int8"}
+    engine = make_engine(tmp_path / "i8", env, resolver=fixed_resolver("hash", 64))
+    try:
+        assert engine.status()["vectorStore"]["quantization"] == "int8"
+        ids = converse(engine)
+        store = store_of(enable(engine, "qdrant", tmp_path))
+        held = point_vectors(store, ids[2])
+        expected = {
+            "memory": query_vector(engine, TURNS[2]),
+            "context": query_vector(engine, "\n".join(TURNS[:3])),
+        }
+        assert set(held) == {"memory", "context"}
+        for view in ("memory", "context"):
+            np.testing.assert_allclose(held[view], expected[view], atol=1e-6)
+    finally:
+        engine.close()

@@ -70,7 +70,7 @@ def unavailable(collection: str, layout: Layout) -> str | None:
     if layout.context is not None:
         return None
     return (
-        f"context view unavailable: Qdrant collection {collection!r} has a single vector "
+        f"context view unavailable: Qdrant collection {collection!r} has no context vector "
         "(made before context-aware indexing), so it serves the memory view only. Fix: "
         'POST /api/memory/reindex {"target": "qdrant", "force": true} adds the context '
         "vector in place (a server needs Qdrant 1.18+) and pushes every memory again."
@@ -95,11 +95,11 @@ def points(
     lacking = {item.memory_id for item in items} - own.keys()
     if lacking:
         raise ValueError(f"a Qdrant point needs its memory view: {sorted(lacking)[:3]}")
-    return [
-        (item, vectors[""] if list(vectors) == [""] else vectors)
-        for mid, item in own.items()
-        for vectors in (named[mid],)
-    ]
+    out: list[tuple[VectorItem, Any]] = []
+    for mid, item in own.items():
+        vectors = named[mid]
+        out.append((item, vectors[""] if list(vectors) == [""] else vectors))
+    return out
 
 
 # -- outbox rows -> items (the tier's worker) -------------------------------------------
@@ -130,9 +130,10 @@ def row_items(
         made = dict(zip(texts, embed(texts), strict=True))
         for seq, view, text in missing:
             vectors[(seq, view)] = np.asarray(made[text], dtype=np.float32)
-    return [
-        VectorItem(row[2], row[3], vectors[(int(row[0]), view)], payload, view=view)
-        for row in rows
-        for payload in (row_payload(row[2:10]),)
-        for view in ((MEMORY, CONTEXT) if context else (MEMORY,))
-    ]
+    items = []
+    for row in rows:
+        payload = row_payload(row[2:10])
+        for view in (MEMORY, CONTEXT) if context else (MEMORY,):
+            vector = vectors[(int(row[0]), view)]
+            items.append(VectorItem(row[2], row[3], vector, payload, view=view))
+    return items
