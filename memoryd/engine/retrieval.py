@@ -330,9 +330,9 @@ class Retriever:
                 return hits
             resolution.fallback_reason = "no vectors for these memories yet: keyword search"
             return self._keyword(reader, flt, req, resolution, first_reason=None)
-        # The second view (each memory with its earlier neighbours) as a third leg;
-        # Qdrant keeps only the first, so its hits fuse without it.
-        in_context = self._context_knn(vector, k, flt) if tier == "vector" else []
+        # The second view (each memory with its earlier neighbours) as a third leg,
+        # from the tier that served the first.
+        in_context = self._context_knn(vector, k, flt, reader if tier == "qdrant" else None)
         similarity = dict(in_context) | dict(knn)
         fts = reader.keyword_search(req.query, flt, k, self.config.context_field_weight)
         bm25 = {m.id: score for m, score in fts}
@@ -359,11 +359,21 @@ class Retriever:
             for mid, score in fused  # every id is in found: _in_context got only those
         ]
 
-    def _context_knn(self, vector: np.ndarray, k: int, flt: Filter) -> list[tuple[str, float]]:
+    def _context_knn(
+        self, vector: np.ndarray, k: int, flt: Filter, qdrant: Reader | None = None
+    ) -> list[tuple[str, float]]:
+        """The context view's KNN: in-store, or from Qdrant (``qdrant``: the snapshot
+        that re-checks its hits) with none when its collection has no context vector."""
         store = self.indexer.store if self.indexer is not None else None
         if self.config.context_vector_weight <= 0 or store is None:
             return []
-        return store.search(vector, k, flt, view="context")
+        if qdrant is None:
+            return store.search(vector, k, flt, view="context")
+        found = self.qdrant.search(vector, k, flt, view="context") if self.qdrant else None
+        if found is None or not found.hits:
+            return []
+        passing = qdrant.existing_ids([mid for mid, _ in found.hits], flt)
+        return [(mid, score) for mid, score in found.hits if mid in passing]
 
     def _fuse(
         self,

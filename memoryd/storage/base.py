@@ -421,7 +421,8 @@ class OutboxReads(Protocol):
 
     def outbox_rows(self, after: int, limit: int) -> list[Any]:
         """Pushable rows with ``seq > after`` in ``seq`` order: ``(seq, gen, id,
-        api_key_id, session_id, type, key, content, created_at, expires_at, emb)``."""
+        api_key_id, session_id, type, key, content, created_at, expires_at, emb, ctx_emb,
+        ctx_text)``: float32 blobs of both views (or None), the context view's text."""
         ...
 
     def outbox_tombstones(self, limit: int) -> list[str]: ...

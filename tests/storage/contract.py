@@ -1454,7 +1454,7 @@ class StoreContract:
         seqs = [row[0] for row in rows]
         assert seqs == sorted(seqs)
         assert len(set(seqs)) == 3
-        seq, gen, mid, owner, session, type_, key, content, created, expires, emb = rows[0]
+        seq, gen, mid, owner, session, type_, key, content, created, expires, emb, *ctx = rows[0]
         assert (mid, owner, session, type_, key, content) == (
             m1.id,
             "a",
@@ -1468,6 +1468,7 @@ class StoreContract:
         assert parse_iso(created) == NOW - DAY
         assert expires is None
         assert emb is None  # no vector stored
+        assert ctx == [None, "first"]  # nor a context vector; its view: no earlier neighbour
         second = rows[1]
         assert (second[3], second[5], second[6]) == ("b", "episodic", "k2")
         assert parse_iso(second[9]) == NOW + DAY
@@ -1506,6 +1507,14 @@ class StoreContract:
         assert r.outbox_pending() == 0
         assert r.outbox_rows(-1, 10) == []
         store.write(lambda w: w.outbox_done([]))
+
+        # New vectors stored for a memory queue it again (a neighbour's edit changes its
+        # context view, not its row); being flagged alone does not.
+        store.write(lambda w: w.mark_all_reindex())
+        assert r.outbox_pending() == 0
+        clear_flags(store, m1, m2)
+        assert r.outbox_pending() == 2
+        store.write(lambda w: w.outbox_done([(row[0], row[1]) for row in r.outbox_rows(-1, 10)]))
 
         # Fields the vector tier keeps queue a memory again; access counts do not.
         store.write(lambda w: w.bump_access([m1.id], NOW))

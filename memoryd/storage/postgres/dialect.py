@@ -14,6 +14,7 @@ from memoryd.core import bm25
 from memoryd.core.fts_query import query_tokens
 from memoryd.models import Memory
 from memoryd.storage.base import Filter
+from memoryd.storage.sql import context
 from memoryd.storage.sql.memories import filter_sql, get_many
 
 
@@ -31,6 +32,11 @@ def _quoted(lexeme: str) -> str:
 
 def _marks(values: Sequence[Any]) -> str:
     return ", ".join("?" for _ in values)
+
+
+def _bytes(vector: Any) -> bytes | None:
+    """A pgvector value as the float32 blob SQLite would hold (None stays None)."""
+    return None if vector is None else np.asarray(vector, np.float32).tobytes()
 
 
 #: Below this many documents a lexeme always picks candidates (scoring them is cheap).
@@ -201,21 +207,21 @@ class PostgresDialect:
         )
 
     def outbox_rows(self, conn: Any, after: int, limit: int) -> list[Any]:
-        """As SQLite's: ``emb`` as float32 bytes from pgvector, or None."""
-        has = conn.execute("SELECT to_regclass('vec_memories') IS NOT NULL").fetchone()[0]
-        vector = "v.emb::real[]" if has else "NULL::real[]"
-        join = "LEFT JOIN vec_memories v ON v.seq = p.seq " if has else ""
+        """As SQLite's: both views' vectors as float32 bytes from pgvector, or None."""
+        columns, joins = [], []
+        for alias, table in (("v", "vec_memories"), ("c", "vec_context")):
+            has = conn.execute("SELECT to_regclass(?) IS NOT NULL", [table]).fetchone()[0]
+            columns.append(f"{alias}.emb::real[]" if has else "NULL::real[]")
+            joins.append(f"LEFT JOIN {table} {alias} ON {alias}.seq = p.seq " if has else "")
         rows = conn.execute(
             "SELECT p.seq, p.gen, m.id, m.api_key_id, m.session_id, m.type, m.key, "
-            f"m.content, m.created_at, m.expires_at, {vector} FROM qdrant_pending p "
-            f"JOIN memories m ON m.seq = p.seq {join}"
+            f"m.content, m.created_at, m.expires_at, {', '.join(columns)}, "
+            f"{context.view_text_sql('m')} FROM qdrant_pending p "
+            f"JOIN memories m ON m.seq = p.seq {''.join(joins)}"
             "WHERE m.needs_reindex = 0 AND p.seq > ? ORDER BY p.seq LIMIT ?",
-            [after, limit],
+            [context.SEPARATOR, after, limit],
         ).fetchall()
-        return [
-            (*row[:10], None if row[10] is None else np.asarray(row[10], np.float32).tobytes())
-            for row in rows
-        ]
+        return [(*row[:10], *(_bytes(emb) for emb in row[10:12]), row[12]) for row in rows]
 
     def outbox_done(self, conn: Any, done: Sequence[tuple[int, int]]) -> None:
         for seq, gen in done:

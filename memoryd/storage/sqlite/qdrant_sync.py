@@ -1,17 +1,21 @@
 """SQL for the Qdrant tier's durable to-do list in SQLite.
 
 ``qdrant_pending`` holds one row per memory whose payload or vector Qdrant lacks:
-triggers on ``memories`` add it (and bump ``gen``) on every insert and every change of a
-field Qdrant stores; ``qdrant_tombstones`` holds deleted ids until Qdrant has dropped
-them. The tables are created when the tier first prepares a backend, not by a migration, so a
-database that never enables Qdrant pays no trigger cost. A row is cleared only if its
-``gen`` did not move while it was being pushed.
+triggers on ``memories`` add it (and bump ``gen``) on every insert, every change of a
+field Qdrant stores, and whenever the in-store index stores new vectors for it (its flag
+cleared: a neighbour's edit changes its context view, not its row);
+``qdrant_tombstones`` holds deleted ids until Qdrant has dropped them. The tables are
+created when the tier first prepares a backend, not by a migration, so a database that
+never enables Qdrant pays no trigger cost. A row is cleared only if its ``gen`` did not
+move while it was being pushed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+from memoryd.storage.sql.context import SEPARATOR, view_text_sql
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS qdrant_pending (
@@ -31,6 +35,12 @@ BEGIN
     INSERT INTO qdrant_pending (seq, memory_id, gen) VALUES (new.seq, new.id, 1)
     ON CONFLICT (seq) DO UPDATE SET gen = gen + 1;
 END;
+CREATE TRIGGER IF NOT EXISTS qdrant_memories_vectors AFTER UPDATE OF needs_reindex ON memories
+WHEN old.needs_reindex = 1 AND new.needs_reindex = 0
+BEGIN
+    INSERT INTO qdrant_pending (seq, memory_id, gen) VALUES (new.seq, new.id, 1)
+    ON CONFLICT (seq) DO UPDATE SET gen = gen + 1;
+END;
 CREATE TRIGGER IF NOT EXISTS qdrant_memories_ad AFTER DELETE ON memories BEGIN
     DELETE FROM qdrant_pending WHERE seq = old.seq;
     INSERT OR REPLACE INTO qdrant_tombstones (memory_id, deleted_at)
@@ -42,6 +52,7 @@ _SCHEMA_NAMES = (
     "qdrant_tombstones",
     "qdrant_memories_ai",
     "qdrant_memories_au",
+    "qdrant_memories_vectors",
     "qdrant_memories_ad",
 )
 
@@ -50,7 +61,8 @@ _SCHEMA_NAMES = (
 
 
 def schema_complete(conn: Any) -> bool:
-    """Both tables and all three triggers exist (one may have been dropped by hand)."""
+    """Both tables and every trigger exist (one may have been dropped by hand, or be
+    newer than the database: ``create_schema`` then adds it)."""
     marks = ", ".join("?" for _ in _SCHEMA_NAMES)
     query = f"SELECT COUNT(*) FROM sqlite_master WHERE name IN ({marks})"
     (n,) = next(iter(conn.execute(query, _SCHEMA_NAMES)))
@@ -104,13 +116,22 @@ def count_pushable(conn: Any) -> int:
 def pending_rows(conn: Any, after: int, limit: int) -> list[Any]:
     """Up to ``limit`` pushable rows with ``seq > after``, in ``seq`` order:
     ``(seq, gen, id, api_key_id, session_id, type, key, content, created_at, expires_at,
-    emb)``, ``emb`` being the sqlite-vec blob or None."""
+    emb, ctx_emb, ctx_text)``: the sqlite-vec blobs of both views (or None) and the text
+    of the context view (embedded again when its blob is int8). ``vec_context`` is made
+    by the sqlite-vec store, not a migration: without it, no context blob."""
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", ("vec_context",)
+    )
+    has = bool(list(found))
+    context = "c.emb" if has else "NULL"
+    join = "LEFT JOIN vec_context c ON c.seq = p.seq " if has else ""
     rows: list[Any] = conn.execute(
         "SELECT p.seq, p.gen, m.id, m.api_key_id, m.session_id, m.type, m.key, m.content, "
-        "m.created_at, m.expires_at, v.emb FROM qdrant_pending p "
-        "JOIN memories m ON m.seq = p.seq LEFT JOIN vec_memories v ON v.seq = p.seq "
+        f"m.created_at, m.expires_at, v.emb, {context}, {view_text_sql('m')} "
+        "FROM qdrant_pending p JOIN memories m ON m.seq = p.seq "
+        f"LEFT JOIN vec_memories v ON v.seq = p.seq {join}"
         "WHERE m.needs_reindex = 0 AND p.seq > ? ORDER BY p.seq LIMIT ?",
-        (after, limit),
+        (SEPARATOR, after, limit),
     ).fetchall()
     return rows
 

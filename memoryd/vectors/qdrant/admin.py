@@ -125,6 +125,7 @@ class TierAdmin:
             "servesReads": False,
             "reason": None,
             "dimensionGuard": None,
+            "contextView": None,
             "sync": self.progress(),
         }
         if target is None:
@@ -135,6 +136,7 @@ class TierAdmin:
         out["error"] = health.get("error")
         store, reason = self.prepare() if health.get("ok") else (None, str(health.get("error")))
         if store is not None:
+            out["contextView"] = self._context_view(store)
             try:
                 out["pointCount"] = store.count()
             except Exception as exc:
@@ -149,6 +151,12 @@ class TierAdmin:
         if why and not out["reason"]:
             out["reason"] = why
         return out
+
+    def _context_view(self, store: Backend) -> dict[str, Any]:
+        """Whether memories' context vectors are pushed and searched here: ``indexed``
+        (context indexing on), ``available`` (the collection can hold them) and why not."""
+        reason = store.context_unavailable
+        return {"indexed": self.indexer.context, "available": reason is None, "reason": reason}
 
     def health(self) -> dict[str, Any]:
         target = self.target()

@@ -8,6 +8,9 @@ fixed at creation (an existing collection is never altered), point id = the memo
 Every search filters on ``kind`` and the owners (``apiKeyId``), plus the session, the
 type and the retention cut-off when asked, and drops expired points.
 
+Two named vectors per point, ``memory`` and ``context`` (``views``: why both are always
+declared, and how an older single-vector collection keeps working and gains the second).
+
 Dimension guard: a collection whose vector size differs from the active embedder is
 never written or searched; ``ensure_ready`` says so and names the fix (a new
 collection name). Health is ``GET /readyz`` on a server and a collection listing in
@@ -30,6 +33,7 @@ import numpy as np
 
 from memoryd.storage.base import Filter
 from memoryd.vectors.base import ReadyState, VectorItem
+from memoryd.vectors.qdrant import views
 from memoryd.vectors.qdrant.config import (
     QdrantConfig,
     quantization_config,
@@ -89,6 +93,7 @@ from memoryd.vectors.qdrant.payload import (
 from memoryd.vectors.qdrant.payload import (
     unix as unix,
 )
+from memoryd.vectors.qdrant.views import CONTEXT, MEMORY, NAMED, Layout, layout_of, unavailable
 
 
 class QdrantStore:
@@ -106,7 +111,7 @@ class QdrantStore:
         self._client: Any = None
         self._lock = threading.RLock()  # local mode is one SQLite file: one caller at a time
         self._dim: int | None = None
-        self._vector_name: str | None = None
+        self._layout: Layout = NAMED
         self.guard: str | None = None
 
     # -- connection --------------------------------------------------------------------
@@ -175,9 +180,10 @@ class QdrantStore:
         if not client.collection_exists(self.collection):
             quant = quantization_config(self.config.quantization)
             try:
+                params = qm.VectorParams(size=dimensions, distance=qm.Distance.COSINE)
                 client.create_collection(
                     self.collection,
-                    vectors_config=qm.VectorParams(size=dimensions, distance=qm.Distance.COSINE),
+                    vectors_config={MEMORY: params, CONTEXT: params},
                     quantization_config=_quantization_model(quant),
                 )
                 created = True
@@ -187,13 +193,13 @@ class QdrantStore:
             if created and not self.local:  # local mode has no payload indexes
                 self._create_indexes(client)
         info = client.get_collection(self.collection)
-        size, name = _vector_params(info.config.params.vectors)
+        size, layout = layout_of(_vector_sizes(info.config.params.vectors), dimensions)
         if size != dimensions:
             self.guard = guard_reason(self.collection, size, dimensions, signature)
             self._dim = None
             return ReadyState(False, self.guard)
         self.guard = None
-        self._dim, self._vector_name = dimensions, name
+        self._dim, self._layout = dimensions, layout
         verb = "created" if created else "ready"
         return ReadyState(True, f"Qdrant collection {self.collection!r} {verb} ({dimensions}-d)")
 
@@ -216,10 +222,24 @@ class QdrantStore:
     def dimensions(self) -> int | None:
         return self._dim
 
-    # -- writes ------------------------------------------------------------------------
+    @property
+    def context_unavailable(self) -> str | None:
+        return unavailable(self.collection, self._layout) if self._dim else None
 
-    def _vector(self, values: list[float]) -> Any:
-        return {self._vector_name: values} if self._vector_name else values
+    def add_context_vector(self) -> None:
+        """Qdrant's create-vector-name (server 1.18+): the points keep their memory
+        vector, and get a context vector when pushed again."""
+        from qdrant_client import models as qm
+
+        with self._lock:
+            if self._dim is None or self._layout.context is not None:
+                return
+            config = qm.DenseVectorConfig(size=self._dim, distance=qm.Distance.COSINE)
+            vector = qm.DenseVectorNameConfig(dense=config)
+            self.client().create_vector_name(self.collection, CONTEXT, vector, wait=True)
+            self._layout = Layout(self._layout.memory, CONTEXT)
+
+    # -- writes ------------------------------------------------------------------------
 
     def upsert(self, items: Sequence[VectorItem]) -> None:
         if not items:
@@ -228,12 +248,9 @@ class QdrantStore:
 
         if self._dim is None:
             raise QdrantUnavailable("Qdrant collection not ready (ensure_ready first)")
-        vectors = check_dims(items, self._dim)
         points = [
-            qm.PointStruct(
-                id=point_id(item.memory_id), vector=self._vector(v), payload=item_payload(item)
-            )
-            for item, v in zip(items, vectors, strict=True)
+            qm.PointStruct(id=point_id(item.memory_id), vector=v, payload=item_payload(item))
+            for item, v in views.points(items, self._layout, self._dim)
         ]
         with self._lock:
             client = self.client()
@@ -284,15 +301,25 @@ class QdrantStore:
         )
         return qm.Filter(must=must)
 
-    def search(self, vector: np.ndarray, k: int, flt: Filter) -> list[tuple[str, float]]:
-        return [(mid, score) for mid, score, _ in self.search_payloads(vector, k, flt, ())]
+    def search(
+        self, vector: np.ndarray, k: int, flt: Filter, view: str = MEMORY
+    ) -> list[tuple[str, float]]:
+        hits = self.search_payloads(vector, k, flt, (), view)
+        return [(mid, score) for mid, score, _ in hits]
 
     def search_payloads(
-        self, vector: np.ndarray, k: int, flt: Filter, fields: Sequence[str] | bool = ()
+        self,
+        vector: np.ndarray,
+        k: int,
+        flt: Filter,
+        fields: Sequence[str] | bool = (),
+        view: str = MEMORY,
     ) -> list[tuple[str, float, dict[str, Any]]]:
         """``(memory_id, score, payload)`` best first; ``fields`` selects the payload
-        keys to return (``True`` = all)."""
+        keys to return (``True`` = all); nothing for a view the collection lacks."""
         if self._dim is None or k <= 0 or (flt.owners is not None and not flt.owners):
+            return []
+        if self._layout.name_of(view) is None:
             return []
         from qdrant_client import models as qm
 
@@ -309,7 +336,7 @@ class QdrantStore:
             result = self.client().query_points(
                 self.collection,
                 query=query,
-                using=self._vector_name,
+                using=self._layout.using(view),
                 limit=k,
                 query_filter=self._filter(Terms.of(flt)),
                 search_params=params,
@@ -377,6 +404,8 @@ class QdrantStore:
             "mode": "local" if self.local else "server",
             "collection": self.collection,
             "vectorSize": self._dim,
+            "vectors": self._layout.names,
+            "contextView": self.context_unavailable or "available",
             "quantization": self.config.quantization,
             "pointCount": self.count(),
         }
@@ -423,12 +452,11 @@ def _check_local_lock(folder: Path) -> None:
         portalocker.unlock(handle)
 
 
-def _vector_params(vectors: Any) -> tuple[int, str | None]:
-    """``(size, name)`` of a collection's vectors: unnamed, or the first named vector."""
+def _vector_sizes(vectors: Any) -> dict[str, int]:
+    """``{name: size}`` of a collection's vectors (``""``: the unnamed one)."""
     if isinstance(vectors, dict):
-        name = next(iter(vectors))
-        return int(vectors[name].size), str(name)
-    return int(vectors.size), None
+        return {str(name): int(params.size) for name, params in vectors.items()}
+    return {"": int(vectors.size)}
 
 
 def _quantization_model(config: dict[str, Any] | None) -> Any:

@@ -44,7 +44,7 @@ class UnavailableTier:
             self.settings.update({"vectorStore": "qdrant" if values["enabled"] else "auto"})
         return self.config()
 
-    def search(self, vector: np.ndarray, k: int, flt: Filter) -> TierSearch:
+    def search(self, vector: np.ndarray, k: int, flt: Filter, view: str = "memory") -> TierSearch:
         return TierSearch(None, None, None)  # silent: sqlite-vec absent is reported already
 
     def notify(self) -> None:

@@ -5,7 +5,9 @@ One ``EdgeShard`` under ``<data_dir>/qdrant-edge/<collection>``, Cosine, the qua
 of the Qdrant settings, HNSW (m 16, ef_construct 100), and payload indexes on
 ``apiKeyId`` (a tenant index), ``kind``, ``sessionId``, ``type`` and the two times, so
 an owner-filtered search stays exact for small owners (payload-index scan) and uses the
-graph for large ones. Same contract, payload and filters as ``vectors.qdrant``.
+graph for large ones. Same contract, payload, filters and named vectors (``memory``,
+``context``: ``views``) as ``vectors.qdrant``; the shard's layout is kept in its meta
+file (a shard without it is an older one, with a single unnamed vector).
 
 This store is an index over SQLite that memoryd owns, so unlike an external
 collection a signature change (model, dimension) simply rebuilds it: ``ensure_ready``
@@ -35,19 +37,20 @@ import numpy as np
 
 from memoryd.storage.base import Filter
 from memoryd.vectors.base import ReadyState, VectorItem
+from memoryd.vectors.qdrant import views
 from memoryd.vectors.qdrant.client import (
     KIND,
     UPSERT_BATCH,
     QdrantUnavailable,
     Terms,
     _brief,
-    check_dims,
     clamp_score,
     cleanup_cutoffs,
     item_payload,
     ms_since,
     point_id,
 )
+from memoryd.vectors.qdrant.views import CONTEXT, LEGACY, MEMORY, NAMED, Layout
 
 META = "memoryd-edge.json"
 HNSW_M = 16
@@ -106,6 +109,7 @@ class QdrantEdgeStore:
         self._shard: Any = None
         self._dim: int | None = None
         self._signature: str | None = None
+        self._layout: Layout = NAMED
         self.optimizing = False
         self.last_optimize: dict[str, Any] | None = None
         self.guard: str | None = None
@@ -132,8 +136,9 @@ class QdrantEdgeStore:
             )
         elif self.quantization == "binary":
             quant = qe.BinaryQuantizationConfig(always_ram=True)
+        params = qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine)
         return qe.EdgeConfig(
-            vectors=qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine),
+            vectors={MEMORY: params, CONTEXT: params},
             hnsw_config=qe.HnswIndexConfig(
                 m=HNSW_M,
                 ef_construct=HNSW_EF_CONSTRUCT,
@@ -180,13 +185,14 @@ class QdrantEdgeStore:
             self._shard = None
         if self.path.exists() and same:
             self._shard = qe.EdgeShard.load(str(self.path))
+            names = meta.get("vectors")
+            self._layout = Layout(*names) if isinstance(names, list) else LEGACY
         else:
             recreated = self.path.exists() or bool(meta)
             shutil.rmtree(self.path, ignore_errors=True)
             self._shard = self._create(dimensions)
-            self._meta_path().write_text(
-                json.dumps({"signature": signature, "dimensions": dimensions}), encoding="utf-8"
-            )
+            self._layout = NAMED
+            self._write_meta(signature, dimensions)
         self._signature, self._dim = signature, dimensions
         if recreated:
             return ReadyState(
@@ -195,6 +201,29 @@ class QdrantEdgeStore:
                 recreated=True,
             )
         return ReadyState(True, f"Qdrant Edge shard ready at {self.path}")
+
+    def _write_meta(self, signature: str, dimensions: int) -> None:
+        layout = [self._layout.memory, self._layout.context]
+        meta = {"signature": signature, "dimensions": dimensions, "vectors": layout}
+        self._meta_path().write_text(json.dumps(meta), encoding="utf-8")
+
+    @property
+    def context_unavailable(self) -> str | None:
+        return views.unavailable(self.collection, self._layout) if self._dim else None
+
+    def add_context_vector(self) -> None:
+        """An older shard gains its context vector in place (``create_dense_vector``)."""
+        import qdrant_edge as qe
+
+        with self._lock:
+            if self._layout.context is not None or self._signature is None or not self._dim:
+                return
+            shard = self._ready_shard()
+            shard.update(
+                qe.UpdateOperation.create_dense_vector(CONTEXT, self._dim, qe.Distance.Cosine)
+            )
+            self._layout = Layout(self._layout.memory, CONTEXT)
+            self._write_meta(self._signature, self._dim)
 
     def close(self) -> None:
         with self._lock:
@@ -224,10 +253,9 @@ class QdrantEdgeStore:
 
         with self._lock:
             shard = self._ready_shard()
-            vectors = check_dims(items, self._dim)
             points = [
                 qe.Point(point_id(item.memory_id), v, item_payload(item))
-                for item, v in zip(items, vectors, strict=True)
+                for item, v in views.points(items, self._layout, self._dim)
             ]
             for start in range(0, len(points), UPSERT_BATCH):
                 shard.update(qe.UpdateOperation.upsert_points(points[start : start + UPSERT_BATCH]))
@@ -275,13 +303,23 @@ class QdrantEdgeStore:
         )
         return qe.Filter(must=must)
 
-    def search(self, vector: np.ndarray, k: int, flt: Filter) -> list[tuple[str, float]]:
-        return [(mid, score) for mid, score, _ in self.search_payloads(vector, k, flt, ())]
+    def search(
+        self, vector: np.ndarray, k: int, flt: Filter, view: str = MEMORY
+    ) -> list[tuple[str, float]]:
+        hits = self.search_payloads(vector, k, flt, (), view)
+        return [(mid, score) for mid, score, _ in hits]
 
     def search_payloads(
-        self, vector: np.ndarray, k: int, flt: Filter, fields: Sequence[str] | bool = ()
+        self,
+        vector: np.ndarray,
+        k: int,
+        flt: Filter,
+        fields: Sequence[str] | bool = (),
+        view: str = MEMORY,
     ) -> list[tuple[str, float, dict[str, Any]]]:
         if self._dim is None or k <= 0 or (flt.owners is not None and not flt.owners):
+            return []
+        if self._layout.name_of(view) is None:
             return []
         import qdrant_edge as qe
 
@@ -294,7 +332,9 @@ class QdrantEdgeStore:
         wanted: Any = True if fields is True else ["memoryId", *list(fields or ())]
         request = qe.QueryRequest(
             limit=k,
-            query=qe.Query.Nearest(np.asarray(vector, dtype=np.float32).tolist()),
+            query=qe.Query.Nearest(
+                np.asarray(vector, dtype=np.float32).tolist(), using=self._layout.using(view)
+            ),
             filter=self._filter(Terms.of(flt)),
             with_payload=wanted,
             params=params,
@@ -352,10 +392,20 @@ class QdrantEdgeStore:
                 return
 
     def info(self) -> dict[str, int]:
+        """Points, and ``vectors``: what a full graph indexes (``indexed`` counts every
+        named vector, so a point with its context vector counts twice)."""
+        import qdrant_edge as qe
+
         with self._lock:
-            info = self._ready_shard().info()
+            shard = self._ready_shard()
+            info = shard.info()
+            contexts = 0
+            if self._layout.context is not None:
+                has = qe.Filter(must=[qe.HasVectorCondition(self._layout.context)])
+                contexts = int(shard.count(qe.CountRequest(exact=True, filter=has)))
         return {
             "points": int(info.points_count),
+            "vectors": int(info.points_count) + contexts,
             "indexed": int(info.indexed_vectors_count),
             "segments": int(info.segments_count),
         }
@@ -367,6 +417,8 @@ class QdrantEdgeStore:
             "collection": self.collection,
             "path": str(self.path),
             "vectorSize": self._dim,
+            "vectors": self._layout.names,
+            "contextView": self.context_unavailable or "available",
             "quantization": self.quantization,
             "optimizing": self.optimizing,
             "lastOptimize": self.last_optimize,
@@ -392,8 +444,8 @@ class QdrantEdgeStore:
         if self.optimizing or self._shard is None:
             return False
         info = self.info()
-        unindexed = info["points"] - info["indexed"]
-        return unindexed >= max(OPTIMIZE_MIN_UNINDEXED, info["points"] // 5)
+        unindexed = info["vectors"] - info["indexed"]
+        return unindexed >= max(OPTIMIZE_MIN_UNINDEXED, info["vectors"] // 5)
 
     def optimize_in_subprocess(self, timeout_s: float = 3600.0) -> dict[str, Any]:
         """Build the HNSW graph in a child process (``EdgeShard.optimize`` holds the

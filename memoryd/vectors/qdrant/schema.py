@@ -34,6 +34,15 @@ class Backend(Protocol):
     @property
     def dimensions(self) -> int | None: ...
 
+    @property
+    def context_unavailable(self) -> str | None:
+        """Why the collection cannot hold the context view (and the fix), or None."""
+        ...
+
+    def add_context_vector(self) -> None:
+        """Give an older single-vector collection its context vector, in place."""
+        ...
+
     def ensure_ready(self, signature: str, dimensions: int | None) -> Any: ...
 
     def upsert(self, items: Sequence[VectorItem]) -> None: ...
@@ -41,7 +50,12 @@ class Backend(Protocol):
     def delete(self, memory_ids: Sequence[str]) -> None: ...
 
     def search_payloads(
-        self, vector: np.ndarray, k: int, flt: Filter, fields: Sequence[str] | bool = ()
+        self,
+        vector: np.ndarray,
+        k: int,
+        flt: Filter,
+        fields: Sequence[str] | bool = (),
+        view: str = "memory",
     ) -> list[tuple[str, float, dict[str, Any]]]: ...
 
     def count(self) -> int: ...

@@ -6,9 +6,11 @@ store (server ``host``/``port`` or local ``path``). Writes go to the selected ba
 reads use it only when ``vectorStore`` names it, it is healthy and its first backfill
 finished (until then sqlite-vec answers). ``qdrant_pending`` (triggers add a row per
 payload change and bump ``gen``) and ``qdrant_tombstones`` are the durable to-do
-list; the worker pushes rows whose vector is ready (read from ``vec_memories``: SQLite
-is written first) and clears a row only if its ``gen`` did not move. Failures stay
-pending and are retried with backoff; a sync identity change queues everything again.
+list; the worker pushes rows whose vector is ready (read from ``vec_memories``, and
+from ``vec_context`` with context indexing on: SQLite is written first; both vectors go
+in one point, ``views``) and clears a row only if its ``gen`` did not move. Failures
+stay pending and are retried with backoff; a sync identity change (context indexing
+switched included) queues everything again.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from memoryd.settings import SettingsService
 from memoryd.storage.base import Filter, Store
 from memoryd.vectors.base import TierSearch, VectorItem
 from memoryd.vectors.qdrant import config as qdrant_config
+from memoryd.vectors.qdrant import views
 from memoryd.vectors.qdrant.admin import TierAdmin
-from memoryd.vectors.qdrant.client import QdrantUnavailable, _brief, row_payload
+from memoryd.vectors.qdrant.client import QdrantUnavailable, _brief
 from memoryd.vectors.qdrant.config import QdrantConfig
 
 if TYPE_CHECKING:
@@ -82,6 +85,7 @@ class QdrantTier(TierAdmin):
         self._busy = False
         self._closed = False
         self._reconcile = False
+        self._upgrade = False  # a forced backfill gives an older collection its context vector
         self._backoff = 0.0
         self.running = False
         self.processed = 0
@@ -222,6 +226,7 @@ class QdrantTier(TierAdmin):
                 self._mark_down(state.reason)
             return None, state.reason
         identity = f"{target.kind}|{target.location}|{target.collection}|{resolution.signature}"
+        identity += ":ctx" if self.indexer.context else ""  # the points' vectors change
         self.ensure_schema()
         with self._lock:
             sync = self._sync_state()
@@ -265,13 +270,17 @@ class QdrantTier(TierAdmin):
             return None, f"Qdrant backfill in progress ({self.pending()} memories to push)"
         return store, None
 
-    def search(self, vector: np.ndarray, k: int, flt: Filter) -> TierSearch:
-        """The tier's KNN, or why the ladder should go on to sqlite-vec."""
+    def search(
+        self, vector: np.ndarray, k: int, flt: Filter, view: str = views.MEMORY
+    ) -> TierSearch:
+        """The tier's KNN of one view, or why the ladder should go on without it."""
         store, reason = self.reader()
         if store is None:
             return TierSearch(None, None, reason)
+        if view != views.MEMORY and store.context_unavailable:
+            return TierSearch(None, None, store.context_unavailable)
         try:
-            hits = store.search_payloads(vector, k, flt, ())
+            hits = store.search_payloads(vector, k, flt, (), view)
         except Exception as exc:
             message = _brief(exc)
             self._mark_down(message)
@@ -299,6 +308,7 @@ class QdrantTier(TierAdmin):
             self.store.write(lambda tx: tx.outbox_queue_all())
         with self._lock:
             self._reconcile = self._reconcile or reconcile or force
+            self._upgrade = self._upgrade or force
             self._backoff = 0.0
             self._down = None
         self.running = True
@@ -343,6 +353,8 @@ class QdrantTier(TierAdmin):
         if store is None:
             self._failed(reason)
             return
+        if self._upgrade:
+            self._add_context_vector(store)
         try:
             self._drain_tombstones(store)
             self._drain_pending(store)
@@ -384,11 +396,11 @@ class QdrantTier(TierAdmin):
             if not rows:
                 return
             after = int(rows[-1][0])
-            items = self._items(rows, store.dimensions)
+            items = self._items(rows, store)
             store.upsert(items)
             done = [(int(r[0]), int(r[1])) for r in rows]
             self._pushed(done)
-            self.processed += len(items)
+            self.processed += len(rows)
 
     def _dropped(self, memory_ids: list[str]) -> None:
         self.store.write(lambda tx: tx.outbox_drop_tombstones(memory_ids))
@@ -396,25 +408,30 @@ class QdrantTier(TierAdmin):
     def _pushed(self, done: list[tuple[int, int]]) -> None:
         self.store.write(lambda tx: tx.outbox_done(done))
 
-    def _items(self, rows: Sequence[Any], dim: int | None) -> list[VectorItem]:
-        vectors: dict[int, np.ndarray] = {}
-        missing = []
-        for row in rows:
-            blob = row[10]
-            if dim is not None and isinstance(blob, bytes) and len(blob) == dim * 4:
-                vectors[int(row[0])] = np.frombuffer(blob, dtype=np.float32)
-            else:  # int8-quantized sqlite-vec (or no vector): embed the text again
-                missing.append(row)
-        if missing:
-            active = self._active()
-            if active is None:
-                raise QdrantUnavailable("no embedding source ready")
-            embedded = self.indexer.embeddings.embed(active[1], [r[7] for r in missing])
-            for row, vector in zip(missing, embedded, strict=True):
-                vectors[int(row[0])] = np.asarray(vector, dtype=np.float32)
-        return [
-            VectorItem(row[2], row[3], vectors[int(row[0])], row_payload(row[2:10])) for row in rows
-        ]
+    def _items(self, rows: Sequence[Any], store: Backend) -> list[VectorItem]:
+        """Each row's memory view, and its context view when indexed and storable."""
+        context = self.indexer.context and store.context_unavailable is None
+        return views.row_items(rows, store.dimensions, context, self._embed)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        active = self._active()
+        if active is None:
+            raise QdrantUnavailable("no embedding source ready")
+        return self.indexer.embeddings.embed(active[1], texts)
+
+    def _add_context_vector(self, store: Backend) -> None:
+        """Once per forced backfill; a failure (a server before Qdrant 1.18) is reported
+        and the memory view goes on being pushed."""
+        self._upgrade = False
+        if store.context_unavailable is None:
+            return
+        try:
+            store.add_context_vector()
+            log.info("Qdrant collection %s: context vector added", store.collection)
+        except Exception as exc:
+            self.errors += 1
+            self.last_error = f"adding the context vector failed: {_brief(exc)}"
+            log.warning("Qdrant: %s", self.last_error)
 
     def _reconcile_orphans(self, store: Backend) -> None:
         """Delete points whose memory no longer exists (deleted while Qdrant was off)."""
