@@ -261,7 +261,12 @@ def test_engine_status_and_embedding_providers(client: Any, store_kind: str) -> 
         if store_kind == "sqlite"
         else {"available": True, "backend": "tsvector", "reason": "PostgreSQL full-text search"}
     )
+    resident = status["keyword"].pop("resident")
     assert status["keyword"] == keyword
+    if store_kind == "sqlite":  # resident keyword copies: none yet, the threshold shown
+        assert (resident["owners"], resident["minRows"]) == (0, 200)
+    else:
+        assert resident is None
     assert (
         status["storage"]["backend"] == {"sqlite": "sqlite", "postgres": "postgresql"}[store_kind]
     )
