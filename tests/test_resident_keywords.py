@@ -256,3 +256,20 @@ def test_the_engine_status_shows_the_copies(tmp_path: Path) -> None:
         assert shown["searches"] >= 1
     finally:
         eng.close()
+
+
+def test_document_counts_from_the_vocabulary_equal_fts5s_own(engine: MemoryEngine) -> None:
+    """The one-entry count (``memory_fts_rows``) is what FTS5 counts for its IDF; words
+    that could be a scope token ("cafe", "u1") are counted by MATCH instead."""
+    fill(engine, "big", 80)
+    fill(engine, "cafe", 20, seed=1, user="add")  # scope tokens "63616665", "u616464"
+    conn = engine.store.db.read()  # type: ignore[attr-defined]
+    dialect = sql_store(engine)._dialect
+    fields = "{content key context}"
+    for word in [*WORDS, "absent", "cafe", "63616665", "u616464", "u", "dogs"]:
+        match = f'{fields} : "{word}"'
+        want = conn.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", [match])
+        assert dialect._doc_count(conn, word, fields, 0, exact=True) == want.fetchone()[0], word
+    assert dialect._vocab_count(conn, "dogs", fields) is not None  # the cheap path was taken
+    assert dialect._vocab_count(conn, "63616665", fields) is None
+    assert dialect._vocab_count(conn, "dogs", "{content key}") is None

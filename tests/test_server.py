@@ -301,6 +301,7 @@ def test_start_on_an_older_data_dir_runs_pending_migrations(spawn: Any, tmp_path
             11,
             12,
             13,
+            14,
         ]
     finally:
         conn.close()

@@ -73,6 +73,7 @@ def test_fresh_db_records_every_migration_with_its_name(db: Database) -> None:
         (11, "fts_scope"),
         (12, "flagged_by_owner"),
         (13, "keyword_changes"),
+        (14, "fts_vocab"),
     ]
     assert db.capabilities.deferred_migrations == ()
 
@@ -83,7 +84,7 @@ def test_reopening_applies_nothing_new(tmp_path: Path) -> None:
         before = _rows(first.read(), "SELECT * FROM schema_migrations ORDER BY version")
     with Database(path, load_vec=False) as second:
         after = _rows(second.read(), "SELECT * FROM schema_migrations ORDER BY version")
-    assert len(before) == 13
+    assert len(before) == 14
     assert after == before  # same rows, same applied_at: nothing re-applied
 
 
@@ -133,6 +134,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             "0002_memory_fts",
             "0010_context_fts",
             "0011_fts_scope",
+            "0014_fts_vocab",
         ]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         assert "memories" in tables
@@ -167,6 +169,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (11,),
             (12,),
             (13,),
+            (14,),
         ]
         found = _rows(
             conn,
@@ -319,7 +322,7 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
 
     with Database(path, load_vec=False) as db:
         versions = [v for (v,) in _rows(db.read(), "SELECT version FROM schema_migrations")]
-        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
+        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
         slots = dict(_rows(db.read(), "SELECT id, slot FROM memories ORDER BY id"))
         assert slots == {"m0": "home_location", "m1": None, "m2": None}
         users = {u for (u,) in _rows(db.read(), "SELECT user_id FROM memories")}

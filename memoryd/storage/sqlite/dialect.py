@@ -4,9 +4,12 @@ outbox (``qdrant_sync``): the ``Dialect`` ``SqlSession`` runs the portable SQL w
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import apsw
 
 from memoryd.cache import TTLCache
 from memoryd.core.fts_query import query_tokens, quote_token
@@ -15,7 +18,7 @@ from memoryd.storage.base import Filter
 from memoryd.storage.rows import COLUMNS, NCOLS, row_to_memory
 from memoryd.storage.sql.memories import filter_sql
 from memoryd.storage.sqlite import qdrant_sync
-from memoryd.storage.sqlite.keywords import ResidentKeywords
+from memoryd.storage.sqlite.keywords import ResidentKeywords, Tokenizer, last_change
 
 
 def scope_token(value: str) -> str:
@@ -83,6 +86,11 @@ def fts_search(
     return [(row_to_memory(r), -float(r[NCOLS])) for r in rows]
 
 
+#: The columns a search with the context field reads: every one but the scope.
+ALL_TEXT = "{content key context}"
+#: What a scope token looks like after tokenizing (hex ids, "u" + hex for end users).
+_SCOPE_LIKE = re.compile(r"u?[0-9a-f]*")
+
 #: Matches ranked by the index alone per wanted hit, before the filter checks them.
 BEST_FIRST = 4
 
@@ -138,11 +146,14 @@ class SqliteDialect:
     ) -> None:
         self.fts5 = fts5
         self.keywords = keywords if fts5 else None
+        self._tokenizer = (
+            (keywords.tokenizer if keywords is not None else Tokenizer()) if fts5 else None
+        )
         self._clock = clock
         self._total: tuple[float, int] | None = None
         self._shares: TTLCache[tuple[Any, ...], tuple[bool, bool]]
         self._shares = TTLCache(MAX_SHARES, SHARE_TTL_S, clock=clock)
-        self._counts: TTLCache[tuple[str, str], int]
+        self._counts: TTLCache[tuple[str, str], tuple[int, int]]
         self._counts = TTLCache(MAX_SHARES, SHARE_TTL_S, clock=clock)
 
     def keyword_search(
@@ -152,16 +163,21 @@ class SqliteDialect:
         if not tokens:
             return []
         fields = "{content key context}" if context_weight > 0 else "{content key}"
-        tokens = self._informative(conn, tokens, fields)
+        version = last_change(conn)
+        tokens = self._informative(conn, tokens, fields, version)
         if self.keywords is not None:
-            found = self.keywords.search(conn, tokens, flt, limit, context_weight, fields)
+
+            def count(token: str) -> int:
+                return self._doc_count(conn, token, fields, version, exact=True)
+
+            found = self.keywords.search(conn, tokens, flt, limit, context_weight, count)
             if found is not None:
                 return found
         match = " OR ".join(quote_token(t) for t in tokens)
         scoped = self._narrows(conn, flt)
         return fts_search(conn, match, flt, limit, context_weight, scoped=scoped)
 
-    def _informative(self, conn: Any, tokens: list[str], fields: str) -> list[str]:
+    def _informative(self, conn: Any, tokens: list[str], fields: str, version: int) -> list[str]:
         """The query's terms without those in at least half of the file's rows.
 
         FTS5's BM25 floors such a term's IDF at 1e-6, so it adds nothing to any score,
@@ -172,7 +188,7 @@ class SqliteDialect:
         total = self._file_rows(conn)
         if total < SPARSE_MIN_ROWS:
             return tokens
-        counts = {t: self._doc_count(conn, t, fields) for t in tokens}
+        counts = {t: self._doc_count(conn, t, fields, version) for t in tokens}
         kept = [t for t in tokens if 2 * counts[t] < total]
         return kept or [min(tokens, key=counts.__getitem__)]
 
@@ -182,18 +198,42 @@ class SqliteDialect:
             self._total = (now, int(conn.execute("SELECT count(*) FROM memories").fetchone()[0]))
         return self._total[1]
 
-    def _doc_count(self, conn: Any, token: str, fields: str) -> int:
+    def _doc_count(
+        self, conn: Any, token: str, fields: str, version: int, *, exact: bool = False
+    ) -> int:
+        """Rows with ``token`` in ``fields``, as FTS5 counts them for its IDF. Reused
+        for ``SHARE_TTL_S`` to choose query terms; ``exact`` (the resident copies'
+        scores) only while the file has not changed since (``version``: the last
+        ``kw_changes`` id), so both ask FTS5 once per term and file state."""
         found, known = self._counts.lookup((fields, token))
-        if found and known is not None:
-            return known
-        match = f"{fields} : {quote_token(token)}"
-        count = int(
-            conn.execute(
-                "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", [match]
-            ).fetchone()[0]
-        )
-        self._counts.set((fields, token), count)
+        if found and known is not None and (not exact or known[0] == version):
+            return known[1]
+        count = self._vocab_count(conn, token, fields)
+        if count is None:
+            match = f"{fields} : {quote_token(token)}"
+            count = int(
+                conn.execute(
+                    "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", [match]
+                ).fetchone()[0]
+            )
+        self._counts.set((fields, token), (version, count))
         return count
+
+    def _vocab_count(self, conn: Any, token: str, fields: str) -> int | None:
+        """The count from ``memory_fts_rows`` (migration 0014), which counts a term in
+        any column: the same as the MATCH count when the search covers every column
+        but the scope and the term cannot be a scope token; otherwise None."""
+        if fields != ALL_TEXT or self._tokenizer is None:
+            return None
+        stems = self._tokenizer.query(token)
+        if len(stems) != 1 or _SCOPE_LIKE.fullmatch(stems[0]):
+            return None
+        try:
+            row = conn.execute("SELECT doc FROM memory_fts_rows WHERE term = ?", stems).fetchone()
+        except apsw.SQLError:  # a file whose migration 0014 waits for FTS5
+            self._tokenizer = None
+            return None
+        return int(row[0]) if row is not None else 0
 
     def _narrows(self, conn: Any, flt: Filter) -> tuple[bool, bool]:
         """Whether the owner tokens (the owners hold under ``NARROW_SHARE`` of the file)

@@ -278,7 +278,6 @@ class ResidentKeywords:
         self.tokenizer = Tokenizer()
         self._copies: OrderedDict[str, _Copy] = OrderedDict()
         self._sizes: TTLCache[str, int] = TTLCache(4096, SIZE_TTL_S, clock=clock)
-        self._hits: TTLCache[tuple[str, str], tuple[int, int]] = TTLCache(8192, 3600.0, clock=clock)
         self._lock = threading.Lock()
         self.searches = 0
         self.fallbacks = 0
@@ -295,10 +294,12 @@ class ResidentKeywords:
         flt: Filter,
         limit: int,
         context_weight: float,
-        fields: str,
+        doc_count: Callable[[str], int],
     ) -> list[tuple[Memory, float]] | None:
         """The SQL keyword search's answer for one owner's query words (after the
-        dialect's choice of words), or None when the SQL search should give it."""
+        dialect's choice of words), or None when the SQL search should give it.
+        ``doc_count(word)``: the file's rows with ``word`` in the searched columns,
+        exact for the caller's snapshot (FTS5's IDF counts them so)."""
         if not self.enabled or not words or flt.owners is None or len(flt.owners) != 1:
             return None
         owner = flt.owners[0]
@@ -313,10 +314,8 @@ class ResidentKeywords:
         rows, tokens = averages(conn)
         if rows <= 0:
             return []
-        version = copy.seen
         phrases = [
-            (s[0], _idf(rows, self._doc_count(conn, word, fields, version)))
-            for s, word in zip(stems, words, strict=True)
+            (s[0], _idf(rows, doc_count(word))) for s, word in zip(stems, words, strict=True)
         ]
         weights = (1.0, 0.5, context_weight if context_weight > 0 else 0.0)
         with copy.lock:
@@ -333,21 +332,6 @@ class ResidentKeywords:
         with self._lock:
             self.searches += 1
         return found
-
-    def _doc_count(self, conn: Any, word: str, fields: str, version: int) -> int:
-        """Rows with ``word`` in ``fields`` in the whole file, as FTS5 counts them for
-        its IDF; recounted whenever the file changed since."""
-        found, known = self._hits.lookup((fields, word))
-        if found and known is not None and known[0] == version:
-            return known[1]
-        match = f"{fields} : " + '"' + word.replace('"', '""') + '"'
-        count = int(
-            conn.execute(
-                "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", [match]
-            ).fetchone()[0]
-        )
-        self._hits.set((fields, word), (version, count))
-        return count
 
     def _owner_rows(self, conn: Any, owner: str) -> int:
         found, known = self._sizes.lookup(owner)
@@ -423,7 +407,6 @@ class ResidentKeywords:
         with self._lock:
             self._copies.clear()
             self._sizes.clear()
-            self._hits.clear()
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
