@@ -227,8 +227,10 @@ def test_the_budget_and_the_size_cap_bound_the_copies(
     fill(engine, "big", 60)
     assert search(resident, "coffee", owner_filter("big"))  # SQL answers
     assert stats(resident)["owners"] == 0
-    monkeypatch.setattr(kw, "MAX_ROWS", 50)
     roomy = resident_store(engine)
+    assert search(roomy, "coffee", owner_filter("big"))
+    assert stats(roomy)["owners"] == 1
+    monkeypatch.setattr(kw, "MAX_ROWS", 50)  # the owner outgrew the cap: its copy goes
     assert search(roomy, "coffee", owner_filter("big"))
     assert stats(roomy)["owners"] == 0
 

@@ -304,6 +304,9 @@ class ResidentKeywords:
             return None
         owner = flt.owners[0]
         if not self.min_rows <= self._owner_rows(conn, owner) <= MAX_ROWS:
+            if owner in self._copies:  # it outgrew (or shrank below) its copy
+                with self._lock:
+                    self._copies.pop(owner, None)
             return None
         stems = [self.tokenizer.query(word) for word in words]
         if any(len(s) != 1 for s in stems):
@@ -388,11 +391,13 @@ class ResidentKeywords:
             "SELECT seq, content, key, context, fts_scope FROM memories WHERE api_key_id = ?",
             [owner],
         ).fetchall()
-        if len(rows) > MAX_ROWS:
-            return None
-        parsed = [(int(r[0]), *self.tokenizer.row(r[1], r[2], r[3], r[4])) for r in rows]
-        copy = _Copy.build(seen, parsed)
-        if copy.nbytes > self.budget_bytes:
+        copy = None
+        if len(rows) <= MAX_ROWS:
+            parsed = [(int(r[0]), *self.tokenizer.row(r[1], r[2], r[3], r[4])) for r in rows]
+            copy = _Copy.build(seen, parsed)
+        if copy is None or copy.nbytes > self.budget_bytes:
+            with self._lock:  # an owner that outgrew its copy keeps no stale one
+                self._copies.pop(owner, None)
             return None
         with self._lock:
             self._copies[owner] = copy
