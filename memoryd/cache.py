@@ -112,3 +112,13 @@ class TTLCache(Generic[K, V]):
                 "maxSize": self.maxsize,
                 "hitRate": self.hits / total if total else 0.0,
             }
+
+
+def evict_to_budget(items: OrderedDict[K, V], budget: int, size: Callable[[V], int]) -> None:
+    """Drop the least recently used of ``items`` (oldest first in the order) until their
+    ``size`` adds up to at most ``budget``; the newest always stays. The resident copies'
+    one memory bound (vectors and keyword postings)."""
+    held = sum(size(v) for v in items.values())
+    while held > budget and len(items) > 1:
+        _, gone = items.popitem(last=False)
+        held -= size(gone)

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.cache import TTLCache
+from memoryd.cache import TTLCache, evict_to_budget
 from memoryd.storage.base import Filter
 from memoryd.storage.sqlite import vectors as vec_sql
 
@@ -234,10 +234,7 @@ class ResidentVectors:
         return copy
 
     def _evict(self) -> None:
-        held = sum(c.nbytes for c in self._copies.values())
-        while held > self.budget_bytes and len(self._copies) > 1:
-            _, gone = self._copies.popitem(last=False)
-            held -= gone.nbytes
+        evict_to_budget(self._copies, self.budget_bytes, lambda c: c.nbytes)
 
     def forget(self) -> None:
         """Drop every copy (a new embedder: the next search rebuilds)."""

@@ -39,7 +39,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from memoryd.cache import TTLCache
+from memoryd.cache import TTLCache, evict_to_budget
 from memoryd.models import Memory
 from memoryd.storage.base import Filter
 from memoryd.storage.rows import COLUMNS, NCOLS, row_to_memory
@@ -402,16 +402,8 @@ class ResidentKeywords:
         with self._lock:
             self._copies[owner] = copy
             self.builds += 1
-            held = sum(c.nbytes for c in self._copies.values())
-            while held > self.budget_bytes and len(self._copies) > 1:
-                _, gone = self._copies.popitem(last=False)
-                held -= gone.nbytes
+            evict_to_budget(self._copies, self.budget_bytes, lambda c: c.nbytes)
         return copy
-
-    def forget(self) -> None:
-        with self._lock:
-            self._copies.clear()
-            self._sizes.clear()
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
