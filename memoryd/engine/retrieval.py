@@ -187,13 +187,18 @@ class Retriever:
             # match the name instead of what is asked about them (issue 20).
             dense = subjects.without(req.query, names) if names else req.query
             query_vector = self._prepare_vector(req, resolution, dense)
+        qdrant_context: list[tuple[str, float]] = []
         if query_vector is not None:  # network I/O stays outside the read snapshot
             qdrant_knn = self._qdrant(query_vector, flt, resolution)
+            if qdrant_knn is not None:
+                qdrant_context = self._qdrant_context(query_vector, flt)
         with self.store.snapshot() as reader:
             if req.strategy == "exact":
                 ranked = self._recent(reader, flt, req)
             elif query_vector is not None:
-                ranked = self._vector(reader, flt, req, query_vector, resolution, qdrant_knn, names)
+                ranked = self._vector(
+                    reader, flt, req, query_vector, resolution, qdrant_knn, names, qdrant_context
+                )
             else:
                 ranked = self._keyword(reader, flt, req, resolution)
         if settings.rerank_enabled and settings.rerank_provider_model and req.query and ranked:
@@ -304,15 +309,14 @@ class Retriever:
         resolution: Resolution,
         qdrant_knn: list[tuple[str, float]] | None = None,
         names: Sequence[str] = (),
+        qdrant_context: Sequence[tuple[str, float]] = (),
     ) -> list[Hit]:
         assert self.indexer is not None
         assert self.indexer.store is not None
         k = self.config.vec_top_k
         tier = "vector"
         if qdrant_knn is not None:
-            # Payloads can lag SQLite by a moment: the SQL filter has the last word.
-            passing = reader.existing_ids([mid for mid, _ in qdrant_knn], flt)
-            knn = [(mid, score) for mid, score in qdrant_knn if mid in passing]
+            knn = _still_passing(reader, qdrant_knn, flt)
             tier = "qdrant"
         else:
             try:
@@ -332,7 +336,11 @@ class Retriever:
             return self._keyword(reader, flt, req, resolution, first_reason=None)
         # The second view (each memory with its earlier neighbours) as a third leg,
         # from the tier that served the first.
-        in_context = self._context_knn(vector, k, flt, reader if tier == "qdrant" else None)
+        in_context = (
+            self._context_knn(vector, k, flt)
+            if tier == "vector"
+            else _still_passing(reader, qdrant_context, flt)
+        )
         similarity = dict(in_context) | dict(knn)
         fts = reader.keyword_search(req.query, flt, k, self.config.context_field_weight)
         bm25 = {m.id: score for m, score in fts}
@@ -359,21 +367,19 @@ class Retriever:
             for mid, score in fused  # every id is in found: _in_context got only those
         ]
 
-    def _context_knn(
-        self, vector: np.ndarray, k: int, flt: Filter, qdrant: Reader | None = None
-    ) -> list[tuple[str, float]]:
-        """The context view's KNN: in-store, or from Qdrant (``qdrant``: the snapshot
-        that re-checks its hits) with none when its collection has no context vector."""
+    def _context_knn(self, vector: np.ndarray, k: int, flt: Filter) -> list[tuple[str, float]]:
         store = self.indexer.store if self.indexer is not None else None
         if self.config.context_vector_weight <= 0 or store is None:
             return []
-        if qdrant is None:
-            return store.search(vector, k, flt, view="context")
-        found = self.qdrant.search(vector, k, flt, view="context") if self.qdrant else None
-        if found is None or not found.hits:
+        return store.search(vector, k, flt, view="context")
+
+    def _qdrant_context(self, vector: np.ndarray, flt: Filter) -> list[tuple[str, float]]:
+        """Qdrant's KNN of the context view, when Qdrant served the first (none when its
+        collection has no context vector): asked before the snapshot, as the first."""
+        if self.config.context_vector_weight <= 0 or self.qdrant is None:
             return []
-        passing = qdrant.existing_ids([mid for mid, _ in found.hits], flt)
-        return [(mid, score) for mid, score in found.hits if mid in passing]
+        found = self.qdrant.search(vector, self.config.vec_top_k, flt, view="context")
+        return found.hits or []
 
     def _fuse(
         self,
@@ -473,3 +479,14 @@ class Retriever:
             reasons.append("FTS5 found no match: keyword scoring of recent memories")
         resolution.fallback_reason = "; ".join(reasons)
         return self._keyword_scored(reader, flt, req, tier="fts5")
+
+
+def _still_passing(
+    reader: Reader, hits: Sequence[tuple[str, float]], flt: Filter
+) -> list[tuple[str, float]]:
+    """Qdrant's hits the SQL filter still lets through: payloads can lag SQLite by a
+    moment, so SQL has the last word."""
+    if not hits:
+        return []
+    passing = reader.existing_ids([mid for mid, _ in hits], flt)
+    return [(mid, score) for mid, score in hits if mid in passing]
