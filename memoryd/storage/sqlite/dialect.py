@@ -3,7 +3,6 @@ outbox (``qdrant_sync``): the ``Dialect`` ``SqlSession`` runs the portable SQL w
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -18,7 +17,12 @@ from memoryd.storage.base import Filter
 from memoryd.storage.rows import COLUMNS, NCOLS, row_to_memory
 from memoryd.storage.sql.memories import filter_sql
 from memoryd.storage.sqlite import qdrant_sync
-from memoryd.storage.sqlite.keywords import ResidentKeywords, Tokenizer, last_change
+from memoryd.storage.sqlite.keywords import (
+    ResidentKeywords,
+    Tokenizer,
+    last_change,
+    passing_best,
+)
 
 
 def scope_token(value: str) -> str:
@@ -110,16 +114,10 @@ def _best_first(
         "WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?",
         [weight, match, wanted],
     ).fetchall()
-    if not ranked:
-        return []
-    rows = conn.execute(
-        f"SELECT {COLUMNS}, c.key FROM json_each(?) c CROSS JOIN memories m "
-        f"ON m.seq = c.value WHERE {where} ORDER BY c.key LIMIT ?",
-        [json.dumps([r[0] for r in ranked]), *params, limit],
-    ).fetchall()
-    if len(rows) < limit and len(ranked) == wanted:
+    found = passing_best(conn, [(r[0], -float(r[1])) for r in ranked], where, params, limit)
+    if len(found) < limit and len(ranked) == wanted:
         return None  # the filter keeps few of the best: more may pass further down
-    return [(row_to_memory(r), -float(ranked[r[NCOLS]][1])) for r in rows]
+    return found
 
 
 def optimize_fts(conn: Any) -> None:

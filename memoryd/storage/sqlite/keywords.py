@@ -32,7 +32,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,7 @@ from memoryd.models import Memory
 from memoryd.storage.base import Filter
 from memoryd.storage.rows import COLUMNS, NCOLS, row_to_memory
 from memoryd.storage.sql.memories import filter_sql
+from memoryd.storage.sqlite.vectors import owner_rows
 
 #: FTS5's ``bm25()`` constants.
 K1 = 1.2
@@ -325,9 +326,10 @@ class ResidentKeywords:
             seqs, scores = copy.score(phrases, weights, tokens / rows)
         candidates = best(seqs, scores, max(limit, 1) * BEST_FIRST)
         first = min(len(candidates), limit + max(limit // 2, FIRST_EXTRA))
-        found = _passing(conn, candidates[:first], flt, limit)
+        where, params = filter_sql(flt)
+        found = passing_best(conn, candidates[:first], where, params, limit)
         if len(found) < limit and first < len(candidates):
-            found = _passing(conn, candidates, flt, limit)
+            found = passing_best(conn, candidates, where, params, limit)
         if len(found) < limit and len(candidates) < len(seqs):
             with self._lock:
                 self.fallbacks += 1
@@ -340,11 +342,7 @@ class ResidentKeywords:
         found, known = self._sizes.lookup(owner)
         if found and known is not None:
             return known
-        count = int(
-            conn.execute("SELECT count(*) FROM memories WHERE api_key_id = ?", [owner]).fetchone()[
-                0
-            ]
-        )
+        count = owner_rows(conn, owner)
         self._sizes.set(owner, count)
         return count
 
@@ -426,17 +424,16 @@ def _idf(rows: int, hits: int) -> float:
     return idf if idf > 0 else 1e-6
 
 
-def _passing(
-    conn: Any, candidates: Iterable[tuple[int, float]], flt: Filter, limit: int
+def passing_best(
+    conn: Any, candidates: Sequence[tuple[int, float]], where: str, params: list[Any], limit: int
 ) -> list[tuple[Memory, float]]:
-    """The first ``limit`` candidates the filter lets through, best first."""
-    ranked = list(candidates)
-    if not ranked:
+    """The first ``limit`` of the ranked ``(seq, score)`` candidates the filter
+    (``where``, ``params``) lets through, as ``(memory, score)``, best first."""
+    if not candidates:
         return []
-    where, params = filter_sql(flt)
     rows = conn.execute(
         f"SELECT {COLUMNS}, c.key FROM json_each(?) c CROSS JOIN memories m "
         f"ON m.seq = c.value WHERE {where} ORDER BY c.key LIMIT ?",
-        [json.dumps([seq for seq, _ in ranked]), *params, limit],
+        [json.dumps([seq for seq, _ in candidates]), *params, limit],
     ).fetchall()
-    return [(row_to_memory(r), ranked[r[NCOLS]][1]) for r in rows]
+    return [(row_to_memory(r), candidates[r[NCOLS]][1]) for r in rows]
