@@ -16,6 +16,7 @@ from memoryd.models import MemoryPatch, NewMemory, utcnow
 from memoryd.settings import SettingsService
 from memoryd.storage.base import Filter
 from memoryd.storage.sqlite import keywords as kw
+from memoryd.storage.sqlite import postings
 from memoryd.storage.sqlite.database import Database
 from memoryd.storage.sqlite.keywords import ResidentKeywords
 from memoryd.storage.sqlite.store import SqliteStore
@@ -209,7 +210,7 @@ def test_a_copy_behind_a_pruned_log_or_with_a_large_overlay_is_rebuilt(
     ids = fill(engine, "big", 80)
     flt = owner_filter("big")
     search(resident, "coffee", flt)
-    for i, mid in enumerate(ids[: kw.MIN_OVERLAY + 1]):
+    for i, mid in enumerate(ids[: postings.MIN_OVERLAY + 1]):
         raw_write(engine, "UPDATE memories SET content = ? WHERE id = ?", (f"zeppelin {i}", mid))
     same(search(resident, "zeppelin coffee", flt), search(sql, "zeppelin coffee", flt))
     assert stats(resident)["builds"] == 2  # the overlay outgrew the copy
@@ -275,3 +276,65 @@ def test_document_counts_from_the_vocabulary_equal_fts5s_own(engine: MemoryEngin
     assert dialect._vocab_count(conn, "dogs", fields) is not None  # the cheap path was taken
     assert dialect._vocab_count(conn, "63616665", fields) is None
     assert dialect._vocab_count(conn, "dogs", "{content key}") is None
+
+
+def test_a_large_owner_gets_its_copy_from_the_background(engine: MemoryEngine) -> None:
+    resident, sql = resident_store(engine, sync_max_rows=100), sql_store(engine)
+    ids = fill(engine, "big", 240)
+    fill(engine, "small", 60, seed=3)
+    flt = owner_filter("big")
+    same(search(resident, "coffee dogs", flt), search(sql, "coffee dogs", flt))
+    assert stats(resident)["searches"] == 0  # SQL answered while the copy was built
+    assert resident.keywords is not None
+    assert resident.keywords.wait_for_builds(60)
+    assert stats(resident)["backgroundBuilds"] == 1
+    assert stats(resident)["building"] == 0
+    # a write after the build's snapshot is applied by the next search, as usual
+    raw_write(engine, "UPDATE memories SET content = 'zeppelin coffee' WHERE id = ?", (ids[5],))
+    engine.delete(ids[6], owner="big")
+    assert_same_everywhere(resident, sql, "big", seed=4)
+    assert stats(resident)["searches"] >= 50
+    assert stats(resident)["owners"] == 1
+    # the small owner is built by its own search, on the caller's thread
+    same(
+        search(resident, "coffee", owner_filter("small")),
+        search(sql, "coffee", owner_filter("small")),
+    )
+    assert stats(resident)["builds"] == 2
+    assert stats(resident)["backgroundBuilds"] == 1
+
+
+def test_a_failed_background_build_leaves_the_owner_in_sql(
+    engine: MemoryEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    resident, sql = resident_store(engine, sync_max_rows=10), sql_store(engine)
+    fill(engine, "big", 40)
+    keywords = resident.keywords
+    assert keywords is not None
+
+    def broken() -> Iterator[object]:
+        raise RuntimeError("file closed")
+        yield  # pragma: no cover
+
+    import contextlib
+
+    keywords.reader = contextlib.contextmanager(broken)
+    flt = owner_filter("big")
+    same(search(resident, "coffee", flt), search(sql, "coffee", flt))
+    assert keywords.wait_for_builds(60)
+    assert "not built" in caplog.text
+    same(search(resident, "coffee", flt), search(sql, "coffee", flt))  # tries again
+    assert keywords.wait_for_builds(60)
+    assert stats(resident)["owners"] == 0
+    assert stats(resident)["searches"] == 0
+
+
+def test_without_a_reader_a_large_owner_stays_in_sql(engine: MemoryEngine) -> None:
+    keywords = ResidentKeywords(min_rows=10, budget_bytes=2**24, sync_max_rows=10)
+    assert keywords.reader is None  # not attached to a store
+    fill(engine, "big", 40)
+    with engine.store.db.snapshot() as conn:  # type: ignore[attr-defined]
+        found = keywords.search(conn, ["coffee"], owner_filter("big"), 10, 0.2, lambda _w: 1)
+    assert found is None
+    assert keywords.wait_for_builds(1)
+    assert keywords.stats()["owners"] == 0

@@ -17,12 +17,8 @@ from memoryd.storage.base import Filter
 from memoryd.storage.rows import COLUMNS, NCOLS, row_to_memory
 from memoryd.storage.sql.memories import filter_sql
 from memoryd.storage.sqlite import qdrant_sync
-from memoryd.storage.sqlite.keywords import (
-    ResidentKeywords,
-    Tokenizer,
-    last_change,
-    passing_best,
-)
+from memoryd.storage.sqlite.keywords import ResidentKeywords, last_change, passing_best
+from memoryd.storage.sqlite.postings import Tokenizer
 
 
 def scope_token(value: str) -> str:

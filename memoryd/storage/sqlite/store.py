@@ -34,6 +34,8 @@ class SqliteStore(DatabaseStore):
         self.db = db
         self.capabilities: Capabilities = db.capabilities
         self._dialect = SqliteDialect(fts5=db.capabilities.fts5, keywords=keywords)
+        if keywords is not None:
+            keywords.reader = db.snapshot  # its background builds read their own snapshot
 
     @property
     def keywords(self) -> ResidentKeywords | None:
