@@ -33,6 +33,9 @@ DEFAULT_UPSTREAM_MAX_CONNECTIONS = 256
 #: Upstream calls one key may hold open at once: an eighth of the pool, so one greedy
 #: key leaves the other keys most of it (docs/operations.md, "Fair sharing").
 DEFAULT_KEY_MAX_CONCURRENT = 32
+#: A key whose memory work averaged under this many milliseconds runs it on the event
+#: loop instead of a worker thread (``gateway.inline``); 0: always a thread.
+DEFAULT_INLINE_RETRIEVAL_MS = 2.0
 
 
 def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
@@ -117,6 +120,7 @@ class EngineConfig:
     mcp_session_idle_s: float = DEFAULT_MCP_SESSION_IDLE_S
     upstream_max_connections: int = DEFAULT_UPSTREAM_MAX_CONNECTIONS
     key_max_concurrent: int = DEFAULT_KEY_MAX_CONCURRENT
+    inline_retrieval_ms: float = DEFAULT_INLINE_RETRIEVAL_MS
 
     @property
     def db_path(self) -> Path:
@@ -181,5 +185,9 @@ class EngineConfig:
             ),
             key_max_concurrent=_int(
                 env, "MEMORYD_KEY_MAX_CONCURRENT", DEFAULT_KEY_MAX_CONCURRENT, 1, 100_000
+            ),
+            inline_retrieval_ms=min(
+                100.0,
+                max(0.0, _float(env, "MEMORYD_INLINE_RETRIEVAL_MS", DEFAULT_INLINE_RETRIEVAL_MS)),
             ),
         )

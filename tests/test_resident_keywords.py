@@ -213,12 +213,34 @@ def test_a_copy_behind_a_pruned_log_or_with_a_large_overlay_is_rebuilt(
     for i, mid in enumerate(ids[: postings.MIN_OVERLAY + 1]):
         raw_write(engine, "UPDATE memories SET content = ? WHERE id = ?", (f"zeppelin {i}", mid))
     same(search(resident, "zeppelin coffee", flt), search(sql, "zeppelin coffee", flt))
-    assert stats(resident)["builds"] == 2  # the overlay outgrew the copy
+    assert resident.keywords is not None
+    assert resident.keywords.wait_for_builds(60)
+    # the overlay outgrew the copy: the search used it, a background build replaced it
+    assert stats(resident)["builds"] == 2
+    assert stats(resident)["backgroundBuilds"] == 1
+    same(search(resident, "zeppelin coffee", flt), search(sql, "zeppelin coffee", flt))
     fill(engine, "big", 5, seed=9)
     raw_write(engine, "DELETE FROM kw_changes WHERE id < (SELECT max(id) FROM kw_changes)")
     same(search(resident, "zeppelin coffee", flt), search(sql, "zeppelin coffee", flt))
-    assert stats(resident)["builds"] == 3  # the log no longer reached back: rebuilt
+    assert stats(resident)["builds"] == 3  # the log no longer reached back: rebuilt here
     assert_same_everywhere(resident, sql, "big", seed=7)
+
+
+def test_a_bulk_write_rebuilds_rather_than_catching_up(
+    engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kw, "CATCH_UP_MAX", 30)  # a new memory also changes neighbours' context
+    resident, sql = resident_store(engine), sql_store(engine)
+    fill(engine, "big", 60)
+    flt = owner_filter("big")
+    search(resident, "coffee", flt)
+    fill(engine, "big", 10, seed=5)  # ten: caught up
+    same(search(resident, "coffee dogs", flt), search(sql, "coffee dogs", flt))
+    assert stats(resident)["builds"] == 1
+    fill(engine, "big", 40, seed=6)  # more: rebuilt, on this thread (a small owner)
+    same(search(resident, "coffee dogs", flt), search(sql, "coffee dogs", flt))
+    assert stats(resident)["builds"] == 2
+    assert stats(resident)["memories"] == 110
 
 
 def test_the_budget_and_the_size_cap_bound_the_copies(

@@ -30,6 +30,7 @@ from memoryd.engine import MemoryEngine
 from memoryd.gateway import routes as gateway
 from memoryd.gateway import upstream
 from memoryd.gateway.client import UpstreamClient
+from memoryd.gateway.inline import InlineGate
 from memoryd.mcp import MCP_PATH, McpHttpEndpoint
 
 log = logging.getLogger(__name__)
@@ -100,6 +101,7 @@ def create_app(
     app.state.engine = engine
     app.state.admin_token = admin_token
     app.state.key_slots = upstream.KeySlots(engine.config.key_max_concurrent)
+    app.state.inline_gate = InlineGate(engine.config.inline_retrieval_ms)
     upstream.quiet_aborted_relays()
     register_secret(admin_token)  # masked in every log record, embedded use included
     install_error_handlers(app)
@@ -112,6 +114,9 @@ def create_app(
     install_request_logging(app)
     install_metrics(app)
 
+    # The gateway's routes first: a chat call is matched before the management API's
+    # forty-odd routes are tried (no path is shared: /v1 against /api).
+    app.include_router(gateway.router)
     admin = [Depends(require_admin)]
     for router in (
         routes_memory.router,
@@ -121,7 +126,6 @@ def create_app(
     ):
         app.include_router(router, dependencies=admin, responses=ERROR_RESPONSES)
 
-    app.include_router(gateway.router)
     install_dashboard(app)  # Memory Studio at /dashboard (SPEC §15)
     # Streamable-HTTP MCP (SPEC §14): Bearer admin token or client key, checked per request.
     # Session caps and idle timeout: MEMORYD_MCP_* via engine.config (docs/operations.md).

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
@@ -23,9 +24,11 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from memoryd.engine import MemoryEngine
+from memoryd.engine.locality import in_process
 from memoryd.engine.providers import Provider
 from memoryd.gateway.client import UpstreamClient, UpstreamError, UpstreamResponse
-from memoryd.gateway.memory import extract, inject, plan, route
+from memoryd.gateway.inline import InlineGate
+from memoryd.gateway.memory import Prepared, extract, inject, plan, route
 from memoryd.gateway.upstream import (
     DROP_RESPONSE_HEADERS,
     RETRY_AFTER_S,
@@ -200,6 +203,13 @@ def _relayed_headers(response: UpstreamResponse) -> dict[str, str]:
     }
 
 
+def _timed_inject(*args: Any) -> tuple[Prepared, float]:
+    """``inject`` with the CPU seconds it took on the thread it ran on."""
+    start = time.thread_time()
+    prepared = inject(*args)
+    return prepared, time.thread_time() - start
+
+
 async def converse(request: Request, fmt: WireFormat) -> Response | RelayResponse:
     """One chat-like call in any wire format: the shared pipeline."""
     slot: Slot | None = None  # released on every way out, unless a relay took it over
@@ -210,7 +220,15 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
         engine = _engine(request)
         prepared, settings = plan(engine, key, body, request.headers, fmt)
         if settings is not None:  # no thread hop when there is nothing to retrieve
-            prepared = await run_in_threadpool(inject, engine, prepared, body, settings, fmt)
+            gate: InlineGate | None = getattr(request.app.state, "inline_gate", None)
+            args = (engine, prepared, body, settings, fmt)
+            inline = gate is not None and gate.cheap(key.id) and in_process(engine, settings)
+            if inline:
+                prepared, cpu = _timed_inject(*args)
+            else:
+                prepared, cpu = await run_in_threadpool(_timed_inject, *args)
+            if gate is not None:
+                gate.record(key.id, cpu, inline=inline)
         url = fmt.upstream_url(prepared.provider)
         streaming = fmt.is_stream(body)
         response = await _send(

@@ -57,11 +57,15 @@ from memoryd.storage.sqlite.vectors import owner_rows
 
 log = logging.getLogger(__name__)
 
-#: Owners up to this many memories: the first search that needs the copy builds it.
-SYNC_MAX_ROWS = 10_000
-#: Owners above this many memories keep the SQL search; between the two, a background
-#: thread builds the copy (about 10 s at 100k).
+#: Owners up to this many memories: the search that needs the copy builds it (at most
+#: ~0.2 s, once); larger ones get it from a background thread, as every rebuild of a
+#: copy whose overlay outgrew it does.
+SYNC_MAX_ROWS = 2_000
+#: Owners above this many memories keep the SQL search (a build is ~4-10 s at 100k).
 MAX_ROWS = 250_000
+#: A search applies at most this many of the owner's logged changes; more (an import)
+#: and the copy is rebuilt instead.
+CATCH_UP_MAX = 256
 #: Candidates ranked per wanted hit before the filter checks them (``dialect``'s too).
 BEST_FIRST = 4
 #: Checked beyond ``limit`` first; the rest of the candidates only when too few pass.
@@ -172,16 +176,18 @@ class ResidentKeywords:
             copy = self._copies.get(owner)
             if copy is not None:
                 self._copies.move_to_end(owner)
-        fresh = False
         if copy is not None:
             with copy.lock:
                 fresh = self._catch_up(conn, copy, owner)
-                if fresh and not copy.stale():
-                    return copy
+                stale = copy.stale()
+            if fresh:
+                if stale:  # right, only slower: a new build replaces it when done
+                    self._schedule(owner)
+                return copy
         if not background:
             return self._build(conn, owner)
         self._schedule(owner)
-        return copy if fresh else None  # a large overlay is slow, still right
+        return None
 
     def _schedule(self, owner: str) -> None:
         with self._lock:
@@ -232,7 +238,8 @@ class ResidentKeywords:
 
     def _catch_up(self, conn: Any, copy: Postings, owner: str) -> bool:
         """Apply the logged changes since ``copy.seen``; False when the log no longer
-        reaches back that far (the copy must be rebuilt)."""
+        reaches back that far, or more than ``CATCH_UP_MAX`` of them are the owner's (the
+        copy must be rebuilt)."""
         mine = "CASE WHEN m.api_key_id = ?1 THEN m.{} END"  # others' text is not read
         changes = conn.execute(
             "SELECT c.id, c.seq, m.api_key_id, "
@@ -247,6 +254,8 @@ class ResidentKeywords:
         if first is not None and first > copy.seen + 1:
             return False
         latest = {int(row[1]): row for row in changes}  # each row's state now, once
+        if sum(1 for row in latest.values() if row[2] == owner) > CATCH_UP_MAX:
+            return False  # a bulk write: rebuilding costs what tokenizing them would
         for seq, (_, _, row_owner, content, key, context, scope) in latest.items():
             if row_owner == owner:
                 copy.put(seq, *self.tokenizer.row(content, key, context, scope))
