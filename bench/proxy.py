@@ -1,13 +1,15 @@
 """What a proxy costs to pass through (issue 21), side by side in one run.
 
 ``python -m bench --only proxy [--requests N]``. Processes: the fake OpenAI upstream
-(``python -m memoryd.testing``), two ``memoryd serve`` (keyword-only retrieval, and
-MiniLM, each with 1,000 memories for its key) and a LiteLLM proxy (no callbacks, no
-database) in its own venv under ``bench/.cache/litellm/venv``. Configurations:
+(``python -m memoryd.testing``), three ``memoryd serve`` (keyword-only retrieval twice,
+the second with ``MEMORYD_INLINE_RETRIEVAL_MS=0``, and MiniLM, each with 1,000 memories
+for its key) and a LiteLLM proxy (no callbacks, no database) in its own venv under
+``bench/.cache/litellm/venv``. Configurations:
 
 - direct: the fake upstream alone (the baseline);
 - pure: memoryd with a key whose memory is off (``memoryEnabled: false``);
 - keyword: memoryd, keyword retrieval, a different query each request;
+- keyword_thread: the same with the memory work always on a worker thread;
 - minilm_repeated / minilm_different: memoryd with MiniLM, the same user message every
   request / a new one each time;
 - litellm: the LiteLLM proxy.
@@ -68,14 +70,23 @@ LABELS = {
     "direct": "direct upstream (the fake, no proxy)",
     "pure": "memoryd, memory off for the key (pure proxy)",
     "keyword": "memoryd, keyword retrieval, 1k memories",
+    "keyword_thread": "memoryd, keyword, 1k, memory work on worker threads (inline off)",
     "minilm_repeated": "memoryd, MiniLM (the default embedder), 1k memories, repeated query",
     "minilm_different": "memoryd, MiniLM, a different query each time",
     "litellm": "LiteLLM proxy, no callbacks",
 }
 #: Each configuration's server (a ``ports`` key) and key (a ``secrets`` key), in order.
 PLAN = {"direct": ("up", "up"), "pure": ("kw", "pure"), "keyword": ("kw", "kw")}
+PLAN |= {"keyword_thread": ("kwt", "kwt")}
 PLAN |= {f"minilm_{q}": ("mini", "mini") for q in ("repeated", "different")}
 PLAN |= {"litellm": ("litellm", "litellm")}
+#: The memoryd servers: embedder and extra environment. ``kwt`` is ``kw`` with the
+#: memory work always on a worker thread (``gateway.inline`` off), for the A/B.
+SERVERS: dict[str, tuple[str, dict[str, str]]] = {
+    "kw": ("keyword-only", {}),
+    "kwt": ("keyword-only", {"MEMORYD_INLINE_RETRIEVAL_MS": "0"}),
+    "mini": ("transformers", {}),
+}
 #: (config, metric, comparison, target, words) of the issue.
 GOALS = (
     ("pure", "added_p50_ms", "<", 1.0, "pure proxy added p50 < 1 ms"),
@@ -462,7 +473,7 @@ def run(n: int, progress: Progress) -> list[dict[str, Any]]:
     global LAST_INFO
     pool = list(dict.fromkeys(queries(20000)))
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
-        ports = {k: free_port() for k in ("up", "kw", "mini", "litellm")}
+        ports = {k: free_port() for k in ("up", *SERVERS, "litellm")}
         base_env = dict(os.environ) | {
             "MEMORYD_ADMIN_TOKEN": ADMIN,
             "MEMORYD_UPSTREAM_BASE_URL": f"http://127.0.0.1:{ports['up']}/v1",
@@ -474,8 +485,8 @@ def run(n: int, progress: Progress) -> list[dict[str, Any]]:
         )
         pids, secrets = {"up": up.pid}, {}
         memoryd = str(Path(sys.executable).with_name("memoryd"))
-        for name, embedder in (("kw", "keyword-only"), ("mini", "transformers")):
-            env = base_env | {"MEMORYD_DATA_DIR": str(Path(tmp) / name)}
+        for name, (embedder, extra) in SERVERS.items():
+            env = base_env | {"MEMORYD_DATA_DIR": str(Path(tmp) / name)} | extra
             progress(f"proxy: preparing 1,000 memories ({embedder})")
             secrets[name] = prepare(Path(tmp) / name, EMBEDDERS[embedder], env)
             serve = [memoryd, "serve", "--port", str(ports[name])]
@@ -488,8 +499,9 @@ def run(n: int, progress: Progress) -> list[dict[str, Any]]:
             Target(config, ports[at], pids[at], secrets[key], different(pool))
             for config, (at, key) in PLAN.items()
         ]
-        targets[3].text = lambda _i: REPEATED
-        targets[5].note = litellm["note"]
+        by = {t.config: t for t in targets}
+        by["minilm_repeated"].text = lambda _i: REPEATED
+        by["litellm"].note = litellm["note"]
         measure(targets, n, progress)
     LAST_INFO = {
         "settings": {"requests": n, "rounds": REPS, "clients": CLIENTS, "seconds": SECONDS},
