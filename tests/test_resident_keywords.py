@@ -360,3 +360,40 @@ def test_without_a_reader_a_large_owner_stays_in_sql(engine: MemoryEngine) -> No
     assert found is None
     assert keywords.wait_for_builds(1)
     assert keywords.stats()["owners"] == 0
+
+
+def test_neighbours_are_remembered_until_the_log_moves(engine: MemoryEngine) -> None:
+    """The dialect keeps neighbour lookups per ``kw_changes`` id; every change that
+    decides who was written next to whom moves it, a session change too (0015)."""
+    from memoryd.storage.sql import memories
+
+    store = resident_store(engine)
+    ids = fill(engine, "big", 40, sessions=3)
+    ids += fill(engine, "other", 10, seed=2, sessions=3)
+
+    def check() -> None:
+        conn = engine.store.db.read()  # type: ignore[attr-defined]
+        want = memories.neighbours(conn, [*ids, "missing"])
+        assert store.read().neighbours([*ids, "missing"]) == want
+        assert store.read().neighbours(ids[3:9]) == {i: want[i] for i in ids[3:9] if i in want}
+
+    check()
+    before = last_id(engine)
+    # moved to another session behind the service's back: no other column changes
+    raw_write(engine, "UPDATE memories SET session_id = 's9' WHERE id = ?", (ids[4],))
+    assert last_id(engine) > before  # logged (migration 0015)
+    check()
+    engine.delete(ids[7], owner="big")
+    check()
+    raw_write(engine, "UPDATE memories SET api_key_id = 'other' WHERE id = ?", (ids[10],))
+    check()
+    fill(engine, "big", 5, seed=8, sessions=3)
+    check()
+    before = last_id(engine)
+    raw_write(engine, "UPDATE memories SET access_count = 7 WHERE id = ?", (ids[11],))
+    assert last_id(engine) == before  # a bump is not logged, and needs not be
+    check()
+
+
+def last_id(engine: MemoryEngine) -> int:
+    return int(kw.last_change(engine.store.db.read()))  # type: ignore[attr-defined]

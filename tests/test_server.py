@@ -302,6 +302,7 @@ def test_start_on_an_older_data_dir_runs_pending_migrations(spawn: Any, tmp_path
             12,
             13,
             14,
+            15,
         ]
     finally:
         conn.close()

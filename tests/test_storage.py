@@ -74,6 +74,7 @@ def test_fresh_db_records_every_migration_with_its_name(db: Database) -> None:
         (12, "flagged_by_owner"),
         (13, "keyword_changes"),
         (14, "fts_vocab"),
+        (15, "session_changes"),
     ]
     assert db.capabilities.deferred_migrations == ()
 
@@ -84,7 +85,7 @@ def test_reopening_applies_nothing_new(tmp_path: Path) -> None:
         before = _rows(first.read(), "SELECT * FROM schema_migrations ORDER BY version")
     with Database(path, load_vec=False) as second:
         after = _rows(second.read(), "SELECT * FROM schema_migrations ORDER BY version")
-    assert len(before) == 14
+    assert len(before) == 15
     assert after == before  # same rows, same applied_at: nothing re-applied
 
 
@@ -150,6 +151,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (9,),
             (12,),
             (13,),
+            (15,),
         ]
 
         _insert_raw(conn, "pre-fts", "key-a", "legacy row about kubernetes", "legacy:k8s")
@@ -170,6 +172,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (12,),
             (13,),
             (14,),
+            (15,),
         ]
         found = _rows(
             conn,
@@ -322,7 +325,7 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
 
     with Database(path, load_vec=False) as db:
         versions = [v for (v,) in _rows(db.read(), "SELECT version FROM schema_migrations")]
-        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
+        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
         slots = dict(_rows(db.read(), "SELECT id, slot FROM memories ORDER BY id"))
         assert slots == {"m0": "home_location", "m1": None, "m2": None}
         users = {u for (u,) in _rows(db.read(), "SELECT user_id FROM memories")}

@@ -14,7 +14,7 @@ from memoryd.core import bm25
 from memoryd.core.fts_query import query_tokens
 from memoryd.models import Memory
 from memoryd.storage.base import Filter
-from memoryd.storage.sql import context
+from memoryd.storage.sql import context, memories
 from memoryd.storage.sql.memories import filter_sql, get_many
 
 
@@ -55,6 +55,9 @@ class PostgresDialect:
         self._clock = clock
         self._totals: tuple[float, int, float] | None = None
         self._frequency: dict[str, tuple[float, int]] = {}
+
+    def neighbours(self, conn: Any, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        return memories.neighbours(conn, ids)
 
     def keyword_search(
         self, conn: Any, query: str, flt: Filter, limit: int, context_weight: float = 0.0

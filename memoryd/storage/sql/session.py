@@ -37,6 +37,7 @@ class Dialect(Protocol):
     def keyword_search(
         self, conn: Any, query: str, flt: Filter, limit: int, context_weight: float
     ) -> list[tuple[Memory, float]]: ...
+    def neighbours(self, conn: Any, ids: Sequence[str]) -> dict[str, tuple[str, ...]]: ...
     def optimize_keyword_index(self, conn: Any) -> None: ...
     def outbox_ready(self, conn: Any) -> bool: ...
     def outbox_exists(self, conn: Any) -> bool: ...
@@ -103,7 +104,7 @@ class SqlSession:
         return self._do(memories.hidden_counts, flt)
 
     def neighbours(self, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        return self._do(memories.neighbours, ids)
+        return self._do(self.dialect.neighbours, ids)
 
     def list_page(self, query: ListQuery) -> Page:
         return self._do(memories.list_page, query)

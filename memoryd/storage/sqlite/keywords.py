@@ -107,6 +107,7 @@ class ResidentKeywords:
         self.builds = 0
         self.background_builds = 0
         self.last_build_s: float | None = None
+        self._totals: tuple[int, tuple[int, int]] | None = None
 
     @property
     def enabled(self) -> bool:
@@ -120,11 +121,14 @@ class ResidentKeywords:
         limit: int,
         context_weight: float,
         doc_count: Callable[[str], int],
+        latest: int | None = None,
     ) -> list[tuple[Memory, float]] | None:
         """The SQL keyword search's answer for one owner's query words (after the
         dialect's choice of words), or None when the SQL search should give it.
         ``doc_count(word)``: the file's rows with ``word`` in the searched columns,
-        exact for the caller's snapshot (FTS5's IDF counts them so)."""
+        exact for the caller's snapshot (FTS5's IDF counts them so). ``latest``: the
+        last ``kw_changes`` id in that snapshot, when the caller read it already (a
+        copy that has seen it reads no log, and the index's averages are reused)."""
         if not self.enabled or not words or flt.owners is None or len(flt.owners) != 1:
             return None
         owner = flt.owners[0]
@@ -137,10 +141,10 @@ class ResidentKeywords:
         stems = [self.tokenizer.query(word) for word in words]
         if any(len(s) != 1 for s in stems):
             return None  # FTS5 would read a phrase there
-        copy = self._current(conn, owner, background=size > self.sync_max_rows)
+        copy = self._current(conn, owner, background=size > self.sync_max_rows, latest=latest)
         if copy is None:
             return None
-        rows, tokens = averages(conn)
+        rows, tokens = self._averages(conn, latest)
         if rows <= 0:
             return []
         phrases = [(s[0], idf(rows, doc_count(word))) for s, word in zip(stems, words, strict=True)]
@@ -169,7 +173,20 @@ class ResidentKeywords:
         self._sizes.set(owner, count)
         return count
 
-    def _current(self, conn: Any, owner: str, *, background: bool) -> Postings | None:
+    def _averages(self, conn: Any, latest: int | None) -> tuple[int, int]:
+        """FTS5's row and token totals, read once per file state: they change only
+        with what ``kw_changes`` logs (a row in or out, an indexed column changed)."""
+        known = self._totals
+        if latest is not None and known is not None and known[0] == latest:
+            return known[1]
+        totals = averages(conn)
+        if latest is not None:
+            self._totals = (latest, totals)
+        return totals
+
+    def _current(
+        self, conn: Any, owner: str, *, background: bool, latest: int | None = None
+    ) -> Postings | None:
         """The owner's copy brought up to the caller's snapshot, built on first use:
         here, or (``background``) by the builder thread while this search goes to SQL."""
         with self._lock:
@@ -178,7 +195,10 @@ class ResidentKeywords:
                 self._copies.move_to_end(owner)
         if copy is not None:
             with copy.lock:
-                fresh = self._catch_up(conn, copy, owner)
+                # nothing logged past what it has seen: no log to read
+                fresh = (latest is not None and latest <= copy.seen) or self._catch_up(
+                    conn, copy, owner
+                )
                 stale = copy.stale()
             if fresh:
                 if stale:  # right, only slower: a new build replaces it when done
