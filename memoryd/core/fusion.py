@@ -62,10 +62,13 @@ def score_fuse(
     if not normalised:
         return []
     total = sum(weight for _, _, weight in normalised)
-    fused = {
-        item: sum(weight * scores.get(item, floor) for scores, floor, weight in normalised) / total
-        for item in order
-    }
+    # leg by leg, in the order sum() would add them: the same floats, without a
+    # generator per candidate
+    fused = dict.fromkeys(order, 0.0)
+    for scores, floor, weight in normalised:
+        for item in fused:
+            fused[item] += weight * scores.get(item, floor)
+    fused = {item: value / total for item, value in fused.items()}
     if standardise:  # shifted so the weakest candidate scores 0: scores stay non-negative
         lowest = min(fused.values())
         fused = {item: value - lowest for item, value in fused.items()}
