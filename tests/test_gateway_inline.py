@@ -41,6 +41,17 @@ def test_a_key_runs_inline_after_cheap_calls_and_leaves_after_slow_ones() -> Non
     assert stats["keys"] == 1
 
 
+def test_an_inline_call_that_waited_counts_at_its_wall_time() -> None:
+    gate = InlineGate(2.0)
+    for _ in range(inline.SAMPLES):
+        gate.record("k", 0.5 * MS, inline=False, wall=30 * MS)  # a worker's waits: ignored
+    assert gate.cheap("k")
+    gate.record("k", 0.5 * MS, inline=True, wall=5 * MS)  # GIL waits under load: CPU counts
+    assert gate.cheap("k")
+    gate.record("k", 0.5 * MS, inline=True, wall=60 * MS)  # it held the loop: wall counts
+    assert not gate.cheap("k")
+
+
 def test_a_zero_budget_keeps_every_call_on_a_thread() -> None:
     gate = InlineGate(0)
     for _ in range(10):

@@ -14,10 +14,12 @@ The average is exponentially weighted over the CPU time each call took on the th
 it ran on, wherever it ran: wall time would count, under load, the waits for the GIL
 that other threads hold (the work is the same), and would send every key to a thread
 and keep it there. Work that waits instead of computing is kept off the loop by the
-rule above (a cold page cache read from disk is the one wait it does not see). A slow
-call sends the key back to a thread until the average comes down again; a key starts
-on a thread until ``SAMPLES`` calls were timed. ``budget_ms`` 0 keeps every call on a
-thread.
+rule above; what it cannot see (a read from a cold disk, a search that first embeds
+the owner's newest memories and waits for their write) shows as an inline call whose
+wall time passed ``STALL_FACTOR`` times the budget (and 10 ms): that call counts at its
+wall time. A slow call sends the key back to a thread until the average comes down
+again; a key starts on a thread until ``SAMPLES`` calls were timed. ``budget_ms`` 0
+keeps every call on a thread.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ SAMPLES = 3
 ALPHA = 0.2
 #: Keys remembered (least recently seen out first).
 MAX_KEYS = 10_000
+#: An inline call whose wall time passed this many budgets (and ``MIN_STALL_S``) held
+#: the loop waiting, not computing: it counts at its wall time.
+STALL_FACTOR = 5
+MIN_STALL_S = 0.010
 
 
 class InlineGate:
@@ -37,6 +43,7 @@ class InlineGate:
 
     def __init__(self, budget_ms: float) -> None:
         self.budget_s = max(0.0, budget_ms) / 1000
+        self.stall_s = max(MIN_STALL_S, STALL_FACTOR * self.budget_s)
         self._keys: OrderedDict[str, tuple[float, int]] = OrderedDict()
         self.inline_calls = 0
         self.thread_calls = 0
@@ -46,9 +53,13 @@ class InlineGate:
         found = self._keys.get(key) if self.budget_s > 0 else None
         return found is not None and found[1] >= SAMPLES and found[0] <= self.budget_s
 
-    def record(self, key: str, seconds: float, *, inline: bool) -> None:
+    def record(self, key: str, seconds: float, *, inline: bool, wall: float = 0.0) -> None:
+        """``seconds``: the call's CPU time; ``wall``: its wall time (an inline call
+        that stalled the loop counts at that)."""
         if inline:
             self.inline_calls += 1
+            if wall > self.stall_s:
+                seconds = max(seconds, wall)
         else:
             self.thread_calls += 1
         if self.budget_s <= 0:

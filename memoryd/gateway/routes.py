@@ -203,11 +203,11 @@ def _relayed_headers(response: UpstreamResponse) -> dict[str, str]:
     }
 
 
-def _timed_inject(*args: Any) -> tuple[Prepared, float]:
-    """``inject`` with the CPU seconds it took on the thread it ran on."""
-    start = time.thread_time()
+def _timed_inject(*args: Any) -> tuple[Prepared, float, float]:
+    """``inject`` with the CPU and wall seconds it took on the thread it ran on."""
+    cpu, wall = time.thread_time(), time.perf_counter()
     prepared = inject(*args)
-    return prepared, time.thread_time() - start
+    return prepared, time.thread_time() - cpu, time.perf_counter() - wall
 
 
 async def converse(request: Request, fmt: WireFormat) -> Response | RelayResponse:
@@ -224,11 +224,11 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
             args = (engine, prepared, body, settings, fmt)
             inline = gate is not None and gate.cheap(key.id) and in_process(engine, settings)
             if inline:
-                prepared, cpu = _timed_inject(*args)
+                prepared, cpu, wall = _timed_inject(*args)
             else:
-                prepared, cpu = await run_in_threadpool(_timed_inject, *args)
+                prepared, cpu, wall = await run_in_threadpool(_timed_inject, *args)
             if gate is not None:
-                gate.record(key.id, cpu, inline=inline)
+                gate.record(key.id, cpu, wall=wall, inline=inline)
         url = fmt.upstream_url(prepared.provider)
         streaming = fmt.is_stream(body)
         response = await _send(
