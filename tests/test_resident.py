@@ -17,7 +17,6 @@ from memoryd.storage.base import Filter
 from memoryd.storage.sqlite import vectors as vec_sql
 from memoryd.storage.sqlite.database import Database
 from memoryd.storage.sqlite.store import SqliteStore
-from memoryd.vectors import resident
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.resident import ResidentVectors
 from memoryd.vectors.sqlite_vec import SqliteVecStore
@@ -212,7 +211,7 @@ def test_candidates_past_the_first_check_are_checked_before_falling_back(
     alice = fill(engine, store, "big", 120, user="alice")
     bob = fill(engine, store, "big", 80, seed=3, user="bob")
     flt, k = owner_filter("big", user_id="bob"), 10
-    first = k + max(k // 2, resident.FIRST_EXTRA)
+    first = k + max(k // 2, vec_sql.FIRST_EXTRA)
     nearest = [mid for mid, _ in sql.search(query(4), first, owner_filter("big"))]
     assert sum(mid in set(bob) for mid in nearest) < k  # the first check alone is short
     assert set(nearest) & set(alice)

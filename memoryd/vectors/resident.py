@@ -43,8 +43,6 @@ from memoryd.storage.sqlite import vectors as vec_sql
 #: Candidates checked against the filter per wanted hit (and at least ``MIN_CANDIDATES``).
 OVERFETCH = 4
 MIN_CANDIDATES = 64
-#: Candidates checked beyond ``k`` before the rest (see ``ResidentVectors._filtered``).
-FIRST_EXTRA = 8
 #: How long an owner's memory count decides whether it gets a copy.
 SIZE_TTL_S = 30.0
 
@@ -167,10 +165,9 @@ class ResidentVectors:
         """The first ``k`` of ``best`` the filter lets through, as ``(id, distance)``.
 
         The filter usually keeps nearly all of an owner's rows, so the first
-        ``k`` + ``max(k // 2, FIRST_EXTRA)`` candidates are checked first and the rest only when too
-        few of those pass: each check is a rowid lookup, and at a few hundred memories
-        checking all the overfetched candidates cost as much as the SQL search."""
-        first = min(len(best), k + max(k // 2, FIRST_EXTRA))
+        ``vec_sql.first_checked(k)`` candidates are checked first, the rest only when too
+        few of those pass."""
+        first = min(len(best), vec_sql.first_checked(k))
         ids = vec_sql.passing(conn, [seq for seq, _ in best[:first]], flt)
         if len(ids) < k and first < len(best):
             ids |= vec_sql.passing(conn, [seq for seq, _ in best[first:]], flt)

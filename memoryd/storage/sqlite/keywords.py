@@ -53,7 +53,7 @@ from memoryd.storage.sqlite.postings import (
     best,
     idf,
 )
-from memoryd.storage.sqlite.vectors import owner_rows
+from memoryd.storage.sqlite.vectors import first_checked, owner_rows
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +68,6 @@ MAX_ROWS = 250_000
 CATCH_UP_MAX = 256
 #: Candidates ranked per wanted hit before the filter checks them (``dialect``'s too).
 BEST_FIRST = 4
-#: Checked beyond ``limit`` first; the rest of the candidates only when too few pass.
-FIRST_EXTRA = 8
 SIZE_TTL_S = 30.0
 #: A background build lets other threads run every this many rows (~1-3 ms of work).
 YIELD_EVERY = 32
@@ -152,7 +150,7 @@ class ResidentKeywords:
         with copy.lock:
             seqs, scores = copy.score(phrases, weights, tokens / rows)
         candidates = best(seqs, scores, max(limit, 1) * BEST_FIRST)
-        first = min(len(candidates), limit + max(limit // 2, FIRST_EXTRA))
+        first = min(len(candidates), first_checked(limit))
         where, params = filter_sql(flt)
         found = passing_best(conn, candidates[:first], where, params, limit)
         if len(found) < limit and first < len(candidates):
@@ -339,7 +337,7 @@ def passing_best(
         return []
     seqs = json.dumps([seq for seq, _ in candidates])
     join = f"SELECT {COLUMNS}, c.key FROM json_each(?) c CROSS JOIN memories m ON m.seq = c.value"
-    if len(candidates) <= limit + max(limit // 2, FIRST_EXTRA):
+    if len(candidates) <= first_checked(limit):
         # Few beyond ``limit``: every passing row, sorted here, costs less than SQL's
         # temporary B-tree for the ORDER BY (120 against 160 us for 60 candidates).
         rows = conn.execute(f"{join} WHERE {where}", [seqs, *params]).fetchall()

@@ -234,6 +234,18 @@ def owner_vectors(conn: Any, owner: str, view: str, blob_len: int) -> list[tuple
     ]
 
 
+#: Candidates checked beyond ``limit`` before the rest (the resident copies' filter).
+FIRST_EXTRA = 8
+
+
+def first_checked(limit: int) -> int:
+    """How many of a resident copy's ranked candidates the SQL filter checks first: a
+    half more than wanted (at least ``FIRST_EXTRA``); the rest only when too few pass.
+    Each check is a rowid lookup, so checking every overfetched candidate cost as much
+    as the SQL search at a few hundred memories."""
+    return limit + max(limit // 2, FIRST_EXTRA)
+
+
 def owner_rows(conn: Any, owner: str) -> int:
     """The owner's memories, from the owner index (cheap at any size)."""
     return int(
