@@ -347,7 +347,12 @@ def serve(
     from memoryd.api.app import create_app
     from memoryd.api.observability import configure_logging, register_secret
     from memoryd.bootstrap import open_engine
-    from memoryd.http_protocol import ConnectionLimits, check_fd_headroom, protocol_class
+    from memoryd.http_protocol import (
+        ConnectionLimits,
+        check_fd_headroom,
+        parser_name,
+        protocol_class,
+    )
     from memoryd.storage.sqlite.files import warn_if_open_dir
 
     env = os.environ if env is None else env
@@ -408,7 +413,7 @@ def serve(
                     timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
                     http=protocol_class(limits),
                 )
-                log.info("connections: %s", limits.describe())
+                log.info("connections: %s (%s)", limits.describe(), parser_name(limits))
                 check_fd_headroom(limits)
                 server = make_server(
                     config, url=url, on_ready=None if worker is None else worker.ready

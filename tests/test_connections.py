@@ -42,16 +42,19 @@ class Server(ServerProcess):
         return httpx.get(f"{self.url}/healthz", timeout=10).status_code
 
 
-@pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Callable[..., Server]]:
+@pytest.fixture(params=["httptools", "h11"])
+def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., Server]]:
+    """``memoryd serve`` on each HTTP parser: the guard must hold on both."""
     started: list[Server] = []
+    parser = request.param
 
     def start(**env: str) -> Server:
         root = tmp_path / f"server{len(started)}"
         root.mkdir()
-        server = Server(root, env)
+        server = Server(root, {"MEMORYD_HTTP_PARSER": parser, **env})
         started.append(server)
         server.wait_ready()
+        assert f"({parser})" in server.stderr  # the startup line names the parser in use
         return server
 
     try:
@@ -225,6 +228,47 @@ def test_keepalive_idle_timeout_and_request_cap(serve: Callable[..., Server]) ->
         assert data == b""
 
 
+def test_oversized_heads_are_refused(serve: Callable[..., Server]) -> None:
+    server = serve(MEMORYD_HEADER_TIMEOUT_S="60")
+    # One header past the 16 KiB a head may take, sent at once or in pieces.
+    for pieces in (1, 40):
+        with server.connect() as sock:
+            head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40_000
+            step = len(head) // pieces + 1
+            try:
+                for i in range(0, len(head), step):
+                    sock.sendall(head[i : i + step])
+            except OSError:
+                pass  # closed mid-send: refused before we finished
+            data, _ = read_until_closed(sock, limit_s=10)
+            status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/1.1 ") else 0
+            assert status in (400, 431), data[:200]  # h11 answers 400, httptools 431
+    # A large head under the limit is served.
+    with server.connect() as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 8000 + b"\r\n\r\n")
+        status, _, _ = read_response(sock)
+        assert status == 200
+    assert server.healthz() == 200
+
+
+def test_pipelined_requests_then_a_stalled_head(serve: Callable[..., Server]) -> None:
+    """Two requests in one write are both answered in order; the half head after them
+    still gets its deadline (its clock starts once the second is answered)."""
+    server = serve(MEMORYD_HEADER_TIMEOUT_S="1", MEMORYD_KEEPALIVE_TIMEOUT_S="60")
+    with server.connect() as sock:
+        sock.sendall(
+            b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+            b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n"
+            b"GET /healthz HTTP/1.1\r\nHo"
+        )
+        first, _, _ = read_response(sock)
+        second, _, _ = read_response(sock)
+        assert (first, second) == (200, 404)
+        data, _ = read_until_closed(sock, limit_s=12)
+        assert data.startswith(b"HTTP/1.1 408 "), data
+    assert server.healthz() == 200
+
+
 def test_limits_from_env() -> None:
     assert default_max_connections(1024) == 624  # 400 fds left for the db, upstreams, logs
     assert default_max_connections(100) == 32
@@ -233,7 +277,14 @@ def test_limits_from_env() -> None:
     assert limits.max_connections == 20
     assert limits.header_timeout_s == 10.0
     assert limits.body_timeout_s <= 30.0
-    for bad in ({"MEMORYD_HEADER_TIMEOUT_S": "abc"}, {"MEMORYD_MAX_CONNECTIONS": "0"}):
+    assert limits.parser == "auto"
+    assert ConnectionLimits.from_env({"MEMORYD_HTTP_PARSER": " H11 "}).parser == "h11"
+    bad_values = (
+        {"MEMORYD_HEADER_TIMEOUT_S": "abc"},
+        {"MEMORYD_MAX_CONNECTIONS": "0"},
+        {"MEMORYD_HTTP_PARSER": "picohttp"},
+    )
+    for bad in bad_values:
         with pytest.raises(ValueError, match=next(iter(bad))):
             ConnectionLimits.from_env(bad)
 
