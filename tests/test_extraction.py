@@ -435,3 +435,34 @@ def test_letters_whose_lower_case_is_longer_do_not_raise() -> None:
 def test_surrogates_do_not_raise() -> None:
     check_invariants(extract_facts("I prefer \ud800\udfff thing"))
     check_invariants(extract_facts("I live in Oslo \ud800"))
+
+
+def test_the_rule_union_matches_exactly_where_some_rule_does() -> None:
+    """``any_rule`` only skips clauses no rule matches: checked on every clause of the
+    labelled extraction sets (facts, questions, small talk) and their lower-cased forms."""
+    import json
+    from pathlib import Path
+
+    from memoryd.core.extraction.segment import clauses, prepare, windows
+    from memoryd.core.extraction.table import any_rule, compiled_rules
+
+    union = any_rule()
+    assert union is not None
+    root = Path(__file__).resolve().parents[1] / "bench" / "data" / "extraction"
+    texts = [
+        json.loads(line)["text"]
+        for path in sorted(root.glob("*/*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip() and "text" in json.loads(line)
+    ]
+    checked = matched = 0
+    for text in texts:
+        for window in windows(text):
+            for clause in clauses(prepare(window)):
+                for form in (clause.text, clause.text.lower()):
+                    some = any(p.match(form) for _, p, _ in compiled_rules())
+                    assert (union.match(form) is not None) == some, form
+                    checked += 1
+                    matched += some
+    assert checked > 500
+    assert 0 < matched < checked  # both outcomes exercised

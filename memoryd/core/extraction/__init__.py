@@ -27,7 +27,7 @@ from memoryd.core.extraction.segment import (
     strip_injected,
     windows,
 )
-from memoryd.core.extraction.table import compiled_rules
+from memoryd.core.extraction.table import any_rule, compiled_rules
 from memoryd.core.extraction.values import slugify
 from memoryd.core.subjects import of_fact as subjects_of_fact
 
@@ -125,7 +125,11 @@ def _extract(found: list[Clause], source: str, facts: list[Fact], seen: set[str]
 
 
 def _match(clause: str) -> list[Draft]:
-    for _kind, pattern, build in compiled_rules():
+    rules = compiled_rules()
+    union = any_rule()
+    if union is not None and union.match(clause) is None:
+        return []
+    for _kind, pattern, build in rules:
         m = pattern.match(clause)
         if m is None:
             continue

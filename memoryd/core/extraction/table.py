@@ -41,8 +41,22 @@ def rule(kind: str, pattern: str, build: Build) -> None:
 
 @functools.cache
 def compiled_rules() -> tuple[Rule, ...]:
-    """The rules in order, compiled (once per process)."""
+    """The rules in order, compiled (once per process; ``any_rule`` with them)."""
+    any_rule()
     return tuple((kind, re.compile(p, re.IGNORECASE), build) for kind, p, build in _RULES)
+
+
+@functools.cache
+def any_rule() -> re.Pattern[str] | None:
+    """One pattern that matches where any rule does (their alternation, group names
+    dropped): most clauses a chat sends match none, and one regex in C says so in a
+    fifth of the time of trying each rule from Python (the gateway asks it of every
+    user message). None if the alternation does not compile (then each rule is tried)."""
+    bare = (re.sub(r"\(\?P<\w+>", "(?:", p) for _, p, _ in _RULES)
+    try:
+        return re.compile("|".join(f"(?:{p})" for p in bare), re.IGNORECASE)
+    except re.error:  # e.g. a back-reference to a name, or a global flag mid-pattern
+        return None
 
 
 def _simple(kind: str, slot: str, **kw: bool) -> Build:
