@@ -287,3 +287,19 @@ def test_masking_never_shows_most_of_a_short_key() -> None:
         assert length - visible >= min(length, 12), (secret, shown)
         assert secret not in shown
     assert mask_secret("sk-verysecretvalue1234") == "sk-v…1234"  # long keys stay recognisable
+
+
+def test_masked_paths_are_remembered_and_forgotten_when_a_secret_arrives() -> None:
+    """The access line masks each path once; a secret registered later is masked in a
+    path already seen, and a flood of unique paths is masked but not remembered."""
+    from memoryd.api import observability as obs
+
+    secret = "late-registered-secret-1234"
+    path = f"/api/things/{secret}"
+    assert obs._masked_path(path) == path  # not a secret yet
+    assert obs._masked_path("/v1/x/sk-abcdefghijkl") == "/v1/x/***"  # the patterns apply
+    obs.register_secret(secret)
+    assert secret not in obs._masked_path(path)
+    for i in range(obs.MAX_MASKED_PATHS + 10):
+        assert obs._masked_path(f"/flood/{i}/sk-abcdef{i:06d}") == f"/flood/{i}/***"
+    assert len(obs._masked_paths) <= obs.MAX_MASKED_PATHS

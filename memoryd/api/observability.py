@@ -68,11 +68,28 @@ _secrets: set[str] = set()
 _secrets_lock = threading.Lock()
 
 
+#: Paths and route templates as masked for the access line: the same few come back
+#: request after request, so each is masked once (bounded: unique paths stop being
+#: remembered, not masked). Emptied when a secret is registered.
+_masked_paths: dict[str, str] = {}
+MAX_MASKED_PATHS = 1024
+
+
 def register_secret(value: str) -> None:
     """Mask this exact value wherever it appears in a log record (the admin token)."""
     if len(value) >= 6:
         with _secrets_lock:
             _secrets.add(value)
+            _masked_paths.clear()
+
+
+def _masked_path(path: str) -> str:
+    masked = _masked_paths.get(path)
+    if masked is None:
+        masked = redact(path)
+        if len(_masked_paths) < MAX_MASKED_PATHS:
+            _masked_paths[path] = masked
+    return masked
 
 
 def redact(text: str) -> str:
@@ -294,7 +311,7 @@ class RequestLoggingMiddleware:
         method = str(scope.get("method", ""))
         if method not in _METHODS:
             method = redact(method)
-        path = redact(str(scope.get("path", "")))
+        path = _masked_path(str(scope.get("path", "")))
         route = route_template(scope, root_path)
         self.log.info(
             "%s %s %d %.1fms",
@@ -306,7 +323,7 @@ class RequestLoggingMiddleware:
                 "request_id": request_id,
                 "method": method,
                 "path": path,
-                "route": redact(route),
+                "route": _masked_path(route),
                 "status": status,
                 "duration_ms": round(elapsed_ms, 3),
                 _CLEAN: True,
