@@ -527,3 +527,37 @@ def test_client_disconnect_cancels_the_upstream_stream(gateway: Gateway) -> None
     gateway.engine.drain()
     # the stream never completed, so nothing was extracted from it
     assert gateway.engine.list_memories(owner=gateway.key_id).total == 0
+
+
+def test_gateway_posts_are_served_by_the_direct_routes(engine: MemoryEngine) -> None:
+    """A chat call is matched by the plain route tried first (no FastAPI dependency
+    machinery); the OpenAPI schema still documents it, and a wrong method is a 405."""
+    from fastapi.routing import APIRoute
+
+    upstream = FakeUpstream()
+    app = create_app(engine, admin_token=ADMIN)
+    served: list[object] = []
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        await app(scope, receive, send)
+        if scope["type"] == "http":
+            served.append(scope.get("route"))
+
+    with serve_asgi(upstream.app) as upstream_url:
+        save_providers(engine.store, [Provider("default", f"{upstream_url}/v1", "up")])
+        _, secret = engine.keys.create("direct")
+        with serve_asgi(recording) as url:
+            with openai.OpenAI(base_url=f"{url}/v1", api_key=secret, max_retries=0) as client:
+                reply = client.chat.completions.create(
+                    model="chat-model", messages=[{"role": "user", "content": "hello"}]
+                )
+            assert reply.choices[0].message.content
+            wrong = httpx.get(f"{url}/v1/chat/completions", timeout=30)
+            schema = httpx.get(f"{url}/openapi.json", timeout=30).json()
+    route = served[0]
+    assert getattr(route, "path", None) == "/v1/chat/completions"
+    assert not isinstance(route, APIRoute)
+    assert wrong.status_code == 405
+    assert "error" in wrong.json()
+    assert "post" in schema["paths"]["/v1/chat/completions"]
+    assert engine.drain(timeout=30)

@@ -7,6 +7,7 @@ import json
 import logging
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
@@ -289,6 +290,53 @@ def test_access_log_is_one_json_line_per_request_with_its_id() -> None:
     inner = next(r for r in records if r["logger"] == "memoryd.test")
     assert inner["request_id"] == "abc-1"  # records inside the request carry its id
     assert inner["api_key"] == "***"
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_the_direct_access_line_equals_the_logged_one() -> None:
+    """With only memoryd's JSON handler in the way the access line is written directly;
+    it must be the line the logging path writes, field for field, and anything else on
+    the way (a filter here) sends it down that path."""
+    from memoryd.api.observability import RequestLoggingMiddleware, _direct_handler, access_log
+
+    root = logging.getLogger()
+    others = list(root.handlers)  # pytest's capture handlers: not in a real server
+    for handler in others:
+        root.removeHandler(handler)
+    try:
+        _compare_access_lines(RequestLoggingMiddleware, _direct_handler, access_log)
+    finally:
+        for handler in others:
+            root.addHandler(handler)
+
+
+def _compare_access_lines(middleware_class: Any, direct_handler: Any, access_log: Any) -> None:
+    stream = io.StringIO()
+    configure_logging("info", json_lines=True, stream=stream)
+    middleware = middleware_class(FastAPI())
+    scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions", "root_path": ""}
+    assert direct_handler(access_log) is not None
+    middleware._access_line(scope, "", "rid-1", 200, 1.23456)
+    seen: list[logging.LogRecord] = []
+
+    def spy(record: logging.LogRecord) -> bool:
+        seen.append(record)
+        return True
+
+    access_log.addFilter(spy)
+    try:
+        assert direct_handler(access_log) is None
+        middleware._access_line(scope, "", "rid-1", 200, 1.23456)
+    finally:
+        access_log.removeFilter(spy)
+    assert len(seen) == 1  # the second went through logging
+    direct, logged = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert list(direct) == list(logged)  # the same fields in the same order
+    assert direct.pop("ts").endswith("Z")
+    logged.pop("ts")
+    assert direct == logged
+    assert direct["message"] == "POST /v1/chat/completions 200 1.2ms"
+    assert direct["duration_ms"] == 1.235
 
 
 @pytest.mark.usefixtures("restore_logging")

@@ -117,6 +117,7 @@ def create_app(
     # The gateway's routes first: a chat call is matched before the management API's
     # forty-odd routes are tried (no path is shared: /v1 against /api).
     app.include_router(gateway.router)
+    app.router.routes[0:0] = gateway.direct_routes()  # tried before any other route
     admin = [Depends(require_admin)]
     for router in (
         routes_memory.router,
