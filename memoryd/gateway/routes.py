@@ -260,7 +260,7 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
             return relay
         content = response.content or b""
         headers = _relayed_headers(response) | prepared.headers()
-        if response.status_code < 400:
+        if response.status_code < 400 and prepared.extract:  # else: the reply is not read
             try:
                 reply = fmt.reply_text(json.loads(content))
             except (ValueError, RecursionError):
