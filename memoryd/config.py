@@ -35,7 +35,7 @@ DEFAULT_UPSTREAM_MAX_CONNECTIONS = 256
 DEFAULT_KEY_MAX_CONCURRENT = 32
 #: A key whose memory work averaged under this many milliseconds runs it on the event
 #: loop instead of a worker thread (``gateway.inline``); 0: always a thread.
-DEFAULT_INLINE_RETRIEVAL_MS = 2.0
+DEFAULT_INLINE_RETRIEVAL_MS = 4.0
 
 
 def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import openai
 import pytest
 
@@ -98,7 +99,7 @@ def test_a_shared_store_never_runs_inline(tmp_path: Path, pg_url: str) -> None:
 
 @pytest.fixture
 def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, str, object]]:
-    budget = str(getattr(request, "param", "2"))
+    budget = str(getattr(request, "param", "50"))
     eng = make_engine(
         tmp_path / "data", {"MEMORYD_INLINE_RETRIEVAL_MS": budget}, resolver=embedders.no_source
     )
@@ -125,18 +126,26 @@ def _ask(url: str, secret: str, upstream: FakeUpstream) -> str:
     return next((m["content"] for m in messages if m["role"] == "system"), "")
 
 
-@pytest.mark.parametrize("served", ["2", "0"], indirect=True)
+@pytest.mark.parametrize("served", ["50", "0"], indirect=True)
 def test_the_same_memory_is_injected_inline_or_not(
     served: tuple[str, str, object], request: pytest.FixtureRequest
 ) -> None:
     url, secret, (app, upstream) = served  # type: ignore[misc]
-    blocks = [_ask(url, secret, upstream) for _ in range(inline.SAMPLES + 3)]
+    blocks = [_ask(url, secret, upstream) for _ in range(inline.SAMPLES + 5)]
     assert "Anna lives in Lisbon" in blocks[0]
     assert all(block == blocks[0] for block in blocks)
     stats = app.state.inline_gate.stats()
     if request.node.callspec.params["served"] == "0":
         assert stats["inline"] == 0  # the setting turns it off
         assert stats["thread"] == len(blocks)
-    else:  # keyword search over two memories: cheap, so inline after the first samples
+    else:  # keyword search over two memories: well under 50 ms, inline after the samples
         assert stats["inline"] >= 1
         assert stats["thread"] >= inline.SAMPLES
+    # /metrics says where the memory work ran, the same counts
+    metrics = httpx.get(f"{url}/metrics", timeout=30).text
+    work = {
+        line.split('where="')[1].split('"')[0]: float(line.rsplit(" ", 1)[1])
+        for line in metrics.splitlines()
+        if line.startswith("memoryd_gateway_memory_work_total{")
+    }
+    assert work == {"inline": stats["inline"], "thread": stats["thread"]}

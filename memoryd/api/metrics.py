@@ -164,7 +164,8 @@ class Metrics:
 
     # -- rendering ---------------------------------------------------------------------
 
-    def render(self, engine: MemoryEngine | None = None) -> str:
+    def render(self, engine: MemoryEngine | None = None, inline_gate: Any = None) -> str:
+        """``inline_gate``: the gateway's ``InlineGate`` (where memory work ran)."""
         with self._lock:
             requests = sorted(self._requests.items())
             durations = sorted((key, list(h.counts), h.sum) for key, h in self._durations.items())
@@ -212,6 +213,18 @@ class Metrics:
             fam.sample(name, (("event", event),), gateway.get(event, 0))
         families.append(fam)
 
+        if inline_gate is not None:
+            work = inline_gate.stats()
+            name = "memoryd_gateway_memory_work_total"
+            fam = _Family(
+                name,
+                "counter",
+                "Chat calls whose memory work (retrieval and injection) ran on the event "
+                "loop (inline: cheap for its key) or on a worker thread.",
+            )
+            fam.sample(name, (("where", "inline"),), work["inline"])
+            fam.sample(name, (("where", "thread"),), work["thread"])
+            families.append(fam)
         families.append(_connection_family())
         if engine is not None:
             families.extend(_engine_families(engine))
@@ -365,4 +378,5 @@ def install_metrics(app: FastAPI) -> None:
     def prometheus_metrics(request: Request) -> PlainTextResponse:
         """Prometheus text exposition; no auth (bind to localhost or firewall it)."""
         current: MemoryEngine | None = getattr(request.app.state, "engine", None)
-        return PlainTextResponse(metrics.render(current), media_type=CONTENT_TYPE)
+        gate = getattr(request.app.state, "inline_gate", None)
+        return PlainTextResponse(metrics.render(current, gate), media_type=CONTENT_TYPE)
