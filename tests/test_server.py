@@ -416,3 +416,18 @@ def test_data_dir_lock_is_exclusive_per_process(tmp_path: Path) -> None:
         [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=False
     )
     assert free.returncode == 0, free.stdout + free.stderr
+
+
+def test_malloc_arenas_are_capped_unless_the_environment_says_otherwise() -> None:
+    """``serve`` caps glibc's malloc arenas (less memory held under a steady load); an
+    operator's ``MALLOC_ARENA_MAX`` wins, and a libc without ``mallopt`` is left alone."""
+    import sys
+
+    from memoryd.server import limit_malloc_arenas
+
+    assert limit_malloc_arenas({"MALLOC_ARENA_MAX": "8"}) is False
+    libc = os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None
+    if sys.platform.startswith("linux") and libc and libc.startswith("glibc"):
+        assert limit_malloc_arenas({}) is True
+    else:
+        assert limit_malloc_arenas({}) is False
