@@ -173,21 +173,32 @@ class RedactionFilter(logging.Filter):
 # -- formatters --------------------------------------------------------------------------
 
 
-def _timestamp(record: logging.LogRecord) -> str:
-    return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+def _json_head(
+    created: float, level: str, logger: str, message: str, request_id: str | None
+) -> dict[str, Any]:
+    """The first fields of a JSON line, in order (the formatter and the direct access
+    line both start from it)."""
+    stamp = datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")
+    return {
+        "ts": stamp.replace("+00:00", "Z"),
+        "level": level,
+        "logger": logger,
+        "message": message,
+        "request_id": request_id,
+    }
 
 
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: ts, level, logger, message, request_id, extra fields."""
 
     def format(self, record: logging.LogRecord) -> str:
-        payload: dict[str, Any] = {
-            "ts": _timestamp(record).replace("+00:00", "Z"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-            "request_id": getattr(record, "request_id", None),
-        }
+        payload = _json_head(
+            record.created,
+            record.levelname.lower(),
+            record.name,
+            record.getMessage(),
+            getattr(record, "request_id", None),
+        )
         for key, value in extra_fields(record).items():
             payload.setdefault(key, value)
         if record.exc_info and not record.exc_text:
@@ -360,14 +371,7 @@ def _write_direct(
 ) -> bool:
     """One JSON line, field for field what ``JsonFormatter`` writes for the access
     record; False (the caller logs it the usual way) if the stream fails."""
-    stamp = datetime.fromtimestamp(time.time(), UTC).isoformat(timespec="milliseconds")
-    payload = {
-        "ts": stamp.replace("+00:00", "Z"),
-        "level": "info",
-        "logger": name,
-        "message": message,
-        **fields,
-    }
+    payload = _json_head(time.time(), "info", name, message, fields["request_id"]) | fields
     line = json.dumps(payload, ensure_ascii=False, default=str) + handler.terminator
     with handler.lock or contextlib.nullcontext():
         try:

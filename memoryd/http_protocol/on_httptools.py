@@ -30,8 +30,7 @@ class GuardedHttpToolsProtocol(ConnectionGuard, HttpToolsProtocol):
         return self._head_started
 
     def data_received(self, data: bytes) -> None:
-        heading = self._head_started or self._state is IDLE
-        if heading:
+        if self._head_started or self._state is IDLE:
             self._head_bytes += len(data)
         super().data_received(data)
         if (
