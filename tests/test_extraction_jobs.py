@@ -117,3 +117,43 @@ def test_a_lone_surrogate_does_not_fail_the_job(engine: MemoryEngine) -> None:
     assert engine.extraction_stats["failed"] == 0
     # the surrogate became "?", which ends the extracted clause
     assert [m.content for m in engine.list_memories(owner="carol").data] == ["User prefers tea"]
+
+
+def _unleased_rows(engine: MemoryEngine) -> int:
+    (n,) = (
+        engine.store.db.read()
+        .execute("SELECT COUNT(*) FROM extraction_queue WHERE claimed_until IS NULL")
+        .fetchone()
+    )
+    return int(n)
+
+
+def test_a_worker_that_is_behind_leaves_new_jobs_in_the_table_not_in_memory(
+    tmp_path: Path,
+) -> None:
+    engine = _open(tmp_path / "d")
+    try:
+        engine.extraction.max_pending = 2
+        gate = threading.Event()
+        engine.background.submit(gate.wait, 10)  # a worker busy with something long
+        owners = [f"user{i}" for i in range(8)]
+        for owner in owners:
+            durable = engine.submit_extraction(owner, user_text="I prefer tabs over spaces.")
+            assert durable is not None
+            durable.result(timeout=10)
+        # one job joined the busy worker's queue; the rest wait, durable, in the table,
+        # behind a single claim
+        assert engine.background.pending <= 3
+        assert _queue_rows(engine) == 8
+        assert _unleased_rows(engine) == 7
+        assert engine.status()["extraction"]["deferred"] == 7
+
+        gate.set()
+        assert engine.drain(timeout=30)
+        assert _queue_rows(engine) == 0
+        for owner in owners:
+            stored = engine.list_memories(owner=owner).data
+            assert [m.content for m in stored] == ["User prefers tabs over spaces"]
+        assert engine.recover_extractions() == 0  # nothing left, nothing ran twice
+    finally:
+        engine.close()

@@ -107,7 +107,13 @@ class MemoryEngine:
         self.delete_listeners: list[DeleteListener] = []
         if indexer is not None:
             self.write_listeners.append(lambda memory: indexer.notify(memory.id))
-        self.extraction_stats = {"scheduled": 0, "stored": 0, "failed": 0, "superseded": 0}
+        self.extraction_stats = {
+            "scheduled": 0,
+            "stored": 0,
+            "failed": 0,
+            "superseded": 0,
+            "deferred": 0,
+        }
         self.extraction = ExtractionJobs(
             store,
             self.background,
