@@ -1318,11 +1318,14 @@ class StoreContract:
         assert r.lease_of(ids[1]) == ("me", until)
         # Claimed now: nobody else gets them, and the live one's job stays its own.
         assert store.write(lambda w: w.claim_extractions("other", NOW, until, 10)) == []
-        # Its lease running out (time passing) frees the job for the next claimer.
+        # Its lease running out (time passing) frees the job for the next claimer, never
+        # for the server that holds it (a live server's jobs wait in its memory).
         later = NOW + 3 * HOUR
+        mine = store.write(lambda w: w.claim_extractions("me", later, later + HOUR, 10))
+        assert [j[0] for j in mine] == [ids[0]]  # the lapsed "alive" job, not its own two
         again = store.write(lambda w: w.claim_extractions("other", later, later + HOUR, 1))
-        assert [j[0] for j in again] == [ids[0]]  # oldest first, at most ``limit``
-        assert r.lease_of(ids[0]) == ("other", later + HOUR)
+        assert [j[0] for j in again] == [ids[1]]  # oldest first, at most ``limit``
+        assert r.lease_of(ids[1]) == ("other", later + HOUR)
 
     def test_concurrent_claims_never_share_a_job(self, store: Store) -> None:
         ids = [

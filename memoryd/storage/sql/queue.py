@@ -48,16 +48,20 @@ def queued_extractions(conn: Any) -> list[Job]:
 def claim_extractions(
     conn: Any, worker: str, now: datetime, until: datetime, limit: int
 ) -> list[Job]:
-    """The lease predicate stands in the outer WHERE too: on PostgreSQL a second
-    server's UPDATE that waited on the first's row lock re-checks it and skips the row,
-    so a job is claimed once (SQLite has one writer)."""
-    free = "(claimed_until IS NULL OR claimed_until < ?)"
+    """Jobs nobody holds, never ``worker``'s own: a live server's jobs are in its
+    memory, waiting their turn even when that outlasts their lease. The lease predicate
+    stands in the outer WHERE too: on PostgreSQL a second server's UPDATE that waited on
+    the first's row lock re-checks it and skips the row, so a job is claimed once
+    (SQLite has one writer)."""
+    free = (
+        "(claimed_until IS NULL OR claimed_until < ?) AND (claimed_by IS NULL OR claimed_by <> ?)"
+    )
     stamp = to_iso(now)
     rows = conn.execute(
         f"UPDATE extraction_queue SET claimed_by = ?, claimed_until = ? WHERE {free} "
         f"AND id IN (SELECT id FROM extraction_queue WHERE {free} ORDER BY id LIMIT ?) "
         "RETURNING id, api_key_id, session_id, texts, user_id",
-        (worker, to_iso(until), stamp, stamp, limit),
+        (worker, to_iso(until), stamp, worker, stamp, worker, limit),
     )
     return sorted(_jobs(rows))
 
