@@ -21,8 +21,9 @@ def _open(data: Path) -> MemoryEngine:
     return build_engine(EngineConfig.from_env({}, data_dir=data), {"MEMORYD_DATA_DIR": str(data)})
 
 
-def _queue_rows(engine: MemoryEngine) -> int:
-    (n,) = engine.store.db.read().execute("SELECT COUNT(*) FROM extraction_queue").fetchone()
+def _queue_rows(engine: MemoryEngine, where: str = "") -> int:
+    sql = "SELECT COUNT(*) FROM extraction_queue" + (f" WHERE {where}" if where else "")
+    (n,) = engine.store.db.read().execute(sql).fetchone()
     return int(n)
 
 
@@ -119,15 +120,6 @@ def test_a_lone_surrogate_does_not_fail_the_job(engine: MemoryEngine) -> None:
     assert [m.content for m in engine.list_memories(owner="carol").data] == ["User prefers tea"]
 
 
-def _unleased_rows(engine: MemoryEngine) -> int:
-    (n,) = (
-        engine.store.db.read()
-        .execute("SELECT COUNT(*) FROM extraction_queue WHERE claimed_until IS NULL")
-        .fetchone()
-    )
-    return int(n)
-
-
 def test_a_worker_that_is_behind_leaves_new_jobs_in_the_table_not_in_memory(
     tmp_path: Path,
 ) -> None:
@@ -145,7 +137,7 @@ def test_a_worker_that_is_behind_leaves_new_jobs_in_the_table_not_in_memory(
         # behind a single claim
         assert engine.background.pending <= 3
         assert _queue_rows(engine) == 8
-        assert _unleased_rows(engine) == 7
+        assert _queue_rows(engine, "claimed_until IS NULL") == 7
         assert engine.status()["extraction"]["deferred"] == 7
 
         gate.set()
