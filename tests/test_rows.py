@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryPatch, NewMemory
-from memoryd.storage.rows import NCOLS, row_to_memory
+from memoryd.storage.rows import NCOLS, optional_time, row_to_memory
 
 ROW = (
     "id-1",
@@ -56,3 +58,22 @@ def test_reads_after_an_update_see_the_update(engine: MemoryEngine) -> None:
     assert after is not None
     assert after.content == "the tide is high"
     assert [h.memory.content for h in engine.retrieve("k", "tide")] == ["the tide is high"]
+
+
+def test_stored_times_in_every_form_read_as_utc() -> None:
+    expected = datetime(2026, 1, 2, 3, 4, 5, 123000, tzinfo=UTC)
+    for text in (
+        "2026-01-02T03:04:05.123Z",  # to_iso's form, the fast path
+        "2026-01-02T03:04:05.123+00:00",
+        "2026-01-02T05:04:05.123+02:00",  # an offset is converted, not kept
+        "2026-01-02 03:04:05.123",  # SQLite's naive space form is UTC
+        " 2026-01-02T03:04:05.123z ",
+    ):
+        parsed = optional_time(text)
+        assert parsed == expected, text
+        assert parsed is not None, text
+        assert parsed.utcoffset() == timedelta(0), text
+    assert optional_time("not a time") is None
+    assert optional_time("") is None
+    assert optional_time(None) is None
+    assert optional_time(expected) is expected

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from memoryd.core.scoring import parse_metadata
@@ -24,19 +24,23 @@ NCOLS = 15
 
 
 def optional_time(value: object) -> datetime | None:
-    """A stored ISO time, or None when empty or unreadable."""
+    """A stored ISO time, or None when empty or unreadable.
+
+    Both stores write ``to_iso``'s form, which ``fromisoformat`` reads straight to a UTC
+    datetime in ~0.1 us: no cache needed (a cache of parsed strings filled with every new
+    ``updated_at`` and access time a busy server wrote, ~20 MB before it stopped
+    growing), and only other forms take ``parse_iso``'s slower normalising path."""
     if not value:
         return None
     if isinstance(value, datetime):
         return value
-    return _stored_time(str(value))
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _stored_time(text: str) -> datetime | None:
-    """Parsed once per distinct stored string: the same memories come back request
-    after request, and parsing five times per row was a tenth of a keyword search
-    (datetimes are immutable, so sharing them is safe)."""
+    text = str(value)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        parsed = None
+    if parsed is not None and parsed.tzinfo is UTC:
+        return parsed
     try:
         return parse_iso(text)
     except ValueError:
