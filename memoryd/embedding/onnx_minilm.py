@@ -28,6 +28,7 @@ from memoryd.embedding.base import (
     empty_matrix,
     l2_normalize,
 )
+from memoryd.embedding.coalesce import Coalescer
 from memoryd.embedding.locate import (
     INSTALL_HINT,
     TRANSFORMERS_DIMENSIONS,
@@ -65,6 +66,7 @@ class MiniLMEmbedder:
         self._dimensions: int | None = None
         self._input_names: set[str] = set()
         self._output_name = "last_hidden_state"
+        self._single = Coalescer(self._embed_many)
 
     @property
     def dimensions(self) -> int | None:
@@ -145,6 +147,13 @@ class MiniLMEmbedder:
         return pooled
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """One text (a query) may share a run with others asked for at the same time
+        (``coalesce``); several are one run already."""
+        if len(texts) == 1:
+            return self._single.embed(str(texts[0]))[None, :]
+        return self._embed_many(texts)
+
+    def _embed_many(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return empty_matrix(self.dimensions)
         self.load()
