@@ -64,7 +64,7 @@ def test_concurrent_queries_share_a_run_and_get_their_own_vectors() -> None:
     model = MiniLMEmbedder()
     alone = {i: model.embed_batch([t])[0] for i, t in enumerate(TEXTS)}
     held = HeldRuns(model._embed_many, expect_waiting=CALLERS - 1)
-    coalescer = held.coalescer = Coalescer(held)
+    coalescer = held.coalescer = Coalescer(held, max_runs=1)
     out = _concurrently(coalescer.embed, TEXTS)
     # the first caller ran alone; everyone who arrived meanwhile shared the next run
     assert held.sizes == [1, CALLERS - 1]
@@ -95,7 +95,7 @@ def test_one_bad_text_fails_only_its_caller_and_the_next_calls_still_run() -> No
         return np.array([[float(len(t)), 1.0] for t in texts], dtype=np.float32)
 
     held = HeldRuns(run, expect_waiting=3)
-    coalescer = held.coalescer = Coalescer(held)
+    coalescer = held.coalescer = Coalescer(held, max_runs=1)
     out = _concurrently(coalescer.embed, ["first", "ok", "bad", "fine"])
     assert isinstance(out[2], EmbeddingError)
     for i, text in ((0, "first"), (1, "ok"), (3, "fine")):
@@ -113,9 +113,37 @@ def test_a_batch_larger_than_the_limit_is_handed_on_in_turns() -> None:
         return np.array([[float(len(t))] for t in texts], dtype=np.float32)
 
     held = HeldRuns(run, expect_waiting=6)
-    coalescer = held.coalescer = Coalescer(held, max_batch=4)
+    coalescer = held.coalescer = Coalescer(held, max_batch=4, max_runs=1)
     texts = ["x" * (i + 1) for i in range(7)]
     out = _concurrently(coalescer.embed, texts)
     assert held.sizes == [1, 4, 2]
+    for i, text in enumerate(texts):
+        assert out[i][0] == len(text)  # type: ignore[index]
+
+
+def test_up_to_max_runs_run_at_once_before_callers_wait() -> None:
+    """Two runs in flight (the default): the second caller does not wait for the
+    first; the rest share the next run."""
+    gate = threading.Event()
+    started: list[int] = []
+    lock = threading.Lock()
+
+    def run(texts: Sequence[str]) -> np.ndarray:
+        with lock:
+            started.append(len(texts))
+            first_two = len(started) <= 2
+        if first_two:  # both held until the other five wait
+            deadline = time.monotonic() + JOIN_S
+            while coalescer.waiting < 5 and time.monotonic() < deadline:
+                time.sleep(0.002)
+            gate.wait(JOIN_S)
+        return np.array([[float(len(t))] for t in texts], dtype=np.float32)
+
+    coalescer = Coalescer(run)
+    texts = ["y" * (i + 1) for i in range(7)]
+    threading.Timer(0.2, gate.set).start()
+    out = _concurrently(coalescer.embed, texts)
+    # the five who waited share the run of whichever caller finished first
+    assert started == [1, 1, 5]
     for i, text in enumerate(texts):
         assert out[i][0] == len(text)  # type: ignore[index]

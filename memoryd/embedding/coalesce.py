@@ -20,6 +20,8 @@ import numpy as np
 
 #: Most texts one coalesced run embeds (the local model's own batch size).
 MAX_BATCH = 32
+#: Runs in flight before callers wait to share the next one.
+MAX_RUNS = 2
 
 
 class _Call:
@@ -37,13 +39,17 @@ class Coalescer:
     """``embed(text)`` through ``run(texts) -> matrix``, concurrent callers batched."""
 
     def __init__(
-        self, run: Callable[[Sequence[str]], np.ndarray], max_batch: int = MAX_BATCH
+        self,
+        run: Callable[[Sequence[str]], np.ndarray],
+        max_batch: int = MAX_BATCH,
+        max_runs: int = MAX_RUNS,
     ) -> None:
         self._run = run
         self._max = max(1, max_batch)
+        self._max_runs = max(1, max_runs)
         self._lock = threading.Lock()
         self._waiting: list[_Call] = []
-        self._busy = False
+        self._running = 0
         self.runs = 0
         self.texts = 0
 
@@ -54,11 +60,11 @@ class Coalescer:
     def embed(self, text: str) -> np.ndarray:
         call = _Call(text)
         with self._lock:
-            if self._busy:
+            if self._running >= self._max_runs:
                 self._waiting.append(call)
                 batch = None
             else:
-                self._busy = True
+                self._running += 1
                 batch = [call]
         if batch is None:
             call.done.wait()
@@ -102,7 +108,7 @@ class Coalescer:
         """The next batch to the first caller waiting, or the model back to idle."""
         with self._lock:
             if not self._waiting:
-                self._busy = False
+                self._running -= 1
                 return
             batch = self._waiting[: self._max]
             del self._waiting[: self._max]
