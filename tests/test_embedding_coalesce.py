@@ -64,7 +64,7 @@ def test_concurrent_queries_share_a_run_and_get_their_own_vectors() -> None:
     model = MiniLMEmbedder()
     alone = {i: model.embed_batch([t])[0] for i, t in enumerate(TEXTS)}
     held = HeldRuns(model._embed_many, expect_waiting=CALLERS - 1)
-    coalescer = held.coalescer = Coalescer(held, max_runs=1)
+    coalescer = held.coalescer = Coalescer(held)  # the default: one run at a time
     out = _concurrently(coalescer.embed, TEXTS)
     # the first caller ran alone; everyone who arrived meanwhile shared the next run
     assert held.sizes == [1, CALLERS - 1]
@@ -122,8 +122,8 @@ def test_a_batch_larger_than_the_limit_is_handed_on_in_turns() -> None:
 
 
 def test_up_to_max_runs_run_at_once_before_callers_wait() -> None:
-    """Two runs in flight (the default): the second caller does not wait for the
-    first; the rest share the next run."""
+    """With two runs in flight the second caller does not wait for the first; the
+    rest share the next run."""
     gate = threading.Event()
     started: list[int] = []
     lock = threading.Lock()
@@ -139,7 +139,7 @@ def test_up_to_max_runs_run_at_once_before_callers_wait() -> None:
             gate.wait(JOIN_S)
         return np.array([[float(len(t))] for t in texts], dtype=np.float32)
 
-    coalescer = Coalescer(run)
+    coalescer = Coalescer(run, max_runs=2)
     texts = ["y" * (i + 1) for i in range(7)]
     threading.Timer(0.2, gate.set).start()
     out = _concurrently(coalescer.embed, texts)

@@ -1,8 +1,8 @@
 """Single texts embedded at the same time, run as one batch.
 
 Every chat with a new question embeds one query, and under concurrent load the local
-model was asked for many single texts at once: sixteen one-text runs cost 2.3 times
-the CPU of one sixteen-text run (3.4 against 1.5 ms a query on two cores), because a
+model was asked for many single texts at once: sixteen one-text runs took 2.3 times
+as long as one sixteen-text run (3.4 against 1.5 ms a query on two cores), because a
 batch shares the model's per-run overhead and fills its matrix kernels. A caller that
 finds the model busy waits for the run in progress and is then embedded with every
 other caller that arrived meanwhile; a caller that finds it idle runs at once, so a
@@ -20,8 +20,11 @@ import numpy as np
 
 #: Most texts one coalesced run embeds (the local model's own batch size).
 MAX_BATCH = 32
-#: Runs in flight before callers wait to share the next one.
-MAX_RUNS = 2
+#: Runs in flight before callers wait to share the next one. One: a run already uses
+#: every core (ONNX Runtime's intra-op threads), and behind a gateway with 8-32
+#: concurrent chats a second run in flight halved the batches and cost 18-32 % of the
+#: requests a second (2-4 concurrent: within 7 %, the other way).
+MAX_RUNS = 1
 
 
 class _Call:
