@@ -26,7 +26,7 @@ import threading
 import uuid
 from collections.abc import Callable, Collection
 from concurrent.futures import Future
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from memoryd.core.extraction import Fact, extract_facts, fact_metadata
 from memoryd.engine.background import BackgroundWorker
@@ -110,7 +110,7 @@ class ExtractionJobs:
         def committed(done: Future[int]) -> None:
             job_id = None if done.exception() else done.result()
             if deferred and job_id is not None:
-                self.stats["deferred"] = self.stats.get("deferred", 0) + 1
+                self.stats["deferred"] += 1
                 self._schedule_refill()  # after the commit, so the claim can see the row
             else:
                 self.background.submit(self.run, job_id, owner, session_id, texts, user_id)
@@ -137,13 +137,7 @@ class ExtractionJobs:
         with self._lock:
             self._refill_queued = False
         batch = max(1, self.max_pending // 2)
-        now = utcnow()
-        jobs = self.store.write(
-            lambda tx: tx.claim_extractions(self.worker, now, now + self._lease(), batch)
-        )
-        for job_id, owner, session_id, texts, user_id in jobs:
-            self.background.submit(self.run, job_id, owner, session_id, texts, user_id)
-        if len(jobs) == batch:
+        if self._claim(utcnow(), batch) == batch:
             self._schedule_refill()
 
     def needs_job(self, texts: Texts, *, rules_only: bool) -> bool:
@@ -164,13 +158,20 @@ class ExtractionJobs:
         now = utcnow()
         # An unshared store has no other live server: every lease in it is a dead one's.
         expired_before = now if self.store.capabilities.shared else now + timedelta(days=36500)
+        claimed = self._claim(expired_before, limit)
+        if claimed:
+            log.warning("recovered %d extraction jobs a stopped process left", claimed)
+        return claimed
+
+    def _claim(self, expired_before: datetime, limit: int) -> int:
+        """Lease up to ``limit`` jobs nobody holds (leases ending before
+        ``expired_before``) and queue them on the worker; returns how many."""
+        now = utcnow()
         jobs = self.store.write(
             lambda tx: tx.claim_extractions(self.worker, expired_before, now + self._lease(), limit)
         )
         for job_id, owner, session_id, texts, user_id in jobs:
             self.background.submit(self.run, job_id, owner, session_id, texts, user_id)
-        if jobs:
-            log.warning("recovered %d extraction jobs a stopped process left", len(jobs))
         return len(jobs)
 
     def sweep(self, every_s: float | None = None) -> threading.Thread:

@@ -88,10 +88,6 @@ def _build_memory(row: Sequence[Any]) -> Memory:
     )
 
 
-def _dumps(metadata: dict[str, Any]) -> str:
-    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
 def dumps(metadata: dict[str, Any]) -> str:
     return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), default=str)
 
