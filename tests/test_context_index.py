@@ -161,6 +161,9 @@ def test_an_edit_queues_the_following_memories_for_embedding_again(
     try:
         assert engine.indexer.ready() is not None  # the index records its signature
         assert engine.status()["vectorStore"]["signature"].endswith(":ctx") == views
+        # the flags are what is checked: no index worker may embed (and clear) them
+        # meanwhile, as it did when it reached a create's notice after the edit
+        engine.indexer.close()
         ids = conversation(engine)
         for mid, _, content, _ in engine.store.read().oldest_flagged(10):
             engine.store.write(lambda tx, m=mid, c=content: tx.clear_flag_if_unchanged(m, c))
