@@ -114,6 +114,17 @@ def test_clear_and_status(run) -> None:  # type: ignore[no-untyped-def]
     assert status["memories"] == 0
 
 
+def test_clear_without_yes_deletes_nothing_when_it_cannot_ask(run) -> None:  # type: ignore[no-untyped-def]
+    """A script (no terminal) or --json without --yes used to delete silently."""
+    run("memory", "add", "I prefer tabs", "--owner", "alice")
+    piped = run("memory", "clear", "--owner", "alice", input=b"n\n")
+    as_json = run("memory", "clear", "--owner", "alice", "--json")
+    assert piped.exit_code == as_json.exit_code == 2
+    assert "--yes" in piped.output
+    listed = json.loads(run("memory", "list", "--owner", "alice", "--json").output)
+    assert listed["total"] == 1
+
+
 def test_console_script_runs_in_a_subprocess(tmp_path: Path) -> None:
     exe = Path(sys.executable).with_name("memoryd")
     env = {"MEMORYD_DATA_DIR": str(tmp_path / "d"), "PATH": "/usr/bin:/bin"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import openai
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -70,6 +71,50 @@ def test_the_header_wins_over_the_body_fields(gateway: Gateway) -> None:
     assert memory.user_id == "carol"
     assert gateway.chat("hi", user="carol") == ["User plays the cello"]
     assert gateway.chat("hi", user="alice") == []
+
+
+def test_long_end_user_ids_sharing_a_prefix_stay_two_end_users(gateway: Gateway) -> None:
+    """Ids were cut to 200 characters, so two sharing those read each other's facts;
+    a longer id is now a digest of all of it (the store's limit stays 200)."""
+    prefix = "tenant-" + "0" * 193
+    gateway.chat("I live in Reykjavik.", user=f"{prefix}-user-1")
+    assert gateway.chat("hi", user=f"{prefix}-user-2") == []
+    assert gateway.chat("hi", user=f"{prefix}-user-1") == ["User lives in Reykjavik"]
+    assert gateway.chat("hi", headers={"x-memoryd-user": f"{prefix}-user-1"}) == [
+        "User lives in Reykjavik"
+    ]
+    (memory,) = gateway.engine.list_memories(owner=gateway.owner).data
+    assert memory.user_id.startswith("sha256:") and len(memory.user_id) <= 200
+
+
+@pytest.mark.parametrize("field", ["user", "safety_identifier"])
+def test_an_end_user_id_that_is_not_a_string_is_refused(gateway: Gateway, field: str) -> None:
+    """It was ignored, and the turn went to the key's shared memories, which every end
+    user of the key reads."""
+    with pytest.raises(openai.BadRequestError) as caught:
+        gateway.chat("I have diabetes.", extra_body={field: 4711})
+    error = caught.value.body
+    assert isinstance(error, dict) and error["param"] == field
+    assert field in error["message"] and "string" in error["message"]
+    assert gateway.engine.list_memories(owner=gateway.owner).data == []
+    assert gateway.upstream.requests == []  # nothing was forwarded
+
+
+def test_a_session_id_longer_than_the_store_takes_still_keeps_the_turn(gateway: Gateway) -> None:
+    """A 5,000-character session header was accepted, and the extraction job then
+    failed on the store's 200-character limit: the facts were lost."""
+    gateway.chat("My cat is called Mimi.", headers={"x-memoryd-session-id": "s" * 5000})
+    (memory,) = gateway.engine.list_memories(owner=gateway.owner).data
+    assert "Mimi" in memory.content
+    assert memory.session_id.startswith("sha256:")
+    assert gateway.engine.extraction_stats["failed"] == 0
+
+
+def test_an_unknown_memory_mode_is_refused(gateway: Gateway) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        gateway.chat("I live in Oslo.", headers={"x-memoryd-memory": "inject-onyl"})
+    assert "x-memoryd-memory" in str(caught.value)
+    assert gateway.engine.list_memories(owner=gateway.owner).data == []
 
 
 def test_the_same_fact_of_two_end_users_is_two_memories_and_supersedes_only_its_own(

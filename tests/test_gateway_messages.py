@@ -132,6 +132,24 @@ def test_claude_codes_user_id_names_one_end_user_across_sessions(wire: Wire) -> 
     assert block_lines(wire.anthropic_upstream.last["system"]) == ["User's cat is named Luna"]
 
 
+def test_only_claude_codes_whole_user_id_shape_loses_its_session_part(wire: Wire) -> None:
+    """Any id ending in ``_session_<x>`` lost that part, so ``acme_session_1`` and
+    ``acme_session_2`` were one end user and read each other's memories."""
+    ask(wire, "My cat is named Luna.", metadata={"user_id": "acme_session_1"})
+    assert wire.memories("acme_session_1") == ["User's cat is named Luna"]
+    ask(wire, "What is my cat's name?", metadata={"user_id": "acme_session_2"})
+    assert block_lines(wire.anthropic_upstream.last.get("system") or "") == []
+    ask(wire, "What is my cat's name?", metadata={"user_id": "acme_session_1"})
+    assert block_lines(wire.anthropic_upstream.last["system"]) == ["User's cat is named Luna"]
+
+
+def test_a_user_id_that_is_not_a_string_is_refused(wire: Wire) -> None:
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        ask(wire, "I have diabetes.", metadata={"user_id": 4711})
+    assert "metadata.user_id" in str(caught.value)
+    assert wire.memories() == []
+
+
 def test_a_tool_result_turn_is_not_extracted_but_retrieval_uses_the_last_human_words(
     wire: Wire,
 ) -> None:

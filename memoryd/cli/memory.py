@@ -217,7 +217,9 @@ def memory_clear(
 ) -> None:
     """Delete every memory of an owner matching the filters."""
     cutoff = parse_date(older_than, "older-than")
-    if not yes and not ctx.obj.get("json") and sys.stdin.isatty():
+    if not yes:
+        if ctx.obj.get("json") or not sys.stdin.isatty():  # scripts say so with --yes
+            raise click.UsageError("refusing to delete without --yes: nothing to confirm on")
         click.confirm(f"Delete matching memories of {owner}?", abort=True)
     with local_engine(ctx) as engine:
         count = engine.clear(owner, type=MemoryType(type_) if type_ else None, older_than=cutoff)

@@ -12,7 +12,15 @@ from typing import Any
 from memoryd.core.injection import filter_new
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider
-from memoryd.gateway.pipeline import SESSION_HEADERS, header, plan_memory, route_model
+from memoryd.gateway.pipeline import (
+    MODE_HEADER,
+    MODES,
+    SESSION_HEADERS,
+    bounded_id,
+    header,
+    plan_memory,
+    route_model,
+)
 from memoryd.gateway.wire import CHAT, GatewayError, WireFormat
 from memoryd.models import Hit
 from memoryd.settings import MemorySettings
@@ -91,9 +99,17 @@ def plan(
     forwarded = dict(body)
     if model is not None:
         forwarded["model"] = model
+    mode = (header(headers, MODE_HEADER) or "").lower()
+    if mode not in MODES:  # a typo must not silently mean "both"
+        raise GatewayError(
+            400,
+            f"{MODE_HEADER}: must be inject-only or extract-only (got {mode[:40]!r})",
+            "invalid_request_error",
+            "invalid_memory_mode",
+        )
     settings = engine.settings.get()
     memory = plan_memory(settings, key.memory_enabled, headers)
-    session_id = header(headers, *SESSION_HEADERS) or ""
+    session_id = bounded_id(header(headers, *SESSION_HEADERS) or "")
     turn = fmt.new_turn(body)
     prepared = Prepared(
         forwarded,

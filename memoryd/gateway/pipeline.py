@@ -9,6 +9,7 @@ picks the upstream provider for a ``"name/model"`` id.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,8 @@ from memoryd.settings import MemorySettings
 
 NO_MEMORY_HEADERS = ("x-memoryd-no-memory", "x-omniroute-no-memory")
 MODE_HEADER = "x-memoryd-memory"
+#: What ``x-memoryd-memory`` may say ("" and "default": both, as without it).
+MODES = ("", "default", "inject-only", "extract-only")
 SESSION_HEADERS = ("x-memoryd-session-id", "x-omniroute-session-id")
 USER_HEADER = "x-memoryd-user"
 MAX_USER_CHARS = 200
@@ -34,13 +37,24 @@ class MemoryPlan:
 def end_user(headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
     """The request's end user of the key: the ``x-memoryd-user`` header, else OpenAI's
     ``safety_identifier``, else its older ``user`` field; "" when none is named (the
-    key's shared memories only). Longer values are cut, never rejected."""
+    key's shared memories only). The fields' types are checked by ``validate``."""
     named = header(headers, USER_HEADER)
     for field_name in ("safety_identifier", "user"):
         value = body.get(field_name)
         if not named and isinstance(value, str) and value.strip():
             named = value.strip()
-    return (named or "")[:MAX_USER_CHARS]
+    return bounded_id(named or "")
+
+
+def bounded_id(value: str) -> str:
+    """An end user or session named by a request, at most ``MAX_USER_CHARS`` long (the
+    store's limit). A longer one becomes a digest of all of it: cutting it to its first
+    200 characters made two ids sharing that prefix one owner, who then read the other's
+    memories; rejecting it would fail a request the provider accepts."""
+    if len(value) <= MAX_USER_CHARS:
+        return value
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"sha256:{digest}"
 
 
 def header(headers: Mapping[str, str], *names: str) -> str | None:

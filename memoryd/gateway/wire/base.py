@@ -16,7 +16,7 @@ from typing import Any
 from memoryd.core.injection import Injection
 from memoryd.core.wire_errors import openai_error
 from memoryd.engine.providers import Provider, ProviderKind
-from memoryd.gateway.pipeline import end_user
+from memoryd.gateway.pipeline import end_user, json_type
 
 
 class GatewayError(Exception):
@@ -109,6 +109,8 @@ class WireFormat:
         """Raise ``GatewayError`` (400) for what the upstream would reject anyway, before
         any memory work; lenient wherever the provider is."""
         check_model(body)
+        for name in ("user", "safety_identifier"):
+            check_id_field(body.get(name), name)
 
     def error_body(self, error: GatewayError) -> dict[str, Any]:
         return openai_error(error.message, error.type, error.code, error.param)
@@ -160,6 +162,14 @@ class WireFormat:
 def check_model(body: Mapping[str, Any]) -> None:
     if "model" in body and not isinstance(body["model"], str):
         raise invalid("'model' must be a string", "model")
+
+
+def check_id_field(value: object, param: str) -> None:
+    """An end-user id field the request names must be a string: one of another type was
+    ignored, and the turn went to the key's shared memories, where every end user of
+    the key reads it (the providers reject it too)."""
+    if value is not None and not isinstance(value, str):
+        raise invalid(f"'{param}' must be a string, got {json_type(value)}", param)
 
 
 def bearer(value: str) -> str | None:

@@ -27,12 +27,13 @@ from memoryd.core.injection import (
 )
 from memoryd.core.wire_errors import anthropic_error
 from memoryd.engine.providers import Provider
-from memoryd.gateway.pipeline import MAX_USER_CHARS, USER_HEADER, header, json_type
+from memoryd.gateway.pipeline import USER_HEADER, bounded_id, header, json_type
 from memoryd.gateway.wire.base import (
     Assembler,
     GatewayError,
     WireFormat,
     bearer,
+    check_id_field,
     invalid,
     text_parts,
 )
@@ -40,8 +41,10 @@ from memoryd.gateway.wire.base import (
 _TEXT = frozenset({"text"})
 _REMINDER = re.compile(r"<system-reminder>.*?(</system-reminder>|$)", re.DOTALL)
 #: Claude Code's ``metadata.user_id``: ``user_<id>_account_<uuid>_session_<uuid>``; the
-#: session part changes every session, and the end user must not.
-_SESSION_SUFFIX = re.compile(r"_session_[0-9A-Za-z-]+$")
+#: session part changes every session, and the end user must not. Only that whole
+#: shape loses its suffix: any id ending in ``_session_<x>`` did before, so
+#: ``acme_session_1`` and ``acme_session_2`` were one end user.
+_CLAUDE_CODE_USER = re.compile(r"(user_[0-9A-Za-z]+_account_[0-9A-Za-z-]*)_session_[0-9A-Za-z-]+")
 
 
 def human_text(message: object) -> str:
@@ -110,6 +113,9 @@ class MessagesFormat(WireFormat):
         for number, block in enumerate(system if isinstance(system, list) else []):
             if not isinstance(block, dict) or block.get("type") != "text":
                 raise invalid(f"system.{number}: must be a text block", f"system.{number}")
+        metadata = body.get("metadata")
+        if isinstance(metadata, dict):
+            check_id_field(metadata.get("user_id"), "metadata.user_id")
         super().validate(body)
 
     def error_body(self, error: GatewayError) -> dict[str, Any]:
@@ -140,7 +146,7 @@ class MessagesFormat(WireFormat):
             metadata = body.get("metadata")
             value = metadata.get("user_id") if isinstance(metadata, dict) else None
             named = _stable_user(value.strip()) if isinstance(value, str) else None
-        return (named or "")[:MAX_USER_CHARS]
+        return bounded_id(named or "")
 
     def inject(
         self,
@@ -178,7 +184,8 @@ def _stable_user(value: str) -> str:
         if isinstance(parsed, dict):
             parsed.pop("session_id", None)
             return json.dumps(parsed, sort_keys=True, separators=(",", ":"))
-    return _SESSION_SUFFIX.sub("", value)
+    claude_code = _CLAUDE_CODE_USER.fullmatch(value)
+    return claude_code.group(1) if claude_code else value
 
 
 MESSAGES = MessagesFormat()
