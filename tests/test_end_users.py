@@ -84,7 +84,8 @@ def test_long_end_user_ids_sharing_a_prefix_stay_two_end_users(gateway: Gateway)
         "User lives in Reykjavik"
     ]
     (memory,) = gateway.engine.list_memories(owner=gateway.owner).data
-    assert memory.user_id.startswith("sha256:") and len(memory.user_id) <= 200
+    assert memory.user_id.startswith("sha256:")
+    assert len(memory.user_id) <= 200
 
 
 @pytest.mark.parametrize("field", ["user", "safety_identifier"])
@@ -94,8 +95,10 @@ def test_an_end_user_id_that_is_not_a_string_is_refused(gateway: Gateway, field:
     with pytest.raises(openai.BadRequestError) as caught:
         gateway.chat("I have diabetes.", extra_body={field: 4711})
     error = caught.value.body
-    assert isinstance(error, dict) and error["param"] == field
-    assert field in error["message"] and "string" in error["message"]
+    assert isinstance(error, dict)
+    assert error["param"] == field
+    assert field in error["message"]
+    assert "string" in error["message"]
     assert gateway.engine.list_memories(owner=gateway.owner).data == []
     assert gateway.upstream.requests == []  # nothing was forwarded
 
