@@ -37,7 +37,12 @@ def to_iso(value: datetime) -> str:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    # The year zero-padded by hand: strftime's %Y gives "999" for the year 999 on
+    # Linux, which sorts after "2026" as text, so a cutoff there matched every row.
+    return (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:"
+        f"{value.minute:02d}:{value.second:02d}.{value.microsecond // 1000:03d}Z"
+    )
 
 
 def parse_iso(value: str) -> datetime:
@@ -52,8 +57,11 @@ def parse_iso(value: str) -> datetime:
         text = text[:-1] + "+00:00"
     parsed = datetime.fromisoformat(text)
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+        return parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:  # "0001-01-01T00:00:00+05:00" is before the year 1 in UTC
+        raise ValueError(f"date out of range in UTC: {value!r}") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,6 +87,13 @@ def test_create_returns_201_with_string_id_then_200_on_upsert(client: Any) -> No
         ({"apiKeyId": "a", "content": "x", "key": "k", "type": "bogus"}, "type"),
         ({"apiKeyId": "a", "content": "x", "key": "k", "metadata": [1]}, "metadata"),
         ({"apiKeyId": "a", "content": "x", "key": "k", "expiresAt": "yesterday"}, "expiresAt"),
+        # a number was read as a Unix time: the memory expired in 1970
+        ({"apiKeyId": "a", "content": "x", "key": "k", "expiresAt": 12345}, "expiresAt"),
+        # the year 1 at +05:00 is before the year 1 in UTC: it was a 500
+        (
+            {"apiKeyId": "a", "content": "x", "expiresAt": "0001-01-01T00:00:00+05:00"},
+            "expiresAt",
+        ),
         ({"apiKeyId": "a", "content": "x", "key": "k", "unknownField": 1}, "unknownField"),
         ({"apiKeyId": "   ", "content": "x", "key": "k"}, "apiKeyId"),
     ],
@@ -96,6 +103,16 @@ def test_create_validation_errors(client: Any, body: dict[str, Any], field: str)
     assert (
         any(field in (d.get("field") or "") for d in error["details"]) or field in error["message"]
     )
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_metadata_numbers_json_cannot_hold_are_refused(client: Any, number: str) -> None:
+    """Python's decoder reads them; they were stored as null, the value lost silently."""
+    raw = '{"apiKeyId": "a", "content": "x", "metadata": {"b": [1, ' + number + "]}}"
+    response = client.post("/api/memory", content=raw, headers={"content-type": "application/json"})
+    error = assert_error(response, 400, "invalid_request")
+    assert "metadata.b[1]" in error["message"]
+    assert client.get("/api/memory", params={"apiKeyId": "a"}).json()["total"] == 0
 
 
 @pytest.mark.parametrize("raw", ["not-valid-json{{{", "", "[1,2", "\xff"])
@@ -197,6 +214,53 @@ def test_export_streams_every_page_and_import_reports_lines(
     assert result["imported"] == 2
     assert [e["line"] for e in result["errors"]] == [2, 4]
     assert client.get("/api/memory", params={"apiKeyId": "bob"}).json()["total"] == 2
+
+
+def test_import_reports_bad_end_users_and_dates_and_keeps_the_rest(
+    client: Any, engine: MemoryEngine
+) -> None:
+    lines = [
+        {"content": "kept one"},
+        {"content": "shared by mistake", "userId": 123},  # was imported as shared
+        {"content": "unreachable", "userId": "u" * 201},
+        {"content": "blank user", "userId": "   "},
+        {"content": "control", "userId": "a\u0000b"},
+        {"content": "before the year 1", "createdAt": "0001-01-01T00:00:00+05:00"},  # was a 500
+        {"content": "an old year", "createdAt": "0999-06-01T00:00:00Z"},
+        {"content": "kept two", "userId": "ann"},
+    ]
+    result = client.post(
+        "/api/memory/import",
+        params={"apiKeyId": "bob"},
+        content="\n".join(json.dumps(line) for line in lines) + "\n",
+        headers={"content-type": "application/x-ndjson"},
+    )
+    assert result.status_code == 200
+    report = result.json()
+    assert [e["line"] for e in report["errors"]] == [2, 3, 4, 5, 6]
+    assert all("userId" in e["message"] for e in report["errors"][:4])
+    assert "createdAt" in report["errors"][4]["message"]
+    stored = {m.content: m for m in engine.list_memories(owner="bob").data}
+    assert sorted(stored) == ["an old year", "kept one", "kept two"]
+    assert stored["an old year"].created_at.year == 999
+    assert stored["kept two"].user_id == "ann"
+
+
+def test_a_cutoff_before_the_year_1000_clears_nothing_newer(
+    client: Any, engine: MemoryEngine
+) -> None:
+    """``to_iso`` wrote the year 999 as "999-...", which sorts after "2026-..." as text:
+    a clear with that cutoff deleted every memory of the owner."""
+    from memoryd.models import parse_iso, to_iso
+
+    add(engine, "carol", "made today")
+    assert to_iso(parse_iso("0999-01-01")) == "0999-01-01T00:00:00.000Z"
+    assert engine.clear("carol", older_than=parse_iso("0999-01-01")) == 0
+    assert engine.clear("carol", older_than=parse_iso("0030-01-01")) == 0
+    assert [m.content for m in engine.list_memories(owner="carol").data] == ["made today"]
+    memory_id = engine.list_memories(owner="carol").data[0].id
+    kept = client.put(f"/api/memory/{memory_id}", json={"expiresAt": "0500-01-01T00:00:00Z"})
+    assert kept.json()["memory"]["expiresAt"] == "0500-01-01T00:00:00.000Z"  # read back, not null
 
 
 def test_health_round_trip_leaves_nothing(client: Any, engine: MemoryEngine) -> None:

@@ -88,6 +88,14 @@ def test_long_end_user_ids_sharing_a_prefix_stay_two_end_users(gateway: Gateway)
     assert len(memory.user_id) <= 200
 
 
+def test_an_end_user_id_with_control_characters_still_keeps_the_turn(gateway: Gateway) -> None:
+    gateway.chat("I live in Oslo.", user="ann\x00\nbob")
+    (memory,) = gateway.engine.list_memories(owner=gateway.owner).data
+    assert memory.user_id.startswith("sha256:")
+    assert gateway.chat("hi", user="ann\x00\nbob") == ["User lives in Oslo"]
+    assert gateway.chat("hi", user="ann") == []
+
+
 @pytest.mark.parametrize("field", ["user", "safety_identifier"])
 def test_an_end_user_id_that_is_not_a_string_is_refused(gateway: Gateway, field: str) -> None:
     """It was ignored, and the turn went to the key's shared memories, which every end
@@ -201,11 +209,14 @@ def test_summaries_never_merge_end_users_into_a_shared_memory(gateway: Gateway) 
         assert other not in injected
 
 
-def test_update_delete_and_clear_take_the_end_user(gateway: Gateway) -> None:
+def test_read_update_delete_and_clear_take_the_end_user(gateway: Gateway) -> None:
     gateway.chat("I'm vegetarian.", user="alice")
     gateway.chat("I'm vegan.", user="bob")
     ids = {m.user_id: m.id for m in gateway.engine.list_memories(owner=gateway.owner).data}
     path = f"/api/memory/{ids['alice']}"
+    assert gateway.api("GET", path, params={"userId": "bob"}).status_code == 404
+    read = gateway.api("GET", path, params={"userId": "alice"})
+    assert read.json()["memory"]["content"] == "User is vegetarian"
     assert gateway.api("DELETE", path, params={"userId": "bob"}).status_code == 404
     assert (
         gateway.api("PUT", path, params={"userId": "bob"}, json={"content": "x"}).status_code == 404

@@ -235,18 +235,20 @@ def reindex(engine: EngineDep, body: s.ReindexRequest | None = None) -> dict[str
     return engine.reindex(force=body.force)
 
 
-@router.get("/{memory_id}", response_model=s.MemoryOne)
-def get_memory(memory_id: str, engine: EngineDep) -> dict[str, Any]:
-    memory = engine.get(memory_id)
-    if memory is None:
-        raise NotFoundError(f"no memory with id {memory_id}")
-    return {"memory": memory.to_dict()}
-
-
 UserGuard = Annotated[
     str | None,
     Query(min_length=1, max_length=200, description="only if it belongs to this end user"),
 ]
+
+
+@router.get("/{memory_id}", response_model=s.MemoryOne)
+def get_memory(memory_id: str, engine: EngineDep, userId: UserGuard = None) -> dict[str, Any]:
+    memory = engine.get(memory_id)
+    if memory is None:
+        raise NotFoundError(f"no memory with id {memory_id}")
+    if userId is not None and memory.user_id != userId:  # the guard of PUT and DELETE
+        raise NotFoundError(f"no memory with id {memory_id} for end user {userId!r}")
+    return {"memory": memory.to_dict()}
 
 
 def _belongs(engine: Any, memory_id: str, user_id: str | None) -> None:

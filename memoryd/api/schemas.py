@@ -6,18 +6,39 @@ unknown fields; the app turns a violation into a 400 in the one error shape.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from memoryd.models import MemoryType
 
 TypeName = Literal["factual", "episodic", "procedural", "semantic"]
 StrategyName = Literal["recent", "exact", "semantic", "hybrid"]
+
+
+def _date_string(value: object) -> object:
+    """Numbers are not dates here: pydantic read ``12345`` as a Unix time, and a typo
+    expired a memory in 1970."""
+    if isinstance(value, int | float):
+        raise ValueError("must be an ISO-8601 date string, not a number")
+    return value
+
+
+def _in_utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # stored in UTC: the year 1 at +05:00 is before the year 1
+        raise ValueError("date out of range in UTC") from None
+
+
 #: ISO-8601 strings are parsed even though request models are otherwise strict.
-Timestamp = Annotated[datetime, Field(strict=False)]
+Timestamp = Annotated[
+    datetime, BeforeValidator(_date_string), AfterValidator(_in_utc), Field(strict=False)
+]
 
 
 class Strict(BaseModel):

@@ -14,6 +14,7 @@ are iterative and name the offending path, so the 400 can say which field is at 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,4 +51,19 @@ def value_too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> str | None:
         for name, child in _children(current):
             if isinstance(child, dict | list | tuple):
                 stack.append((child, [*path, name], depth + 1))
+    return None
+
+
+def non_finite(value: Any) -> str | None:
+    """The path of a NaN or infinite number in a decoded value, or None. Python's JSON
+    decoder reads ``NaN``, ``Infinity`` and ``1e400`` without complaint, and they were
+    stored as null: the caller's value was lost without a word. Call after
+    ``value_too_deep`` (iterative too, but it walks every level)."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        current, path = stack.pop()
+        if isinstance(current, float) and not math.isfinite(current):
+            return format_path(path) or "(root)"
+        for name, child in _children(current):
+            stack.append((child, [*path, name]))
     return None

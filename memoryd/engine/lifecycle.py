@@ -232,9 +232,12 @@ def parse_line(data: object, owner: str | None) -> NewMemory:
         raise field_error("type", f"unknown type {raw_type!r}") from None
     api_key_id = owner if owner is not None else data.get("apiKeyId")
     memory_id = data.get("id")
+    user = data.get("userId")
+    if user is not None and not isinstance(user, str):  # was taken as shared: all saw it
+        raise field_error("userId", "must be a string or null")
     return NewMemory(
         api_key_id=api_key_id,  # type: ignore[arg-type]  # validated by the engine
-        user_id=user if isinstance(user := data.get("userId"), str) else "",
+        user_id=user or "",
         content=data.get("content"),  # type: ignore[arg-type]
         key=data.get("key"),
         type=memory_type,

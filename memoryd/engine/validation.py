@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 
 from memoryd.core.extraction import slugify
-from memoryd.core.jsondepth import MAX_JSON_DEPTH, value_too_deep
+from memoryd.core.jsondepth import MAX_JSON_DEPTH, non_finite, value_too_deep
 from memoryd.errors import field_error
 from memoryd.models import MemoryType, NewMemory
 
@@ -60,6 +60,10 @@ def check_metadata(metadata: object) -> None:
     if deep is not None:  # before repr(), which recurses
         where = f"metadata.{deep}" if deep != "(root)" else "metadata"
         raise field_error("metadata", f"nested deeper than {MAX_METADATA_DEPTH} levels ({where})")
+    odd = non_finite(metadata)
+    if odd is not None:
+        where = f"metadata.{odd}" if odd != "(root)" else "metadata"
+        raise field_error("metadata", f"{where}: NaN and infinite numbers are not JSON")
     if len(repr(metadata)) > MAX_METADATA_CHARS:
         raise field_error("metadata", f"larger than {MAX_METADATA_CHARS} chars")
 
@@ -75,4 +79,17 @@ def check_new(new: NewMemory, max_chars: int) -> str:
     check_key(key)
     if not isinstance(new.session_id, str) or len(new.session_id) > MAX_OWNER_CHARS:
         raise field_error("sessionId", f"must be a string of at most {MAX_OWNER_CHARS} chars")
+    check_user_id(new.user_id)
     return key
+
+
+def check_user_id(user_id: object) -> None:
+    """An end user as every interface names it ("" for the key's shared memories). One
+    the gateway could never name (it strips what a request says; no control
+    characters in a header) would be stored out of every end user's reach."""
+    if not isinstance(user_id, str) or len(user_id) > MAX_OWNER_CHARS:
+        raise field_error("userId", f"must be a string of at most {MAX_OWNER_CHARS} chars")
+    if user_id and (user_id != user_id.strip() or not user_id.isprintable()):
+        raise field_error(
+            "userId", "must not be blank, start or end with spaces, or hold control characters"
+        )

@@ -50,8 +50,9 @@ def bounded_id(value: str) -> str:
     """An end user or session named by a request, at most ``MAX_USER_CHARS`` long (the
     store's limit). A longer one becomes a digest of all of it: cutting it to its first
     200 characters made two ids sharing that prefix one owner, who then read the other's
-    memories; rejecting it would fail a request the provider accepts."""
-    if len(value) <= MAX_USER_CHARS:
+    memories; rejecting it would fail a request the provider accepts. So does one with
+    control characters, which the store refuses (the turn's facts were lost)."""
+    if len(value) <= MAX_USER_CHARS and value.isprintable():
         return value
     digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
     return f"sha256:{digest}"
