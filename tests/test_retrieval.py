@@ -160,6 +160,18 @@ def test_keyword_scoring_fallback_finds_substrings(engine: MemoryEngine, strateg
     assert len(engine.retrieve("k", "script", strategy=strategy)) == 2
 
 
+@pytest.mark.parametrize("strategy", KEYWORD_STRATEGIES)
+def test_keyword_scoring_fallback_ignores_little_words(engine: MemoryEngine, strategy: str) -> None:
+    """ "a", "in" and "to" are substrings of nearly every memory: an unrelated question
+    brought back where the user lives."""
+    add(engine, "k", "User moved to Porto last month")
+    for query in ("How do I sort a list in Python?", "Can you write a haiku about autumn?"):
+        assert engine.retrieve("k", query, strategy=strategy) == []
+    assert contents(engine.retrieve("k", "porto", strategy=strategy)) == [
+        "User moved to Porto last month"
+    ]
+
+
 @pytest.mark.parametrize("strategy", ALL_STRATEGIES)
 def test_zero_scores_are_dropped(engine: MemoryEngine, strategy: str) -> None:
     add_typescript_rows(engine)

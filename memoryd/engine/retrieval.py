@@ -21,6 +21,7 @@ import numpy as np
 from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
 from memoryd.core import subjects
+from memoryd.core.fts_query import query_tokens
 from memoryd.core.fusion import ContextWeights, apply_context, apply_subjects, score_fuse
 from memoryd.core.query import query_window
 from memoryd.core.relevance import Dropped, relevant
@@ -444,9 +445,16 @@ class Retriever:
         return self._keyword_scored(reader, flt, req, tier="recent")
 
     def _keyword_scored(self, reader: Reader, flt: Filter, req: Request, tier: str) -> list[Hit]:
+        query = req.query
+        if tier != "recent":
+            # The last rung of a search that found nothing: substrings of "a" or "in"
+            # matched nearly every memory. Only the words a search would use count.
+            query = " ".join(t for t in query_tokens(query) if len(t) > 2)
+            if not query:
+                return []
         scored = []
         for memory in reader.recent(flt, KEYWORD_POOL):
-            score = relevance_score(memory.content, memory.key, memory.metadata, req.query)
+            score = relevance_score(memory.content, memory.key, memory.metadata, query)
             if score > 0:
                 scored.append((score, memory))
         # Stable sort on score keeps the newest-first order among equal scores.
