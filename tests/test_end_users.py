@@ -65,6 +65,29 @@ def test_end_users_of_one_key_never_see_each_other(gateway: Gateway) -> None:
     }
 
 
+def test_an_end_users_own_fact_is_injected_once_and_shadows_the_shared_slot(
+    gateway: Gateway,
+) -> None:
+    """Both copies of a fact the shared memories also hold were injected, and the end
+    user's own home sat next to the key's shared one."""
+    gateway.chat("I'm allergic to penicillin.")
+    gateway.chat("I live in Sao Paulo.")
+    gateway.chat("I'm allergic to penicillin.", user="dave")
+    gateway.chat("I live in Reykjavik.", user="dave")
+    assert len(gateway.engine.list_memories(owner=gateway.owner).data) == 4
+    assert sorted(gateway.chat("hi", user="dave")) == [
+        "User is allergic to penicillin",
+        "User lives in Reykjavik",
+    ]
+    assert sorted(gateway.chat("hi", user="erin")) == [
+        "User is allergic to penicillin",
+        "User lives in Sao Paulo",
+    ]
+    preview = gateway.engine.preview(gateway.owner, "where do I live", user_id="dave")
+    reasons = {d["content"]: d["reason"] for d in preview.dropped}
+    assert "own memory of this slot" in reasons["User lives in Sao Paulo"]
+
+
 def test_the_header_wins_over_the_body_fields(gateway: Gateway) -> None:
     gateway.chat("I play the cello.", user="alice", headers={"x-memoryd-user": "carol"})
     (memory,) = gateway.engine.list_memories(owner=gateway.owner).data

@@ -42,3 +42,27 @@ def relevant(hits: list[Hit], floor: float | None) -> tuple[list[Hit], list[Drop
             reason = f"below the relevance floor {floor} (similarity {shown}, {match})"
             dropped.append(Dropped(hit, reason))
     return kept, dropped
+
+
+def distinct(hits: list[Hit], dropped: list[Dropped]) -> tuple[list[Hit], list[Dropped]]:
+    """One hit per statement (``dropped`` is extended, for ``relevant``'s output). An end
+    user who says a fact the key's shared memories hold has it stored twice, and both
+    copies were injected; and their own memory of a slot (where they live) shadows the
+    key's shared one of that slot, which would otherwise contradict it in the block."""
+    own_slots = {
+        (h.memory.api_key_id, h.memory.slot) for h in hits if h.memory.user_id and h.memory.slot
+    }
+    seen: set[tuple[str, str]] = set()
+    kept: list[Hit] = []
+    repeated: list[Dropped] = []
+    for hit in hits:
+        memory = hit.memory
+        words = (memory.api_key_id, " ".join(memory.content.casefold().split()))
+        if words in seen:
+            repeated.append(Dropped(hit, "the same words as a memory ranked above it"))
+        elif not memory.user_id and (memory.api_key_id, memory.slot) in own_slots:
+            repeated.append(Dropped(hit, "the end user's own memory of this slot replaces it"))
+        else:
+            seen.add(words)
+            kept.append(hit)
+    return kept, dropped + repeated

@@ -24,7 +24,7 @@ from memoryd.core import subjects
 from memoryd.core.fts_query import query_tokens
 from memoryd.core.fusion import ContextWeights, apply_context, apply_subjects, score_fuse
 from memoryd.core.query import query_window
-from memoryd.core.relevance import Dropped, relevant
+from memoryd.core.relevance import Dropped, distinct, relevant
 from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
 from memoryd.core.temporal import DateRange, mentioned_dates, overlaps
 from memoryd.engine.providers import Provider
@@ -204,7 +204,7 @@ class Retriever:
                 ranked = self._keyword(reader, flt, req, resolution)
         if settings.rerank_enabled and settings.rerank_provider_model and req.query and ranked:
             ranked = self._rerank(ranked, req.query, settings.rerank_provider_model, resolution)
-        ranked, dropped = relevant(ranked, settings.relevance_floor)
+        ranked, dropped = distinct(*relevant(ranked, settings.relevance_floor))
         if not passes_min_score(ranked, settings.min_score):
             resolution.fallback_reason = (
                 f"best hit below minScore {settings.min_score}: nothing injected"
