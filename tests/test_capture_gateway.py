@@ -22,6 +22,7 @@ from tests.gateway_support import Gateway as BaseGateway
 from tests.gateway_support import running_gateway
 
 EXTRACTOR = "extract-1"
+LYON = "User moved to Lyon last month and lives there now"
 
 
 class Gateway(BaseGateway):
@@ -60,10 +61,35 @@ def test_a_statement_inside_a_longer_message_is_remembered_and_brought_back(
     assert "User is allergic to penicillin" in gateway.block()
 
 
+def test_after_a_move_where_do_i_live_brings_the_new_home(gateway: Gateway) -> None:
+    """The move was stored as "User moved to Porto last month", and "Where do I live?"
+    then found nothing: no shared word, similarity under the relevance floor."""
+    gateway.chat("I live in Lisbon.")
+    gateway.chat("I moved to Porto last month.")
+    gateway.chat("Where do I live? Suggest a restaurant in my city.")
+    assert "Porto" in gateway.block()
+    assert "Lisbon" not in gateway.block()
+
+
+def test_leaving_a_place_retires_the_home_there_and_only_there(gateway: Gateway) -> None:
+    gateway.chat("I live in Berlin.")
+    gateway.chat("I don't live in Berlin anymore.")
+    assert gateway.current() == ["User no longer lives in Berlin"]
+    gateway.chat("I live in Porto now.")
+    gateway.chat("I moved out of Lisbon years ago.")  # Porto stays where the user lives
+    assert gateway.current() == [
+        "User lives in Porto",
+        "User no longer lives in Berlin",
+        "User no longer lives in Lisbon",
+    ]
+    gateway.chat("Actually I live in Berlin again.")  # back: "no longer" is history
+    assert gateway.current() == ["User lives in Berlin", "User no longer lives in Lisbon"]
+
+
 def test_a_new_value_replaces_the_old_one_and_the_old_one_is_history(gateway: Gateway) -> None:
     gateway.chat("I live in Madrid. Any tips for the summer heat?")
     gateway.chat("Big news: I moved to Lyon last month! Where can I buy a fan?")
-    assert gateway.current() == ["User moved to Lyon last month"]
+    assert gateway.current() == [LYON]
 
     gateway.chat("Where do I live, Madrid or Lyon?")
     block = gateway.block()
@@ -74,17 +100,20 @@ def test_a_new_value_replaces_the_old_one_and_the_old_one_is_history(gateway: Ga
         "/api/memory/retrieve-preview",
         json={"apiKeyId": gateway.owner, "query": "Madrid Lyon live"},
     ).json()
-    assert [m["content"] for m in preview["memories"]] == ["User moved to Lyon last month"]
+    assert [m["content"] for m in preview["memories"]] == [LYON]
 
     exported = {row["content"]: row for row in gateway.export()}
-    old, new = exported["User lives in Madrid"], exported["User moved to Lyon last month"]
+    old, new = (
+        exported["User lives in Madrid"],
+        exported[LYON],
+    )
     assert old["supersededBy"] == new["id"]
     assert old["supersededAt"] is not None
     assert new["supersededAt"] is None
     assert old["metadata"]["slot"] == new["metadata"]["slot"] == "home_location"
 
     listed = gateway.api("GET", "/api/memory", params={"apiKeyId": gateway.owner}).json()
-    assert [m["content"] for m in listed["data"]] == ["User moved to Lyon last month"]
+    assert [m["content"] for m in listed["data"]] == [LYON]
     history = gateway.api(
         "GET", "/api/memory", params={"apiKeyId": gateway.owner, "includeSuperseded": "true"}
     ).json()

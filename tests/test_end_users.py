@@ -158,7 +158,7 @@ def test_the_same_fact_of_two_end_users_is_two_memories_and_supersedes_only_its_
     gateway.chat("I live in Madrid.", user="bob")
     gateway.chat("I moved to Lyon.", user="bob")
     assert gateway.chat("hi", user="alice") == ["User lives in Madrid"]
-    assert gateway.chat("hi", user="bob") == ["User moved to Lyon"]
+    assert gateway.chat("hi", user="bob") == ["User moved to Lyon and lives there now"]
 
 
 def test_rest_lists_previews_and_creates_per_end_user(gateway: Gateway) -> None:

@@ -215,7 +215,41 @@ def test_a_single_valued_slot_keys_each_value_apart() -> None:
     assert madrid.single
     assert lyon.single
     assert madrid.key != lyon.key  # the old one stays as history under its own key
-    assert lyon.supersedes == ("home_location",)
+    assert lyon.supersedes == ("home_location", "former_home:lyon")
+
+
+def test_a_move_says_where_the_user_lives() -> None:
+    """ "User moved to Porto last month" shares no word with "Where do I live?"."""
+    assert only("I moved to Porto last month.").content == (
+        "User moved to Porto last month and lives there now"
+    )
+    assert only("I live in Porto.").content == "User lives in Porto"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I no longer live in Berlin.",
+        "I don't live in Berlin anymore.",
+        "We moved out of Berlin.",
+        "I moved away from Berlin last year.",
+    ],
+)
+def test_leaving_a_place_retires_only_the_home_there(text: str) -> None:
+    fact = only(text)
+    assert fact.content == "User no longer lives in Berlin"
+    assert fact.slot == "former_home:berlin"
+    assert fact.supersedes == ("former_home:berlin", "home_location~Berlin")
+
+
+@pytest.mark.parametrize("text", ["I have a dog named Bo.", "My name is Al.", "My wife is Li."])
+def test_two_letter_names_are_names(text: str) -> None:
+    assert only(text).content.endswith(text.rstrip(".").split()[-1])
+
+
+@pytest.mark.parametrize("text", ["I am OK.", "I like it.", "I am up."])
+def test_two_letters_that_are_not_names_store_nothing(text: str) -> None:
+    assert extract_facts(text) == []
 
 
 def test_a_repeated_statement_has_the_same_key() -> None:

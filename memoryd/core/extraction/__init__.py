@@ -79,8 +79,12 @@ def _clip(content: str) -> str:
 
 
 def _long_enough(value: str) -> bool:
-    """MIN_FACT_LENGTH characters, a number (an age), or one wide letter (茶)."""
+    """MIN_FACT_LENGTH characters, a number (an age), a two-letter name ("Bo", "Al",
+    "Li": people and pets are called that; "OK" and "it" are not names), or one wide
+    letter (茶)."""
     if len(value) >= MIN_FACT_LENGTH or value.isdigit():
+        return True
+    if len(value) == 2 and value[0].isupper() and value[1].islower() and value.isalpha():
         return True
     return any(c.isalnum() and unicodedata.east_asian_width(c) in {"W", "F"} for c in value)
 

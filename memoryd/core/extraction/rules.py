@@ -142,22 +142,6 @@ def works(m: re.Match[str], clause: str) -> list[Draft] | None:
     return one("work", "employer", name, said(m), single=True, replaces=replaces)
 
 
-def lives(m: re.Match[str], clause: str) -> list[Draft] | None:
-    value = trim(m["v"])
-    low = value.lower()
-    tool = find(lx.TECH, value)
-    if deictic(value) or (tool and low.startswith(tool) and lx.TECH[tool] != "language"):
-        return None  # "moved to VS Code" is a switch of editor, not of city
-    content = said(m)
-    if low.startswith(("a ", "an ")) and not value.split()[-1][:1].isupper():
-        kind = lx.POSSESSIONS.get(find(lx.POSSESSIONS, low) or "", "home")
-        slot = "home_type" if kind == "home" else kind
-        return one("possessions", slot, value, content, single=True)
-    if low.startswith(("with ", "alone", "by myself", "on my own")):
-        return one("location", "living_situation", value, content, single=True)
-    return one("location", "home_location", value, content, single=True)
-
-
 _PRIMARY = re.compile(r"\b(?:mostly|mainly|primarily|main|chiefly|predominantly)\b", re.I)
 
 

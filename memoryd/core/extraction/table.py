@@ -11,6 +11,7 @@ import re
 
 from memoryd.core.extraction import fields as f
 from memoryd.core.extraction import lexicon as lx
+from memoryd.core.extraction import places
 from memoryd.core.extraction import rules as r
 from memoryd.core.extraction.rules import ADV, NAME, Build, V
 
@@ -150,17 +151,19 @@ rule("stack", rf"^{SUBJ}\s+{ADV}(?:wiped\s+\w+\s+\w+\s+and\s+)?(?:installed|rein
 rule("possessions", rf"^I\s+{ADV}(?:replaced|swapped|traded\s+in|upgraded)\s+my\s+(?:old\s+)?(?P<what>\w+)\s+(?:with|for|to)\s+(?:a\s+|an\s+|the\s+)?{V}", r.possession)
 # -- location -----------------------------------------------------------------------
 _LIVE = r"(?:live|reside|am\s+residing|are\s+residing|stay|am\s+living|are\s+living|am\s+staying|have\s+been\s+living|have\s+lived|lived|have\s+been|am\s+settled|are\s+settled)"
-rule("location", rf"^{SUBJ}\s+{ADV}{_LIVE}\s+(?:in|at|on)\s+{V}", r.lives)
-rule("location", rf"^{SUBJ}\s+{ADV}(?:live|are\s+living|am\s+living)\s+(?P<v>(?:with|alone|by\s+myself|on\s+my\s+own|near|outside|close\s+to|just\s+outside|next\s+to|right\s+outside).*)", r.lives)
-rule("location", rf"^{BE}\s+{ADV}(?:based|located|settled|stationed|living|staying)\s+(?:in|out\s+of|near|outside)\s+{V}", r.lives)
-rule("location", rf"^{BE}\s+(?:currently\s+|now\s+)?in\s+(?P<v>(?-i:[A-Z]).+)", r.lives)
-rule("location", rf"^(?:my|our)\s+(?:apartment|flat|house|home|place|condo|office)\s+is\s+(?:in|on|near|just\s+outside|outside)\s+{V}", r.lives)
-rule("location", rf"^(?:my\s+)?home\s+(?:for\s+me\s+)?(?:is|base\s+is)\s+(?:in\s+)?{V}", r.lives)
-rule("location", r"^I\s+call\s+(?P<v>.+?)\s+home\b", r.lives)
-rule("location", r"^(?P<v>(?-i:[A-Z]).{1,50}?)\s+(?:has\s+been|is|became)\s+(?:my\s+)?home\b", r.lives)
-rule("location", rf"^(?:my|our)\s+(?:apartment|flat|house|home|place|condo|office|studio)(?:'s|\s+is)\s+(?:in|on|near|just\s+outside|outside)\s+{V}", r.lives)
-rule("location", r"^(?:I\s+am|we\s+are)\b.{0,60}?\bliving\s+in\s+(?P<v>(?-i:[A-Z]).+)", r.lives)
-rule("location", rf"^{SUBJ}\s+(?:have\s+)?{ADV}(?:moved|relocated|moved\s+back|moved\s+over|emigrated|immigrated|shifted|settled)\s+(?:back\s+)?(?:from\s+.+?\s+)?(?:to|in)\s+{V}", r.lives)
+rule("location", rf"^{SUBJ}\s+{ADV}(?:no\s+longer|don't|do\s+not|dont)\s+(?:live|reside)\s+in\s+{V}", places.left_home)
+rule("location", rf"^{SUBJ}\s+{ADV}(?:have\s+)?(?:moved|relocated)\s+(?:out\s+of|away\s+from)\s+{V}", places.left_home)
+rule("location", rf"^{SUBJ}\s+{ADV}{_LIVE}\s+(?:in|at|on)\s+{V}", places.lives)
+rule("location", rf"^{SUBJ}\s+{ADV}(?:live|are\s+living|am\s+living)\s+(?P<v>(?:with|alone|by\s+myself|on\s+my\s+own|near|outside|close\s+to|just\s+outside|next\s+to|right\s+outside).*)", places.lives)
+rule("location", rf"^{BE}\s+{ADV}(?:based|located|settled|stationed|living|staying)\s+(?:in|out\s+of|near|outside)\s+{V}", places.lives)
+rule("location", rf"^{BE}\s+(?:currently\s+|now\s+)?in\s+(?P<v>(?-i:[A-Z]).+)", places.lives)
+rule("location", rf"^(?:my|our)\s+(?:apartment|flat|house|home|place|condo|office)\s+is\s+(?:in|on|near|just\s+outside|outside)\s+{V}", places.lives)
+rule("location", rf"^(?:my\s+)?home\s+(?:for\s+me\s+)?(?:is|base\s+is)\s+(?:in\s+)?{V}", places.lives)
+rule("location", r"^I\s+call\s+(?P<v>.+?)\s+home\b", places.lives)
+rule("location", r"^(?P<v>(?-i:[A-Z]).{1,50}?)\s+(?:has\s+been|is|became)\s+(?:my\s+)?home\b", places.lives)
+rule("location", rf"^(?:my|our)\s+(?:apartment|flat|house|home|place|condo|office|studio)(?:'s|\s+is)\s+(?:in|on|near|just\s+outside|outside)\s+{V}", places.lives)
+rule("location", r"^(?:I\s+am|we\s+are)\b.{0,60}?\bliving\s+in\s+(?P<v>(?-i:[A-Z]).+)", places.lives)
+rule("location", rf"^{SUBJ}\s+(?:have\s+)?{ADV}(?:moved|relocated|moved\s+back|moved\s+over|emigrated|immigrated|shifted|settled)\s+(?:back\s+)?(?:from\s+.+?\s+)?(?:to|in)\s+{V}", places.lives)
 rule("location", rf"^{BE}\s+{ADV}(?:originally\s+)?from\s+{V}", r.simple("location", "hometown", single=True))
 rule("location", rf"^I\s+{ADV}(?:come|hail)\s+from\s+{V}", r.simple("location", "hometown", single=True))
 rule("location", rf"^I\s+(?:grew\s+up|was\s+raised|was\s+brought\s+up)\s+(?:in|on|near)\s+{V}", r.simple("location", "hometown", single=True))

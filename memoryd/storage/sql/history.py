@@ -26,9 +26,15 @@ def supersede(
 ) -> list[str]:
     """Mark the owner's current memories of ``slots`` (or with ``ids``) as superseded
     by memory ``by`` (None: retracted); ``by`` itself is never marked. A slot ending in
-    ``:*`` names every slot under that prefix. Returns the ids."""
+    ``:*`` names every slot under that prefix; ``slot~words`` only its memories that say
+    those words ("I no longer live in Berlin" retires the home in Berlin, not the one
+    in Porto). Returns the ids."""
     targets: list[str] = []
     params: list[Any] = []
+    for slot, _, words in (s.partition("~") for s in slots if "~" in s):
+        targets.append("(slot = ? AND lower(content) LIKE lower(?) ESCAPE '\\')")
+        params += [slot, f"%{escape_like(words)}%"]
+    slots = [s for s in slots if "~" not in s]
     exact = [s for s in slots if not s.endswith(":*")]
     if exact:
         targets.append(f"slot IN ({', '.join('?' for _ in exact)})")
