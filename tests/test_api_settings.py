@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from memoryd.engine import MemoryEngine
 from tests.test_api_memory import assert_error
 
 
@@ -128,6 +129,27 @@ def test_providers_are_masked_and_keys_kept_or_removed(client: Any) -> None:
         json=[{"name": "openai", "baseUrl": "https://api.example.com/v1", "apiKey": ""}],
     ).json()
     assert removed[0]["hasKey"] is False
+
+
+def test_providers_read_back_and_written_as_they_are_keep_their_keys(
+    client: Any, engine: MemoryEngine
+) -> None:
+    """GET shows "sk-p…6789" in the field PUT writes: writing the listing back stored the
+    masked text as the key, and every upstream call then sent it."""
+    secret = "sk-proj-abcdefghijkl6789"
+    client.put(
+        "/api/settings/providers",
+        json=[{"name": "openai", "baseUrl": "https://api.example.com/v1", "apiKey": secret}],
+    )
+    listing = client.get("/api/settings/providers").json()
+    assert listing[0]["apiKey"] == "sk-p…6789"
+    assert client.put("/api/settings/providers", json=listing).status_code == 200
+    assert engine.providers()["openai"].api_key == secret
+    # a masked key that is not the stored one's is refused, and changes nothing
+    listing[0]["apiKey"] = "sk-x…0000"
+    error = assert_error(client.put("/api/settings/providers", json=listing), 400)
+    assert "masked" in error["message"]
+    assert engine.providers()["openai"].api_key == secret
 
 
 @pytest.mark.parametrize(

@@ -162,6 +162,11 @@ def test_providers_add_list_remove(run) -> None:  # type: ignore[no-untyped-def]
     bad = run("providers", "add", "x", "ftp://nope")
     assert bad.exit_code == 1
     assert "http" in bad.output
+    # names the REST API refuses (then the list could not be written back there)
+    for name in ("bad name", "a/b", "x" * 65):
+        refused = run("providers", "add", name, "http://127.0.0.1:1/v1")
+        assert refused.exit_code == 1
+        assert "name" in refused.output
     assert run("providers", "remove", "openai").exit_code == 0
     assert json.loads(run("providers", "list", "--json").output) == []
     assert run("providers", "remove", "openai").exit_code == 1

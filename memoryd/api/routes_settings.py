@@ -8,6 +8,7 @@ from fastapi import APIRouter
 
 from memoryd.api import schemas as s
 from memoryd.api.deps import EngineDep
+from memoryd.core.masking import mask_secret
 from memoryd.engine.providers import Provider, save_providers
 
 router = APIRouter(prefix="/api/settings", tags=["settings"])
@@ -41,15 +42,26 @@ def put_providers(body: list[s.ProviderIn], engine: EngineDep) -> list[dict[str,
     if len(set(names)) != len(names):
         raise ValidationError("provider names must be unique")
     current = engine.providers()
+
+    def key_of(p: s.ProviderIn) -> str | None:
+        kept = current[p.name].api_key if p.name in current else None
+        if "apiKey" not in p.model_fields_set:
+            return kept
+        if p.apiKey and "…" in p.apiKey:  # what GET shows: writing it back kept "sk-p…6789"
+            if kept is not None and p.apiKey == mask_secret(kept):
+                return kept
+            raise ValidationError(
+                f"providers: {p.name}: apiKey is a masked key as GET shows it; send the key "
+                "itself, or leave apiKey out to keep the stored one",
+                details=[{"field": "apiKey", "message": "masked"}],
+            )
+        return p.apiKey or None
+
     stored = [
         Provider(
             name=p.name,
             base_url=p.baseUrl.rstrip("/"),
-            api_key=(
-                p.apiKey or None
-                if "apiKey" in p.model_fields_set
-                else (current[p.name].api_key if p.name in current else None)
-            ),
+            api_key=key_of(p),
             system_role=p.systemRole,
             kind=p.kind,
         )

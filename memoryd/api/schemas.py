@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from memoryd.engine.providers import NAME_PATTERN
 from memoryd.models import MemoryType
 
 TypeName = Literal["factual", "episodic", "procedural", "semantic"]
@@ -325,11 +326,13 @@ class MemorySettingsUpdate(Strict):
 
 
 class ProviderIn(Strict):
-    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str = Field(min_length=1, max_length=64, pattern=NAME_PATTERN)
     baseUrl: str = Field(min_length=1, max_length=2000, pattern=r"^https?://")
     apiKey: str | None = Field(default=None, max_length=4000)
     systemRole: Literal["auto", "system", "user", "first"] = "auto"
     kind: Literal["openai", "anthropic"] = "openai"
+    #: read back by GET and ignored here, so a listing can be written back as it is
+    hasKey: bool | None = None
 
 
 class ProviderPublic(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import cast
 
 import click
@@ -9,6 +10,7 @@ import click
 from memoryd.cli._common import cli_command, emit, local_engine
 from memoryd.core.injection import SystemRole
 from memoryd.engine.providers import (
+    NAME_PATTERN,
     PROVIDER_KINDS,
     SYSTEM_ROLES,
     Provider,
@@ -48,8 +50,8 @@ def providers_add(
     """Add or replace provider NAME at BASE_URL (e.g. http://127.0.0.1:8000/v1)."""
     if not base_url.startswith(("http://", "https://")):
         raise ValidationError("base_url must start with http:// or https://")
-    if not name or "/" in name:
-        raise ValidationError("name must be non-empty and contain no '/'")
+    if not re.fullmatch(NAME_PATTERN, name):  # as the REST API checks it
+        raise ValidationError("name: 1-64 letters, digits, '_', '.' or '-'")
     with local_engine(ctx) as engine:
         kept = [p for p in stored_providers(engine.store) if p.name != name]
         role = cast(SystemRole, system_role)

@@ -23,6 +23,8 @@ from memoryd.storage.base import Store
 
 ProviderKind = Literal["openai", "anthropic"]
 SYSTEM_ROLES = ("auto", "system", "user", "first")
+#: A provider's name, as every interface takes it ("name/model" routes to it).
+NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 PROVIDER_KINDS: tuple[ProviderKind, ...] = ("openai", "anthropic")
 SETTINGS_KEY = "providers"
 
