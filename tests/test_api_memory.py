@@ -105,6 +105,18 @@ def test_create_validation_errors(client: Any, body: dict[str, Any], field: str)
     )
 
 
+@pytest.mark.parametrize(
+    ("body", "said"), [({}, "query: Field required"), ({"query": 5}, "query: ")]
+)
+def test_a_body_field_named_query_is_named_in_the_error(
+    client: Any, body: dict[str, Any], said: str
+) -> None:
+    """FastAPI's location ("body", "query") lost its "query" with the "body" prefix."""
+    error = assert_error(client.post("/api/memory/retrieve-preview", json=body), 400)
+    assert said in error["message"]
+    assert [d["field"] for d in error["details"]] == ["query"]
+
+
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
 def test_metadata_numbers_json_cannot_hold_are_refused(client: Any, number: str) -> None:
     """Python's decoder reads them; they were stored as null, the value lost silently."""

@@ -46,7 +46,11 @@ def error_body(
 
 
 def _location(loc: tuple[Any, ...] | list[Any]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    """``("body", "query")`` -> ``query``: only the leading where-it-came-from part goes
+    (a body field named "query" was reported as "body")."""
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in ("body", "query", "path", "header", "cookie"):
+        parts = parts[1:]
     return ".".join(parts) or "body"
 
 
