@@ -298,6 +298,7 @@ PUBLIC_ROUTES: tuple[RouteId, ...] = (
     ("GET", "/redoc"),
     ("HEAD", "/redoc"),
     ("*", "/dashboard/static"),
+    ("*", "/docs/static"),
 )
 DASHBOARD_ROUTES: tuple[RouteId, ...] = (
     ("GET", "/dashboard"),
@@ -470,7 +471,8 @@ def test_public_routes_hold_nothing_of_any_owner(w: World) -> None:
                 model="fake-model", messages=[{"role": "user", "content": QUERY}]
             )
         for method, path in PUBLIC_ROUTES:
-            target = f"{path}/studio.css" if path == "/dashboard/static" else path
+            files = {"/dashboard/static": "studio.css", "/docs/static": "swagger-ui.css"}
+            target = f"{path}/{files[path]}" if path in files else path
             methods = ("GET", "POST") if method == "*" else (method,)
             for verb in methods:
                 response = http.request(

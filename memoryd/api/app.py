@@ -20,6 +20,7 @@ from starlette.routing import Route
 from memoryd import __version__
 from memoryd.api import routes_keys, routes_memory, routes_qdrant, routes_settings
 from memoryd.api.deps import require_admin
+from memoryd.api.docs import bundled_assets, install_docs
 from memoryd.api.errors import install_error_handlers
 from memoryd.api.limits import install_body_limit, install_json_depth
 from memoryd.api.metrics import install_metrics
@@ -92,12 +93,16 @@ def create_app(
         if close_engine:
             await run_in_threadpool(engine.close)
 
+    assets = bundled_assets()  # Swagger UI and ReDoc without a CDN (api.docs)
+    offline = {"docs_url": None, "redoc_url": None} if assets is not None else {}
     app = FastAPI(
         title="memoryd",
         version=__version__,
         description="Long-term memory for LLM traffic: management API.",
         lifespan=lifespan,
+        **offline,  # type: ignore[arg-type]
     )
+    install_docs(app, assets)
     app.state.engine = engine
     app.state.admin_token = admin_token
     app.state.key_slots = upstream.KeySlots(engine.config.key_max_concurrent)
