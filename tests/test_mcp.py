@@ -128,6 +128,21 @@ def test_add_with_a_client_key_stores_under_that_key(srv: Served) -> None:
     ]
 
 
+def test_subjects_are_checked_as_rest_checks_them(srv: Served) -> None:
+    """MCP took a 300-character subject and dropped an empty one silently, where REST
+    refuses both."""
+
+    async def body(s: Session) -> None:
+        for subjects in (["x" * 101], [""], ["a"] * 9):
+            message = await s.err("memory_add", {"content": "about Anna", "subjects": subjects})
+            assert "subjects" in message
+        out = await s.ok("memory_add", {"content": "about Anna", "subjects": [" Anna ", " "]})
+        assert out["memory"]["subjects"] == ["Anna"]
+
+    over_http(srv.url, srv.alice, body)
+    assert [m.content for m in srv.engine.list_memories(owner="alice").data] == ["about Anna"]
+
+
 def test_search_uses_the_strategy_from_settings(semantic_engine: MemoryEngine) -> None:
     engine = semantic_engine
     add(engine, "alice", "Paris is the capital of France")

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from memoryd.core.subjects import MAX_SUBJECT_CHARS, MAX_SUBJECTS
 from memoryd.engine.providers import NAME_PATTERN
 from memoryd.models import MemoryType
 
@@ -83,8 +84,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 #: Who a memory is about: "user", or named people (kept as metadata.subjects).
 Subjects = Annotated[
-    list[Annotated[str, Field(min_length=1, max_length=100)]],
-    Field(max_length=8, description='who it is about: "user" or a named person'),
+    list[Annotated[str, Field(min_length=1, max_length=MAX_SUBJECT_CHARS)]],
+    Field(max_length=MAX_SUBJECTS, description='who it is about: "user" or a named person'),
 ]
 
 

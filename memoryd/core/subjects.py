@@ -49,6 +49,10 @@ _RELATIONS = (
 )
 _RELATED = re.compile(rf"\b(?:{_RELATIONS})\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)")
 
+#: What a memory may say it is about, in every interface (REST, MCP, import).
+MAX_SUBJECTS = 8
+MAX_SUBJECT_CHARS = 100
+
 
 def _is_sentence_start(text: str, start: int) -> bool:
     before = text[:start].rstrip()

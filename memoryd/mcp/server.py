@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from memoryd import __version__
 from memoryd.api.schemas import MemoryPublic
+from memoryd.core.subjects import MAX_SUBJECT_CHARS, MAX_SUBJECTS
 from memoryd.engine import MemoryEngine
 from memoryd.engine.retrieval import MAX_LIMIT
 from memoryd.engine.validation import require_owner
@@ -249,9 +250,9 @@ class MemoryTools:
         metadata: Annotated[dict[str, Any] | None, Field(description="Any JSON object.")] = None,
         userId: UserArg = None,
         subjects: Annotated[
-            list[str] | None,
+            list[Annotated[str, Field(min_length=1, max_length=MAX_SUBJECT_CHARS)]] | None,
             Field(
-                max_length=8,
+                max_length=MAX_SUBJECTS,
                 description='Who it is about: "user", or the people it names (e.g. "Anna").',
             ),
         ] = None,
@@ -268,7 +269,10 @@ class MemoryTools:
                     metadata=(
                         metadata
                         if subjects is None
-                        else {**(metadata or {}), "subjects": [x for x in subjects if x.strip()]}
+                        else {
+                            **(metadata or {}),
+                            "subjects": [x.strip() for x in subjects if x.strip()],
+                        }
                     ),
                     user_id=userId or "",
                 )
