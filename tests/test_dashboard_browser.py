@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.engine import MemoryEngine
-from memoryd.models import MemoryType
+from memoryd.models import MemoryType, NewMemory
 from tests.conftest import ADMIN, add
 
 if not Path("/usr/bin/chromium").exists():
@@ -198,7 +198,26 @@ def test_export_then_import(
     page.get_by_test_id("import-file-input").set_input_files(str(target))
     expect(result).to_contain_text("0 imported, 0 updated, 0 skipped, 1 errors")
     expect(result).to_contain_text("invalid JSON")
+    expect(result).to_contain_text("First error (line 1)")
     assert not STACK_TRACE.search(result.inner_text())
+
+
+def test_a_long_end_user_id_leaves_the_row_actions_in_view(
+    page: Page, base_url: str, engine: MemoryEngine
+) -> None:
+    """A 200-character end user (the most any interface takes) made its column 1,400 px
+    wide and pushed Edit and Delete off the screen for every row."""
+    long_user = "tenant-" + "x" * 193
+    engine.create(NewMemory("wide", "User likes tea", key="tea", user_id=long_user))
+    page.set_viewport_size({"width": 1400, "height": 900})
+    open_tab(page, base_url, "memories")
+    page.get_by_test_id("memory-owner-filter").select_option("wide")
+    expect(rows(page)).to_have_count(1)
+    cell = page.get_by_test_id("memory-user-cell")
+    assert cell.get_attribute("title") == long_user  # the whole id on hover
+    box = page.locator("[data-testid^=edit-memory-]").bounding_box()
+    assert box is not None
+    assert box["x"] + box["width"] <= 1400
 
 
 def test_compact_old_with_a_dry_run_first(page: Page, base_url: str, engine: MemoryEngine) -> None:

@@ -172,7 +172,16 @@ def test_create_toggle_and_revoke_a_key(page: Page, base_url: str, engine: Memor
     assert fresh is not None
     assert fresh.memory_enabled is False
 
+    # revoking cannot be undone: asked first, and Cancel leaves the key working
     page.get_by_test_id(f"revoke-key-{key.id}").click()
+    expect(page.get_by_test_id("revoke-modal")).to_be_visible()
+    expect(page.get_by_test_id("revoke-text")).to_contain_text("ci laptop")
+    page.get_by_test_id("revoke-cancel").click()
+    expect(page.get_by_test_id("revoke-modal")).to_be_hidden()
+    expect(page.get_by_test_id(f"key-status-{key.id}")).to_contain_text("active")
+    assert engine.keys.authenticate(value) is not None
+    page.get_by_test_id(f"revoke-key-{key.id}").click()
+    page.get_by_test_id("revoke-confirm").click()
     expect(page.get_by_test_id(f"key-status-{key.id}")).to_contain_text("revoked")
     expect(page.get_by_test_id(f"revoke-key-{key.id}")).to_have_count(0)
     assert engine.keys.authenticate(value) is None

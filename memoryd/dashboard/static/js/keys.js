@@ -79,14 +79,42 @@
     }
   }
 
-  async function revoke(k) {
+  // Revoking cannot be undone (the client's secret never works again): asked first,
+  // as deleting a memory is.
+  const revokeModal = $("revoke-modal");
+  let revoking = null;
+
+  function revoke(k) {
+    revoking = k;
+    $("revoke-text").textContent =
+      `Revoke ${k.name} (${k.id})? Clients using it are refused from now on; ` +
+      "its memories stay. This cannot be undone.";
+    say($("revoke-error"), "", "");
+    revokeModal.hidden = false;
+    $("revoke-cancel").focus();
+  }
+
+  async function confirmRevoke() {
+    if (!revoking) return;
+    const k = revoking;
+    const button = $("revoke-confirm");
+    button.disabled = true;
     try {
       await api("DELETE", `/api/keys/${encodeURIComponent(k.id)}`);
+      revokeModal.hidden = true;
+      revoking = null;
       toast(`Key ${k.name} revoked: it stops working now; its memories stay.`);
       await load();
     } catch (err) {
-      say(error, errorText(err), "error");
+      say($("revoke-error"), errorText(err), "error");
+    } finally {
+      button.disabled = false;
     }
+  }
+
+  function cancelRevoke() {
+    revokeModal.hidden = true;
+    revoking = null;
   }
 
   async function copySecret() {
@@ -110,5 +138,8 @@
     show($("new-key-box"), false);
   });
   $("keys-show-revoked").addEventListener("change", load);
+  $("revoke-confirm").addEventListener("click", confirmRevoke);
+  $("revoke-cancel").addEventListener("click", cancelRevoke);
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape") cancelRevoke(); });
   load();
 })();

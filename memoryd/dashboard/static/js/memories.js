@@ -23,9 +23,12 @@
       h("td", {}, h("span", { class: `badge type-${m.type}` }, m.type)),
       h("td", { class: "mono key" }, m.key),
       h("td", { class: "content", title: m.content }, m.content),
-      h("td", { class: "mono", "data-testid": "memory-owner-cell" }, ownerLabel(m.apiKeyId)),
-      h("td", { class: "mono muted", "data-testid": "memory-user-cell" }, m.userId || "shared"),
-      h("td", { class: "mono muted" }, m.sessionId || "–"),
+      h("td", { class: "mono clip", title: m.apiKeyId, "data-testid": "memory-owner-cell" },
+        ownerLabel(m.apiKeyId)),
+      // ids can be 200 characters: cut to the column, whole on hover (Edit stays in view)
+      h("td", { class: "mono muted clip", title: m.userId || "", "data-testid": "memory-user-cell" },
+        m.userId || "shared"),
+      h("td", { class: "mono muted clip", title: m.sessionId || "" }, m.sessionId || "–"),
       h("td", { class: "nowrap muted" }, fmtTime(m.createdAt)),
       h(
         "td",
@@ -244,7 +247,10 @@
       const r = await api("POST", `/api/memory/import${target}`, text,
         { contentType: "application/x-ndjson" });
       const errors = r.errors.length;
-      const first = errors ? ` First error: ${r.errors[0].message || JSON.stringify(r.errors[0])}` : "";
+      const e0 = r.errors[0];
+      const first = errors
+        ? ` First error${e0.line ? ` (line ${e0.line})` : ""}: ${e0.message || JSON.stringify(e0)}`
+        : "";
       say($("import-result"), `Import finished: ${r.imported} imported, ${r.updated} updated, ` +
         `${r.skipped} skipped, ${errors} errors.${first}`, errors ? "warn" : "ok");
       await Studio.refreshOwners();
