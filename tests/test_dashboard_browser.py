@@ -248,6 +248,27 @@ def test_compact_old_with_a_dry_run_first(page: Page, base_url: str, engine: Mem
     assert kinds == ["factual", "semantic"]
 
 
+def test_compact_says_it_keeps_end_users_apart(
+    page: Page, base_url: str, engine: MemoryEngine
+) -> None:
+    """The preview promised one summary; the server writes one per end user (and one
+    of the shared memories), which the result now lists."""
+    old = datetime.now(UTC) - timedelta(days=90)
+    for user in ("u1", "u2", ""):
+        for i in range(2):
+            content = f"Old note {i} of {user or 'the key'}"
+            engine.create(
+                NewMemory("split", content, key=f"{user}-{i}", user_id=user, created_at=old)
+            )
+    open_tab(page, base_url, "memories")
+    page.get_by_test_id("memory-owner-filter").select_option("split")
+    page.get_by_test_id("compact-old-button").click()
+    expect(page.get_by_test_id("compact-candidate")).to_have_count(6)
+    expect(page.get_by_test_id("compact-summary")).to_contain_text("into 3 summaries")
+    page.get_by_test_id("compact-confirm").click()
+    expect(page.get_by_test_id("compact-result")).to_contain_text("Compacted 6 memories into 3")
+
+
 def test_end_user_filter_and_column_and_owner_names(
     page: Page, base_url: str, engine: MemoryEngine
 ) -> None:

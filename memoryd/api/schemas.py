@@ -250,6 +250,7 @@ class SummaryCandidate(Report):
     content: str
     tokens: int
     created_at: str
+    user_id: str = ""  # its end user ("": shared); each is summarized apart
 
 
 class SummarizeResult(Report):

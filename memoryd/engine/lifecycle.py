@@ -93,6 +93,7 @@ def _candidate(engine: LifecycleHost, memory: Memory) -> Candidate:
         content=memory.content,
         tokens=engine.tokens(memory.content),
         created_at=to_iso(memory.created_at),
+        user_id=memory.user_id,
     )
 
 

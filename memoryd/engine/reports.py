@@ -26,6 +26,7 @@ class Candidate:
     content: str
     tokens: int
     created_at: str
+    user_id: str = ""  # its end user ("" shared): each is summarized apart
 
 
 @dataclass(slots=True)

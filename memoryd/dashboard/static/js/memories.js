@@ -288,8 +288,12 @@
       list.replaceChildren(...r.candidates.map((c) =>
         h("li", { "data-testid": "compact-candidate" }, h("span", { class: "mono" }, c.key || c.id),
           " ", h("span", { class: "muted" }, c.content ? `— ${c.content}` : ""))));
+      // one summary per end user of the key, and one of its shared memories: the
+      // server never merges two people's memories into one
+      const groups = new Set(r.candidates.map((c) => c.userId || "")).size;
+      const into = groups > 1 ? `${groups} summaries, one per end user (shared ones apart)` : "one";
       $("compact-summary").textContent = r.candidates.length
-        ? `${r.candidates.length} memories (${r.totalTokens} tokens) would be summarized into one.`
+        ? `${r.candidates.length} memories (${r.totalTokens} tokens) would be summarized into ${into}.`
         : "Nothing to compact: no memory of this owner is that old.";
       show($("compact-preview"), true);
       $("compact-confirm").disabled = r.candidates.length === 0;
@@ -304,8 +308,10 @@
     $("compact-confirm").disabled = true;
     try {
       const r = await api("POST", "/api/memory/summarize", { ...preview, dryRun: false });
-      say($("compact-result"), `Compacted ${r.deletedCount} memories into summary ` +
-        `${r.summaryId || "(none)"}.`, "ok");
+      const ids = r.summaryIds && r.summaryIds.length ? r.summaryIds : [r.summaryId].filter(Boolean);
+      say($("compact-result"), `Compacted ${r.deletedCount} memories into ` +
+        (ids.length > 1 ? `${ids.length} summaries: ${ids.join(", ")}.` : `summary ${ids[0] || "(none)"}.`),
+        "ok");
       show($("compact-preview"), false);
       preview = null;
       await load();
