@@ -286,7 +286,7 @@ def test_older_than_dry_run_reports_and_keeps_rows(engine: MemoryEngine) -> None
     assert len(candidates) == 5
     assert {c.id for c in candidates} == {m.id for m in rows}
     for c in candidates:
-        assert set(public(c)) == {"id", "type", "key", "content", "tokens", "createdAt"}
+        assert set(public(c)) == {"id", "type", "key", "content", "tokens", "createdAt", "userId"}
         assert c.tokens == math.ceil(len(c.content) / 4)
     assert result.total_tokens == sum(math.ceil(len(m.content) / 4) for m in rows)
     assert result.total_tokens > 0
