@@ -183,6 +183,7 @@ class MemoryPage:
     by_type: dict[str, int]
     page: int
     limit: int
+    tokens: int = 0  # estimated tokens of every memory the filters match
 
     @property
     def total_pages(self) -> int:

@@ -185,7 +185,10 @@ def test_list_filters_pagination_and_stats(client: Any, engine: MemoryEngine) ->
     assert body["total"] == 2
     assert body["stats"]["total"] == 2
     assert body["stats"]["byType"] == {"factual": 1, "semantic": 1}
-    assert body["stats"]["tokensUsed"] > 0
+    # the tokens of what the filters match, as total is (it was the owner's whole store)
+    assert body["stats"]["tokensUsed"] == sum((len(m["content"]) + 3) // 4 for m in body["data"])
+    nothing = client.get("/api/memory", params={"apiKeyId": "key-a", "q": "no such"}).json()
+    assert (nothing["total"], nothing["stats"]["tokensUsed"]) == (0, 0)
     paged = client.get("/api/memory", params={"apiKeyId": "key-a", "limit": 1, "offset": 1}).json()
     assert len(paged["data"]) == 1
     assert paged["total"] == 3

@@ -64,7 +64,7 @@ def list_memories(
         "stats": {
             "total": result.total,
             "byType": result.by_type,
-            "tokensUsed": engine.tokens_used(apiKeyId),
+            "tokensUsed": result.tokens,  # of what the filters match, as total is
         },
     }
 

@@ -291,7 +291,12 @@ class MemoryEngine:
         with self.store.snapshot() as reader:
             found = reader.list_page(query)
         return MemoryPage(
-            found.memories, found.total, found.by_type, page=start // limit + 1, limit=limit
+            found.memories,
+            found.total,
+            found.by_type,
+            page=start // limit + 1,
+            limit=limit,
+            tokens=found.tokens,
         )
 
     def tokens_used(self, owner: str | None = None) -> int:

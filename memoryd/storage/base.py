@@ -117,6 +117,7 @@ class Page:
     memories: list[Memory]
     total: int
     by_type: dict[str, int]
+    tokens: int = 0  # estimated tokens of every matching memory (all pages)
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,15 +142,21 @@ def list_page(conn: Any, query: ListQuery) -> Page:
     if query.type is not None:
         where += " AND m.type = ?"
         page_params.append(query.type.value)
-    (total,) = next(
-        iter(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", page_params))
+    (total, tokens) = next(
+        iter(
+            conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM((length(m.content) + 3) / 4), 0) "
+                f"FROM memories m WHERE {where}",
+                page_params,
+            )
+        )
     )
     rows = conn.execute(
         f"SELECT {COLUMNS} FROM memories m WHERE {where} "
         "ORDER BY m.created_at DESC, m.seq DESC LIMIT ? OFFSET ?",
         [*page_params, query.limit, query.offset],
     )
-    return Page([row_to_memory(r) for r in rows], int(total), by_type)
+    return Page([row_to_memory(r) for r in rows], int(total), by_type, int(tokens))
 
 
 def hidden_counts(conn: Any, flt: Filter) -> dict[str, int]:
