@@ -125,6 +125,25 @@ def test_clear_without_yes_deletes_nothing_when_it_cannot_ask(run) -> None:  # t
     assert listed["total"] == 1
 
 
+def test_status_reads_as_a_line_per_tier_and_json_has_it_all(run) -> None:  # type: ignore[no-untyped-def]
+    shown = run("status")
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert lines[0].split() == ["memories", "0"]
+    assert any(line.startswith("keyword") and " ok " in line for line in lines)
+    assert json.loads(run("status", "--json").output)["memories"] == 0
+
+
+def test_update_without_a_change_and_a_zero_budget_are_refused(run) -> None:  # type: ignore[no-untyped-def]
+    memory_id = json.loads(run("memory", "add", "I like tea", "-k", "a", "--json").output)["id"]
+    nothing = run("memory", "update", memory_id)
+    assert nothing.exit_code == 2
+    assert "nothing to change" in nothing.output
+    zero = run("memory", "search", "tea", "-k", "a", "--max-tokens", "0")
+    assert zero.exit_code == 2
+    assert "--max-tokens" in zero.output
+
+
 def test_console_script_runs_in_a_subprocess(tmp_path: Path) -> None:
     exe = Path(sys.executable).with_name("memoryd")
     env = {"MEMORYD_DATA_DIR": str(tmp_path / "d"), "PATH": "/usr/bin:/bin"}

@@ -79,7 +79,50 @@ def status_cmd(ctx: click.Context) -> None:
     with local_engine(ctx) as engine:
         status = engine.status()
         status["memories"] = engine.list_memories(limit=1).total
-    emit(ctx, status, lambda: click.echo(json.dumps(status, indent=2, ensure_ascii=False)))
+    emit(ctx, status, lambda: click.echo(status_lines(status)))
+
+
+def status_lines(status: dict[str, Any]) -> str:
+    """One line per tier, each with why it is in the state it is (``--json`` has the
+    whole report)."""
+
+    def state(part: dict[str, Any]) -> str:
+        return "ok  " if part.get("available") else "DOWN"
+
+    storage, keyword = status.get("storage", {}), status.get("keyword", {})
+    embedding, vectors = status.get("embedding", {}), status.get("vectorStore", {})
+    qdrant, reindex = status.get("qdrant", {}), status.get("reindex", {})
+    extraction = status.get("extraction", {})
+    rows = [
+        ("memories", str(status.get("memories", "?"))),
+        ("storage", f"{state(storage)}  {storage.get('backend')}: {storage.get('reason')}"),
+        ("keyword", f"{state(keyword)}  {keyword.get('reason')}"),
+        ("embedding", f"{state(embedding)}  {embedding.get('reason')}"),
+        (
+            "vectors",
+            f"{state(vectors)}  {vectors.get('reason')} ({vectors.get('rowCount')} "
+            f"rows, {vectors.get('needsReindex')} to embed)",
+        ),
+        (
+            "qdrant",
+            "off   not configured"
+            if not qdrant.get("enabled")
+            else f"{'ok  ' if qdrant.get('healthy') else 'DOWN'}  {qdrant.get('reason')}",
+        ),
+        (
+            "reindex",
+            f"{'running' if reindex.get('running') else 'idle'}, "
+            f"{reindex.get('pending', 0)} pending, {reindex.get('errors', 0)} errors",
+        ),
+        (
+            "extraction",
+            f"{extraction.get('stored', 0)} stored, {extraction.get('failed', 0)} "
+            f"failed, {extraction.get('pending', 0)} pending",
+        ),
+    ]
+    width = max(len(name) for name, _ in rows)
+    lines = [f"{name:<{width}}  {text}" for name, text in rows]
+    return "\n".join([*lines, "(--json for the whole report)"])
 
 
 @click.command("reindex")

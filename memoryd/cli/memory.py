@@ -155,7 +155,12 @@ def memory_get(ctx: click.Context, memory_id: str) -> None:
 @click.argument("query")
 @click.option("--owner", "-k", required=True)
 @click.option("--strategy", type=click.Choice(["recent", "exact", "semantic", "hybrid"]))
-@click.option("--max-tokens", type=int, default=None)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(1, 16000),
+    default=None,
+    help="Token budget of what is returned (default: the memory settings').",
+)
 @click.option("--limit", type=int, default=None)
 @click.option("--session", default=None)
 @cli_command
@@ -236,6 +241,8 @@ def memory_update(
     ctx: click.Context, memory_id: str, content: str | None, key: str | None, type_: str | None
 ) -> None:
     """Change a memory's content, key or type."""
+    if content is None and key is None and type_ is None:
+        raise click.UsageError("nothing to change: give --content, --key or --type")
     patch = MemoryPatch(content=content, key=key, type=MemoryType(type_) if type_ else None)
     with local_engine(ctx) as engine:
         updated = engine.update(memory_id, patch)
