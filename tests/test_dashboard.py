@@ -227,7 +227,11 @@ def test_owners_lists_memory_owners_and_live_keys(web: TestClient, engine: Memor
     gone, _ = engine.keys.create("old", key_id="carol")
     engine.keys.revoke(gone.id)
     log_in(web)
-    assert web.get("/dashboard/owners").json() == {"owners": ["alice", "bob"]}
+    # revoked keys are no owner to pick, but their memories still show their name
+    assert web.get("/dashboard/owners").json() == {
+        "owners": ["alice", "bob"],
+        "ownerNames": {"bob": "laptop", "carol": "old"},
+    }
 
 
 def test_api_accepts_the_session_with_csrf_on_writes(web: TestClient) -> None:

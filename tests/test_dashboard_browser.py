@@ -281,6 +281,9 @@ def test_end_user_filter_and_column_and_owner_names(
     engine.create(NewMemory(record.id, "Bo likes jazz", user_id="bo"))
     engine.create(NewMemory(record.id, "Shared store policy"))
     open_tab(page, base_url, "memories")
+    # the owner selects name the key, as the table does
+    option = page.get_by_test_id("memory-owner-filter").locator(f"option[value='{record.id}']")
+    expect(option).to_have_text(f"shop ({record.id})")
     page.get_by_test_id("memory-owner-filter").select_option(record.id)
     expect(rows(page)).to_have_count(3)
     expect(page.get_by_test_id("memory-owner-cell").first).to_contain_text(f"shop ({record.id})")

@@ -253,6 +253,7 @@ def dashboard(request: Request, tab: str | None = None) -> Response:
         "version": __version__,
         "settings": settings,
         "owners": owners,
+        "owner_names": names,  # the selects show "name (id)", as the table does
         "initial": initial,
     }
     return _secure(templates.TemplateResponse(request, "dashboard.html", context))
@@ -263,4 +264,6 @@ def owners(request: Request) -> Response:
     """``{owners: [...]}`` for the owner selectors (session required)."""
     if current_session(request) is None:
         return JSONResponse(error_body("log in first", "unauthorized"), status_code=401)
-    return _secure(JSONResponse({"owners": _owners(request)}))
+    keys = request.app.state.engine.keys.list(include_revoked=True)
+    names = {k.id: k.name for k in keys}
+    return _secure(JSONResponse({"owners": _owners(request), "ownerNames": names}))

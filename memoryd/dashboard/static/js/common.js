@@ -147,23 +147,30 @@ const Studio = (() => {
   }
 
   /** Refill every owner <select data-owner-select> and <datalist data-owner-list>. */
-  function setOwners(owners) {
+  /** "name (id)" for a key's id, the id alone for an owner without a key. */
+  function ownerLabel(id) {
+    const name = (initial.ownerNames || {})[id];
+    return name ? `${name} (${id})` : id;
+  }
+
+  function setOwners(owners, names) {
     initial.owners = owners;
+    if (names) initial.ownerNames = names;
     for (const select of document.querySelectorAll("select[data-owner-select]")) {
       const current = select.value;
       const first = select.options[0];
-      select.replaceChildren(first, ...owners.map((o) => h("option", { value: o }, o)));
+      select.replaceChildren(first, ...owners.map((o) => h("option", { value: o }, ownerLabel(o))));
       select.value = owners.includes(current) ? current : "";
     }
     for (const list of document.querySelectorAll("datalist[data-owner-list]")) {
-      list.replaceChildren(...owners.map((o) => h("option", { value: o })));
+      list.replaceChildren(...owners.map((o) => h("option", { value: o }, ownerLabel(o))));
     }
   }
 
   async function refreshOwners() {
     try {
       const data = await api("GET", "/dashboard/owners");
-      setOwners(data.owners);
+      setOwners(data.owners, data.ownerNames);
     } catch (_err) {
       /* the selects keep what the page was rendered with */
     }
@@ -214,6 +221,7 @@ const Studio = (() => {
     h,
     initial,
     isOn,
+    ownerLabel,
     refreshOwners,
     saveSettings,
     say,

@@ -4,11 +4,7 @@
 (() => {
   const { api, h, $, say, toast, errorText, fmtTime, debounce, show } = Studio;
   const state = { page: 1, limit: 20, q: "", type: "", owner: "", user: "", totalPages: 1, seq: 0 };
-  const names = Studio.initial.ownerNames || {};
-
-  function ownerLabel(id) {
-    return names[id] ? `${names[id]} (${id})` : id;
-  }
+  const { ownerLabel } = Studio;
   const rows = new Map();
   const body = document.getElementById("memories-body");
   const message = $("memories-message");
