@@ -202,6 +202,34 @@ def test_assistant_text_is_not_extracted_by_default(gateway: Gateway) -> None:
     ]
 
 
+def test_a_tool_result_turn_does_not_queue_the_earlier_user_turn_again(
+    gateway: Gateway,
+) -> None:
+    """A request ending in a tool result carries the user's earlier turn: it was queued
+    again, and "I live in Madrid" replaced the newer "I moved to Lyon"."""
+    asked = [{"role": "user", "content": "I live in Madrid. What's the weather at home?"}]
+    gateway.client().chat.completions.create(model="m", messages=asked)  # type: ignore[arg-type]
+    gateway.engine.drain()
+    gateway.client().chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "I moved to Lyon last week."}]
+    )
+    gateway.engine.drain()
+    scheduled = gateway.engine.extraction_stats["scheduled"]
+    call = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+    gateway.client().chat.completions.create(
+        model="m",
+        messages=[  # type: ignore[arg-type]
+            *asked,
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+        ],
+    )
+    gateway.engine.drain()
+    assert gateway.engine.extraction_stats["scheduled"] == scheduled
+    current = [m.content for m in gateway.engine.list_memories(owner=gateway.key_id).data]
+    assert current == ["User moved to Lyon last week and lives there now"]
+
+
 def test_sessions_are_separate_with_session_scope(gateway: Gateway) -> None:
     gateway.engine.settings.update({"scope": "session", "strategy": "recent"})
     add(gateway.engine, gateway.key_id, "fact from session one", session_id="s1")

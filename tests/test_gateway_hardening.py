@@ -204,14 +204,14 @@ def test_the_client_key_never_leaves_in_any_header(tmp_path: Path) -> None:
 # -- 5. broken streams --------------------------------------------------------------------
 
 
-def _event(content: str | None, finish: str | None = None) -> bytes:
+def _event(content: str | None, finish: str | None = None, index: int = 0) -> bytes:
     delta = {"content": content} if content is not None else {}
     chunk = {
         "id": "c1",
         "object": "chat.completion.chunk",
         "created": 1,
         "model": "m",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        "choices": [{"index": index, "delta": delta, "finish_reason": finish}],
     }
     return f"data: {json.dumps(chunk)}\n\n".encode()
 
@@ -258,6 +258,11 @@ class _BreakingHandler(socketserver.StreamRequestHandler):
             else:
                 linger = (1).to_bytes(4, "little") + (0).to_bytes(4, "little")
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+        elif mode == "json":  # one whole answer to a stream request
+            out.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                b"content-length: " + str(len(ANSWER)).encode() + b"\r\n\r\n" + ANSWER
+            )
         else:
             out.write(
                 b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
@@ -265,6 +270,10 @@ class _BreakingHandler(socketserver.StreamRequestHandler):
             )
             if mode == "eof":
                 out.write(half)
+            elif mode == "second_choice":  # n=2: the first choice ends, the second never
+                out.write(_event("Other ", index=1) + _event(None, "stop"))
+            elif mode == "before_usage":  # include_usage: cut before the usage chunk
+                out.write(_event(None, "stop"))
             else:
                 out.write(_event(None, "stop") + b"data: [DONE]\n\n")
         out.flush()
@@ -324,6 +333,68 @@ def test_a_broken_upstream_stream_raises_in_the_client_and_is_not_extracted(
         # A warning names the break; no error line or traceback for a deliberate abort.
         assert any("stream" in r.getMessage() for r in caplog.records if r.levelname == "WARNING")
         assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+ANSWER = json.dumps(
+    {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "Hi"}, "finish_reason": "stop"}
+        ],
+    }
+).encode()
+
+
+def _raw_stream(s: Any, secret: str, **extra: Any) -> tuple[int, bytes, bool]:
+    """Status, the bytes received, and whether the body ended cleanly."""
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": FACT}], **extra}
+    received: list[bytes] = []
+    request = httpx.Request(
+        "POST",
+        f"{s.url}/v1/chat/completions",
+        json=body,
+        headers={"authorization": f"Bearer {secret}"},
+    )
+    with httpx.Client(timeout=30) as raw:
+        response = raw.send(request, stream=True)
+        try:
+            _read_all(response, received)
+            clean = True
+        except httpx.RemoteProtocolError:
+            clean = False
+        response.close()
+    return response.status_code, b"".join(received), clean
+
+
+@pytest.mark.parametrize(
+    ("mode", "extra"),
+    [("second_choice", {"n": 2}), ("before_usage", {"stream_options": {"include_usage": True}})],
+)
+def test_a_stream_cut_after_one_finish_reason_is_still_broken(
+    tmp_path: Path, mode: str, extra: dict[str, Any]
+) -> None:
+    """The first finish_reason passed for the end: with n=2 the second choice, or with
+    include_usage the usage chunk, was lost without a word, and the half was extracted."""
+    with breaking_upstream(mode) as up, site(tmp_path, up) as s:
+        owner, secret = s.key("app")
+        status, received, clean = _raw_stream(s, secret, **extra)
+        assert status == 200
+        assert not clean
+        assert b'"code": "upstream_stream_broken"' in received
+        assert s.engine.drain(timeout=30)
+        assert s.memories(owner) == []
+
+
+def test_a_json_answer_to_a_stream_request_is_relayed_unchanged(tmp_path: Path) -> None:
+    """A provider that answers a stream request with one JSON body: the whole answer was
+    followed by our error event and an unterminated end."""
+    with breaking_upstream("json") as up, site(tmp_path, up) as s:
+        _owner, secret = s.key("app")
+        status, received, clean = _raw_stream(s, secret)
+        assert (status, received, clean) == (200, ANSWER, True)
 
 
 def test_a_complete_close_delimited_stream_is_relayed_and_extracted(tmp_path: Path) -> None:

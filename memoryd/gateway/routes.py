@@ -250,7 +250,7 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
             relay = RelayResponse(
                 response,
                 headers,
-                assembler=fmt.assembler(),
+                assembler=fmt.assembler(body),
                 error_event=fmt.stream_error_event,
                 on_complete=complete,
                 on_broken=lambda _: _count(request, "stream_broken"),

@@ -207,6 +207,12 @@ class RelayResponse(Response):
         self.on_complete, self.on_broken, self.release = on_complete, on_broken, release
         self.assembler, self.error_event = assembler, error_event
         self.background = None
+        # An answer in events: anything else (an error status, or a provider that sent
+        # one JSON answer to a stream request) is relayed unchanged, never cut short
+        # with an error event of ours.
+        self.framed = self.status_code < 400 and "event-stream" in response.headers.get(
+            "content-type", ""
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # The relay races the client's disconnect: uvicorn's ``send`` does not raise
@@ -228,9 +234,7 @@ class RelayResponse(Response):
             self.release()
 
     async def _relay(self, send: Send) -> None:
-        framed = self.status_code < 400 and "event-stream" in self.response.headers.get(
-            "content-type", ""
-        )
+        framed = self.framed
         pending = b""  # the tail after the last whole event, held back until it is whole
         try:
             start = {"type": "http.response.start", "status": self.status_code}
@@ -256,7 +260,7 @@ class RelayResponse(Response):
         Extraction is queued when the stream is complete, before its last chunk goes
         out, so a client's next turn finds the exchange already on its way."""
         assembler = self.assembler
-        ok = self.status_code < 400
+        ok = self.framed
         try:
             async for chunk in self.response.aiter_raw():
                 assembler.feed(chunk)

@@ -155,7 +155,8 @@ class WireFormat:
         """The assistant's text in a complete (non-streaming) answer."""
         raise NotImplementedError
 
-    def assembler(self) -> Assembler:
+    def assembler(self, body: Mapping[str, Any] | None = None) -> Assembler:
+        """A watcher of the stream that answers ``body``."""
         raise NotImplementedError
 
 

@@ -171,7 +171,7 @@ class MessagesFormat(WireFormat):
             return ""
         return text_parts(payload.get("content"), _TEXT)
 
-    def assembler(self) -> Assembler:
+    def assembler(self, body: Mapping[str, Any] | None = None) -> Assembler:
         return MessagesAssembler()
 
 

@@ -108,7 +108,7 @@ class ResponsesFormat(WireFormat):
         ]
         return "\n".join(t for t in texts if t)
 
-    def assembler(self) -> Assembler:
+    def assembler(self, body: Mapping[str, Any] | None = None) -> Assembler:
         return ResponsesAssembler()
 
     def stream_error_event(self, message: str, assembler: Assembler) -> bytes:
