@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import socket
 import socketserver
 import threading
@@ -261,7 +262,10 @@ class _BreakingHandler(socketserver.StreamRequestHandler):
         elif mode == "json":  # one whole answer to a stream request
             out.write(
                 b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                b"content-length: " + str(len(ANSWER)).encode() + b"\r\n\r\n" + ANSWER
+                b"x-request-id: req_upstream_1\r\ncontent-length: "
+                + str(len(ANSWER)).encode()
+                + b"\r\n\r\n"
+                + ANSWER
             )
         else:
             out.write(
@@ -349,7 +353,8 @@ ANSWER = json.dumps(
 
 
 def _raw_stream(s: Any, secret: str, **extra: Any) -> tuple[int, bytes, bool]:
-    """Status, the bytes received, and whether the body ended cleanly."""
+    """Status, the bytes received, and whether the body ended cleanly (the response's
+    headers in ``HEADERS``)."""
     body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": FACT}], **extra}
     received: list[bytes] = []
     request = httpx.Request(
@@ -366,7 +371,12 @@ def _raw_stream(s: Any, secret: str, **extra: Any) -> tuple[int, bytes, bool]:
         except httpx.RemoteProtocolError:
             clean = False
         response.close()
+    HEADERS.clear()
+    HEADERS.update(response.headers)
     return response.status_code, b"".join(received), clean
+
+
+HEADERS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(
@@ -395,6 +405,9 @@ def test_a_json_answer_to_a_stream_request_is_relayed_unchanged(tmp_path: Path) 
         _owner, secret = s.key("app")
         status, received, clean = _raw_stream(s, secret)
         assert (status, received, clean) == (200, ANSWER, True)
+        # the provider's request id is the one its support asks for: kept, ours beside it
+        assert HEADERS["x-request-id"] == "req_upstream_1"
+        assert re.fullmatch(r"[0-9a-f]{32}", HEADERS["x-memoryd-request-id"])
 
 
 def test_a_complete_close_delimited_stream_is_relayed_and_extracted(tmp_path: Path) -> None:

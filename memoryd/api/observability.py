@@ -35,6 +35,7 @@ from memoryd.api.metrics import route_template
 access_log = logging.getLogger("memoryd.access")
 
 REQUEST_ID_HEADER = "x-request-id"
+OWN_REQUEST_ID_HEADER = "x-memoryd-request-id"
 _SANE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,63}$")
 
 #: The id of the request being served on this task/thread (``None`` outside one).
@@ -297,12 +298,19 @@ class RequestLoggingMiddleware:
         start = time.perf_counter()
         status = 500
 
+        upstream_id: str | None = None
+
         async def send_wrapper(message: Message) -> None:
-            nonlocal status
+            nonlocal status, upstream_id
             if message["type"] == "http.response.start":
                 status = int(message["status"])
                 headers = MutableHeaders(scope=message)
-                headers[REQUEST_ID_HEADER] = request_id
+                # A relayed provider answer keeps the provider's id (the one its support
+                # asks for, and the SDKs read); ours is always in x-memoryd-request-id.
+                upstream_id = headers.get(REQUEST_ID_HEADER)
+                if upstream_id is None:
+                    headers[REQUEST_ID_HEADER] = request_id
+                headers[OWN_REQUEST_ID_HEADER] = request_id
             await send(message)
 
         try:
@@ -310,11 +318,17 @@ class RequestLoggingMiddleware:
         finally:
             elapsed_ms = (time.perf_counter() - start) * 1000
             if self.log.isEnabledFor(logging.INFO):
-                self._access_line(scope, root_path, request_id, status, elapsed_ms)
+                self._access_line(scope, root_path, request_id, status, elapsed_ms, upstream_id)
             request_id_var.reset(token)
 
     def _access_line(
-        self, scope: Scope, root_path: str, request_id: str, status: int, elapsed_ms: float
+        self,
+        scope: Scope,
+        root_path: str,
+        request_id: str,
+        status: int,
+        elapsed_ms: float,
+        upstream_id: str | None = None,
     ) -> None:
         """One access line, masked here once: the client-controlled fields (method and
         path) are redacted, the rest are numbers and our own tokens, so the filter and
@@ -332,6 +346,8 @@ class RequestLoggingMiddleware:
             "status": status,
             "duration_ms": round(elapsed_ms, 3),
         }
+        if upstream_id is not None:  # the provider's own id, for its support
+            fields["upstream_request_id"] = redact(upstream_id[:128])
         message = f"{method} {path} {status} {elapsed_ms:.1f}ms"
         handler = _direct_handler(self.log)
         if handler is not None and _write_direct(handler, self.log.name, message, fields):
