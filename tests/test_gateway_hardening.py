@@ -127,12 +127,17 @@ def test_a_key_at_its_concurrency_limit_gets_429_while_other_keys_are_served(
             error = response.json()["error"]
             assert error["code"] == "rate_limit_exceeded"
             assert "limit 2" in error["message"]
+            # the model list is an upstream call too: it waits its turn like the others
+            with pytest.raises(openai.RateLimitError):
+                s.client(greedy).models.list()
             # The other key is served while the greedy one is at its limit.
             assert chat(s.client(polite)).choices[0].message.content == upstream.reply
             upstream.hold.set()
         # Every held stream released its slot when it ended.
         assert chat(s.client(greedy)).choices[0].message.content == upstream.reply
-        assert s.metric("concurrency_limited") == 1
+        assert s.metric("concurrency_limited") == 2
+        assert s.app.state.key_slots.held(greedy_id) == 0
+        s.client(greedy).models.list()  # and gives its slot back
         assert s.app.state.key_slots.held(greedy_id) == 0
 
 

@@ -341,8 +341,10 @@ async def models(request: Request) -> Response:
     Anthropic clients (they send ``anthropic-version``), the OpenAI one's otherwise."""
     anthropic = "anthropic-version" in request.headers
     fmt = MESSAGES if anthropic else CHAT
+    slot: Slot | None = None
     try:
-        authenticate(request, fmt)
+        key = authenticate(request, fmt)
+        slot = _take_slot(request, key.id)  # an upstream call: the key's share, as any
         provider, _ = route(_engine(request), {}, fmt)
         if anthropic:
             headers = {"anthropic-version": request.headers["anthropic-version"]}
@@ -360,6 +362,9 @@ async def models(request: Request) -> Response:
             raise _unreachable(exc, provider) from None
     except GatewayError as exc:
         return _error(fmt, exc)
+    finally:
+        if slot is not None:
+            slot.release()
     return Response(
         content,
         status_code=response.status_code,
