@@ -278,6 +278,36 @@ def test_a_cutoff_before_the_year_1000_clears_nothing_newer(
     assert kept.json()["memory"]["expiresAt"] == "0500-01-01T00:00:00.000Z"  # read back, not null
 
 
+def test_the_same_key_written_at_once_from_many_threads_is_one_memory(
+    client: Any, engine: MemoryEngine
+) -> None:
+    """On PostgreSQL each upsert read no row and all but one insert failed: a 500 and a
+    lost write. The losers now run again and update the row."""
+    import threading
+
+    start = threading.Barrier(6)
+    failures: list[BaseException] = []
+
+    def write(i: int) -> None:
+        start.wait()
+        try:
+            response = client.post(
+                "/api/memory", json={"apiKeyId": "race", "content": f"Race {i}", "key": "k"}
+            )
+            assert response.status_code in (200, 201), response.text
+        except BaseException as exc:  # reported below, on the test's thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    (memory,) = engine.list_memories(owner="race").data
+    assert memory.key == "k"
+
+
 def test_health_round_trip_leaves_nothing(client: Any, engine: MemoryEngine) -> None:
     body = client.get("/api/memory/health").json()
     assert body["working"] is True

@@ -208,6 +208,14 @@ class PgDatabase:
                             result = fn(conn)
                     finally:
                         self._local.writer = None
+            except psycopg.errors.UniqueViolation:
+                # Two writers upserting one key at once (two workers, or two threads):
+                # each read found no row and one insert won. The other transaction rolled
+                # back whole; run again, it finds the row and updates it (was a 500).
+                if attempt == RETRIES:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+                continue
             except StorageUnavailableError as err:
                 # Two writers that lock rows in different orders (a reindex marking every
                 # memory while the indexer clears flags): PostgreSQL aborts one. The
