@@ -68,12 +68,21 @@ def test_migrate_copies_everything_once(tmp_path: Path, pg_url: str) -> None:
     finally:
         target.close()
 
+    # revoked here after the first copy: a re-run revokes it there too (it stayed live)
+    source = make_engine(data, resolver=no_source)
+    source.keys.revoke(kept.id)
+    source.close()
     again = runner.invoke(main, ["--data-dir", str(data), "--json", "migrate", "--to", pg_url])
     assert again.exit_code == 0, again.output
     second = json.loads(again.output.strip().splitlines()[-1])
     assert (second["imported"], second["keysCopied"]) == (0, 0)
     assert second["verified"]["memories"]["target"] == 4
     assert second["adminToken"].startswith("copied")  # the same one: nothing changes
+    target = make_engine(tmp_path / "other", {"MEMORYD_DATABASE_URL": pg_url}, resolver=no_source)
+    try:
+        assert target.keys.authenticate(kept_secret) is None
+    finally:
+        target.close()
 
 
 def test_migrate_refuses_what_is_not_a_postgresql_url(tmp_path: Path) -> None:

@@ -33,7 +33,15 @@ def copy_store(source: MemoryEngine, target: MemoryEngine, progress: Any = None)
     keys = source.store.read().export_keys()
 
     def insert_keys(tx: Writer) -> int:
-        return sum(tx.insert_key(key) for key in keys)
+        copied = 0
+        for key in keys:
+            if tx.insert_key(key):
+                copied += 1
+            elif key.revoked_at is not None:
+                # a key revoked here since the last copy is revoked there too: a re-run
+                # copied memory edits but left the key working on the new store
+                tx.revoke_key(key.key_id, key.revoked_at)
+        return copied
 
     new_keys = target.store.write(insert_keys)
     imported = updated = skipped = 0
