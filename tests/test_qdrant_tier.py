@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from memoryd.engine import MemoryEngine
-from memoryd.models import MemoryPatch, utcnow
+from memoryd.models import MemoryPatch, NewMemory, utcnow
 from memoryd.storage.base import Filter
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.qdrant.client import QdrantStore
@@ -187,6 +187,28 @@ def test_retrieval_through_qdrant_applies_session_expiry_and_retention(
     assert [h.memory.id for h in session.hits] == [inside.id]
     hits = semantic_engine.retrieve("alice", "kubernetes cluster", strategy="semantic")
     assert all(h.memory.api_key_id == "alice" for h in hits)
+
+
+def test_an_end_users_one_memory_is_found_among_many_of_another(
+    semantic_engine: MemoryEngine, tmp_path: Path
+) -> None:
+    """Qdrant's payload filter has no end user: the top k were all carol's, the SQL
+    re-check dropped them, and dave's one relevant memory was never seen."""
+    engine = semantic_engine
+    query = "what do I like to eat for dinner"
+    for n in range(60):  # closer to the query than dave's: they fill Qdrant's top k
+        engine.create(NewMemory("eu", f"{query} {n}", user_id="carol"))
+    engine.create(NewMemory("eu", "User enjoys spicy noodles for dinner", user_id="dave"))
+    enable_local(engine, tmp_path / "q")
+    for strategy in ("semantic", "hybrid"):
+        preview = engine.preview("eu", query, strategy=strategy, user_id="dave")
+        found = [(h.memory.content, h.vec_score is not None) for h in preview.hits]
+        assert found == [("User enjoys spicy noodles for dinner", True)], strategy
+        assert "mostly filtered" in (preview.resolution.fallback_reason or "")
+    # carol, whose memories fill Qdrant's answer, is still served by Qdrant
+    carol = engine.preview("eu", query, strategy="semantic", user_id="carol")
+    assert carol.resolution.vector_store == "qdrant"
+    assert carol.resolution.fallback_reason is None
 
 
 def test_stale_payloads_never_override_sqlite_filters(

@@ -32,6 +32,7 @@ from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, Memory, Resolution, Scope, Strategy, utcnow
 from memoryd.settings import MemorySettings
 from memoryd.storage.base import Filter, Reader, Store
+from memoryd.vectors.base import still_passing
 
 if TYPE_CHECKING:
     from memoryd.vectors.base import ExternalTier
@@ -317,9 +318,13 @@ class Retriever:
         k = self.config.vec_top_k
         tier = "vector"
         if qdrant_knn is not None:
-            knn = _still_passing(reader, qdrant_knn, flt)
+            knn = still_passing(reader, qdrant_knn, flt)
             tier = "qdrant"
-        else:
+            if 2 * len(knn) < len(qdrant_knn):  # other end users' or history: see below
+                resolution.vector_store = self._in_store()
+                resolution.fallback_reason = f"Qdrant hits mostly filtered: {self._in_store()}"
+                qdrant_knn, tier = None, "vector"
+        if qdrant_knn is None:
             try:
                 knn = self.indexer.store.search(vector, k, flt)  # inside this snapshot
             except Exception as exc:  # a broken vector store costs only its tier
@@ -340,7 +345,7 @@ class Retriever:
         in_context = (
             self._context_knn(vector, k, flt)
             if tier == "vector"
-            else _still_passing(reader, qdrant_context, flt)
+            else still_passing(reader, qdrant_context, flt)
         )
         similarity = dict(in_context) | dict(knn)
         fts = reader.keyword_search(req.query, flt, k, self.config.context_field_weight)
@@ -487,14 +492,3 @@ class Retriever:
             reasons.append("FTS5 found no match: keyword scoring of recent memories")
         resolution.fallback_reason = "; ".join(reasons)
         return self._keyword_scored(reader, flt, req, tier="fts5")
-
-
-def _still_passing(
-    reader: Reader, hits: Sequence[tuple[str, float]], flt: Filter
-) -> list[tuple[str, float]]:
-    """Qdrant's hits the SQL filter still lets through: payloads can lag SQLite by a
-    moment, so SQL has the last word."""
-    if not hits:
-        return []
-    passing = reader.existing_ids([mid for mid, _ in hits], flt)
-    return [(mid, score) for mid, score in hits if mid in passing]

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from memoryd.storage.base import Filter, Writer
+from memoryd.storage.base import Filter, Reader, Writer
 
 if TYPE_CHECKING:
     from memoryd.embedding import Embedder, EmbeddingResolution
@@ -121,3 +121,17 @@ class ExternalTier(Protocol):
     def cleanup(self, retention_days: int | None = None) -> dict[str, Any]: ...
     def join(self, timeout: float | None = None) -> bool: ...
     def close(self) -> None: ...
+
+
+def still_passing(
+    reader: Reader, hits: Sequence[tuple[str, float]], flt: Filter
+) -> list[tuple[str, float]]:
+    """An external tier's hits the SQL filter still lets through: payloads can lag the
+    store by a moment, so SQL has the last word. Qdrant's payload filter knows neither
+    end users nor history: when most hits are another end user's or superseded, the
+    retriever has the store's exact search answer instead (an end user's one relevant
+    memory fell out of the top k)."""
+    if not hits:
+        return []
+    passing = reader.existing_ids([mid for mid, _ in hits], flt)
+    return [(mid, score) for mid, score in hits if mid in passing]
