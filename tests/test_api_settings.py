@@ -156,6 +156,8 @@ def test_providers_read_back_and_written_as_they_are_keep_their_keys(
     "body",
     [
         [{"name": "a", "baseUrl": "ftp://x"}],
+        [{"name": "a", "baseUrl": "http://"}],  # was stored as "http:"
+        [{"name": "a", "baseUrl": "http://127.0.0.1:99999/v1"}],  # no such port
         [{"name": "", "baseUrl": "http://x"}],
         [{"name": "a b", "baseUrl": "http://x"}],
         [{"name": "a", "baseUrl": "http://x", "systemRole": "root"}],

@@ -182,6 +182,10 @@ def test_providers_add_list_remove(run) -> None:  # type: ignore[no-untyped-def]
     assert bad.exit_code == 1
     assert "http" in bad.output
     # names the REST API refuses (then the list could not be written back there)
+    for url in ("http://", "http://127.0.0.1:99999/v1"):
+        refused = run("providers", "add", "x", url)
+        assert refused.exit_code == 1
+        assert "base_url" in refused.output
     for name in ("bad name", "a/b", "x" * 65):
         refused = run("providers", "add", name, "http://127.0.0.1:1/v1")
         assert refused.exit_code == 1

@@ -13,7 +13,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic.alias_generators import to_camel
 
 from memoryd.core.subjects import MAX_SUBJECT_CHARS, MAX_SUBJECTS
-from memoryd.engine.providers import NAME_PATTERN
+from memoryd.engine.providers import NAME_PATTERN, base_url_problem
 from memoryd.models import MemoryType
 
 TypeName = Literal["factual", "episodic", "procedural", "semantic"]
@@ -327,9 +327,20 @@ class MemorySettingsUpdate(Strict):
     extractionDailyTokenCap: int | None = Field(default=None, ge=0, le=1_000_000_000)
 
 
+def _base_url(value: str) -> str:
+    problem = base_url_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
 class ProviderIn(Strict):
     name: str = Field(min_length=1, max_length=64, pattern=NAME_PATTERN)
-    baseUrl: str = Field(min_length=1, max_length=2000, pattern=r"^https?://")
+    baseUrl: Annotated[
+        str,
+        Field(min_length=1, max_length=2000, pattern=r"^https?://"),
+        AfterValidator(_base_url),
+    ]
     apiKey: str | None = Field(default=None, max_length=4000)
     systemRole: Literal["auto", "system", "user", "first"] = "auto"
     kind: Literal["openai", "anthropic"] = "openai"

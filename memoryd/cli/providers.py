@@ -15,6 +15,7 @@ from memoryd.engine.providers import (
     SYSTEM_ROLES,
     Provider,
     ProviderKind,
+    base_url_problem,
     save_providers,
     stored_providers,
 )
@@ -48,8 +49,9 @@ def providers_add(
     kind: str,
 ) -> None:
     """Add or replace provider NAME at BASE_URL (e.g. http://127.0.0.1:8000/v1)."""
-    if not base_url.startswith(("http://", "https://")):
-        raise ValidationError("base_url must start with http:// or https://")
+    problem = base_url_problem(base_url)
+    if problem is not None:  # as the REST API checks it
+        raise ValidationError(f"base_url: {problem}")
     if not re.fullmatch(NAME_PATTERN, name):  # as the REST API checks it
         raise ValidationError("name: 1-64 letters, digits, '_', '.' or '-'")
     with local_engine(ctx) as engine:

@@ -25,6 +25,25 @@ ProviderKind = Literal["openai", "anthropic"]
 SYSTEM_ROLES = ("auto", "system", "user", "first")
 #: A provider's name, as every interface takes it ("name/model" routes to it).
 NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a provider's base URL, or None. "http://" was stored as
+    "http:" (which the API then refused to take back), a port of 99999 was kept."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (raises for a port out of range)
+    except ValueError as exc:
+        return f"not a URL: {exc}"
+    if parts.scheme not in ("http", "https"):
+        return "must start with http:// or https://"
+    if not parts.hostname:
+        return "names no host"
+    return None
+
+
 PROVIDER_KINDS: tuple[ProviderKind, ...] = ("openai", "anthropic")
 SETTINGS_KEY = "providers"
 
