@@ -250,3 +250,17 @@ def test_cli_backup_in_process_text_output(tmp_path: Path) -> None:
     missing = runner.invoke(main, ["--data-dir", str(tmp_path / "empty"), "backup", str(dest)])
     assert missing.exit_code == 1
     assert "no database" in missing.output
+
+
+def test_cli_backup_to_a_missing_directory_named_with_a_slash(tmp_path: Path) -> None:
+    """"backups/" became a file named "backups" (and the next run was refused)."""
+    runner = CliRunner()
+    data = tmp_path / "data"
+    runner.invoke(main, ["--data-dir", str(data), "memory", "add", "x", "--owner", "a"])
+    folder = tmp_path / "nodir" / "deeper"
+    done = runner.invoke(main, ["--data-dir", str(data), "--json", "backup", f"{folder}/"])
+    assert done.exit_code == 0, done.output
+    assert folder.is_dir()
+    (name,) = [p.name for p in folder.iterdir()]
+    assert name.startswith("memoryd-")
+    assert name.endswith(".db")
