@@ -775,3 +775,26 @@ def test_imported_memories_are_searchable(fresh: MemoryEngine) -> None:
     )
     hits = fresh.retrieve("k1", "narwhal", strategy="hybrid")
     assert [h.memory.key for h in hits] == ["n"]
+
+
+def test_an_export_imported_under_another_owner_links_no_history_to_the_first(
+    engine: MemoryEngine,
+) -> None:
+    """Beside the original the ids are taken, so the copies get new ones; their
+    supersededBy still named the original owner's memories."""
+    from memoryd.models import Reconcile
+
+    home = NewMemory("first", "User lives in Berlin", metadata={"slot": "home"})
+    engine.reconcile([Reconcile("first", home)])
+    moved = NewMemory("first", "User lives in Lisbon", metadata={"slot": "home"})
+    engine.reconcile([Reconcile("first", moved, supersedes=("home",))])
+    lines = [json.dumps(m) for m in engine.export("first")]
+    result = engine.import_jsonl(lines, owner="copy")
+    assert result.errors == []
+    first_ids = {m["id"] for m in engine.export("first")}
+    copied = list(engine.export("copy"))
+    assert len(copied) == 2
+    assert not first_ids & {m["id"] for m in copied}
+    links = [m["supersededBy"] for m in copied if m["supersededAt"]]
+    assert len(links) == 1
+    assert links[0] is None or links[0] in {m["id"] for m in copied}

@@ -261,6 +261,19 @@ def _unchanged(existing: Memory | None, new: NewMemory) -> bool:
     )
 
 
+def _own_link(
+    engine: LifecycleHost, memory: Memory, at: datetime, by: str | None
+) -> tuple[datetime, str | None]:
+    """``supersededBy`` only when it names a memory of the same owner (or none yet): an
+    export imported under another owner beside the original gets new ids, and its history
+    pointed at the original owner's memories."""
+    if by is not None:
+        other = engine.store.read().get(by)
+        if other is not None and other.api_key_id != memory.api_key_id:
+            return at, None
+    return at, by
+
+
 def import_jsonl(
     engine: LifecycleHost,
     lines: Iterable[str | bytes],
@@ -283,7 +296,9 @@ def import_jsonl(
                 result.imported += 1
             else:
                 result.updated += 1
-        retired = [(m.id, *retire[m.key]) for m, _ in stored if m.key in retire]
+        retired = [
+            (m.id, *_own_link(engine, m, *retire[m.key])) for m, _ in stored if m.key in retire
+        ]
         if retired:  # history round-trips: a superseded memory is imported as history
             engine.store.write(lambda tx: tx.restore_history(retired))
             for memory_id, _, _ in retired:
