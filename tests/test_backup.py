@@ -253,7 +253,7 @@ def test_cli_backup_in_process_text_output(tmp_path: Path) -> None:
 
 
 def test_cli_backup_to_a_missing_directory_named_with_a_slash(tmp_path: Path) -> None:
-    """"backups/" became a file named "backups" (and the next run was refused)."""
+    """ "backups/" became a file named "backups" (and the next run was refused)."""
     runner = CliRunner()
     data = tmp_path / "data"
     runner.invoke(main, ["--data-dir", str(data), "memory", "add", "x", "--owner", "a"])
