@@ -408,3 +408,37 @@ def test_qdrant_edge_survives_a_restart(tmp_path: Path) -> None:
         assert preview.hits[0].memory.content == FACTS[4]
     finally:
         second.close()
+
+
+def test_a_store_that_is_down_is_said_once_not_a_traceback_a_tick(
+    semantic_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """During a PostgreSQL outage the sync worker logged "Qdrant sync failed" with a
+    traceback every tick, Qdrant enabled or not."""
+    import logging
+
+    from memoryd.errors import StorageUnavailableError
+
+    tier = tier_of(semantic_engine)
+    errors_before = tier.errors
+
+    def down() -> None:
+        raise StorageUnavailableError("the database is unreachable")
+
+    monkeypatch.setattr(tier, "step", down)
+    with caplog.at_level(logging.INFO, logger="memoryd"):
+        for _ in range(3):
+            tier._tick()
+    mine = [r for r in caplog.records if r.name.startswith("memoryd.vectors")]
+    assert [r.levelname for r in mine] == ["WARNING"]
+    assert "the database is unreachable" in mine[0].getMessage()
+    assert tier.last_error == "the database is unreachable"
+    assert tier.errors == errors_before
+
+    def broken() -> None:
+        raise RuntimeError("a real bug")
+
+    monkeypatch.setattr(tier, "step", broken)
+    tier._tick()  # anything else is still an error, with its traceback
+    assert tier.errors == errors_before + 1
+    assert caplog.records[-1].levelname == "ERROR"

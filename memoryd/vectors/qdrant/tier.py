@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memoryd.errors import ValidationError
+from memoryd.errors import UnavailableError, ValidationError
 from memoryd.models import utcnow
 from memoryd.settings import SettingsService
 from memoryd.storage.base import Filter, Store
@@ -333,15 +333,25 @@ class QdrantTier(TierAdmin):
                 self._wake = False
                 self._busy = True
             try:
-                self.step()
-            except Exception as exc:  # never let the worker die
-                self.errors += 1
-                self.last_error = _brief(exc)
-                log.exception("Qdrant sync failed")
+                self._tick()
             finally:
                 with self._cond:
                     self._busy = False
                     self._cond.notify_all()
+
+    def _tick(self) -> None:
+        """One step that never lets the worker die. The store being down (PostgreSQL
+        restarting) is said once, not with a traceback every tick, Qdrant on or off."""
+        try:
+            self.step()
+        except UnavailableError as exc:
+            if self.last_error != exc.message:
+                log.warning("Qdrant sync waits for the store: %s", exc.message)
+            self.last_error = exc.message
+        except Exception as exc:
+            self.errors += 1
+            self.last_error = _brief(exc)
+            log.exception("Qdrant sync failed")
 
     def step(self) -> None:
         """One pass: tombstones, then pending rows, then reconcile and index upkeep."""
