@@ -62,6 +62,12 @@ def test_a_database_that_goes_away_is_503_and_service_resumes(tmp_path: Path) ->
             assert listed.json()["error"]["code"] == "storage_unavailable"
             status = http.get("/healthz")
             assert status.status_code == 503
+            # where an operator looks first: answered, and it says what is wrong
+            engine_status = http.get("/api/memory/engine-status")
+            assert engine_status.status_code == 200
+            storage = engine_status.json()["storage"]
+            assert storage["available"] is False
+            assert storage["reason"]
 
             server.ensure_postgres_running()  # it comes back: no restart of memoryd
             eventually(

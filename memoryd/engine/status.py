@@ -6,6 +6,7 @@ import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.engine.llm_extraction import LlmHost, llm_status
+from memoryd.errors import UnavailableError
 from memoryd.vectors.indexer import no_vector_store
 
 if TYPE_CHECKING:
@@ -72,6 +73,22 @@ def _resident_keywords(engine: StatusHost) -> dict[str, Any] | None:
 
 
 def engine_status(engine: StatusHost) -> dict[str, Any]:
+    """Every tier's state and why. With the store down (PostgreSQL restarting) it is
+    what can be said without it: the storage fault and this process (it was a 503,
+    where an operator looks first)."""
+    try:
+        return _status(engine)
+    except UnavailableError as exc:
+        storage = engine.store.storage_status() | {"available": False, "reason": exc.message}
+        return {
+            "storage": storage,
+            "extraction": dict(engine.extraction_stats) | {"pending": engine.background.pending},
+            "readCache": engine.cache.stats(),
+            "process": {"pid": os.getpid()},
+        }
+
+
+def _status(engine: StatusHost) -> dict[str, Any]:
     caps = engine.store.capabilities
     settings = engine.settings.get()
     pending = engine.store.read().reindex_pending()
