@@ -42,3 +42,23 @@ def test_readme_commands_are_the_ones_ci_runs() -> None:
     assert install.replace("pip install", "pip install -q") in ci
     assert ".venv/bin/pytest" in readme
     assert "\n.venv/bin/pytest" in ci
+
+
+def test_the_changelog_leads_with_the_version_the_package_reports() -> None:
+    """The version lives in memoryd/__init__.py alone; the changelog says what it changed."""
+    import tomllib
+
+    from memoryd import __version__
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"], "a second place for the version"
+    assert "version" in project["project"]["dynamic"]
+    attr = project["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    assert attr == "memoryd.__version__"
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    versions = re.findall(r"(?m)^## \[(\d+\.\d+\.\d+)\]", changelog)
+    assert versions, "no version headings"
+    assert versions[0] == __version__, (
+        f"CHANGELOG starts at {versions[0]}, package is {__version__}"
+    )
+    assert versions == sorted(versions, key=lambda v: tuple(map(int, v.split("."))), reverse=True)
