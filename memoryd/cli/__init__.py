@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from memoryd import __version__
-from memoryd.cli import admin, backup, keys, mcp, memory, migrate, providers, serve
+from memoryd.cli import admin, backup, doctor, keys, mcp, memory, migrate, providers, serve
 from memoryd.cli._common import json_option
 from memoryd.config import default_data_dir
 
@@ -84,6 +84,7 @@ for command in (
     admin.reindex_cmd,
     admin.models,
     backup.backup_cmd,
+    doctor.doctor_cmd,
     keys.keys,
     migrate.migrate_cmd,
     mcp.mcp_cmd,
