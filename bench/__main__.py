@@ -17,8 +17,9 @@ LoCoMo: ``bench/peers.py``),
 extraction (rules extraction on the labelled set and against LoCoMo's observations:
 ``bench/extraction.py``), abuse (polite tenants' latency while one key holds 250
 streams and 200 sockets stall their headers: ``bench/abuse.py``), then plots (PNGs
-into docs/benchmarks/) and tables (the generated region of docs/benchmarks.md), both
-from the results JSON.
+into docs/benchmarks/) and tables (the generated regions of docs/benchmarks.md and of
+the pages under docs/benchmarks/), both from the results JSON. Each results file says
+when its run started (``machine.started_at``) and when it was written (``written_at``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +72,7 @@ def write(name: str, rows: list[dict[str, Any]], extra: dict[str, Any] | None = 
         "benchmark": name,
         "machine": machine(),
         "load_average_end": load_average_now(),
+        "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "rows": rows,
         **(extra or {}),
     }
@@ -221,11 +224,11 @@ def main(argv: list[str] | None = None) -> int:
         progress(f"plots: {', '.join(str(p) for p in plots) or 'none (no results)'}")
     if "tables" in only:
         from bench.plots import existing_plots
-        from bench.tables import generate, write_region
+        from bench.tables import rewrite
 
         shown = plots if plots is not None else existing_plots(args.plots)
-        write_region(args.docs, generate(RESULTS, args.docs, shown))
-        progress(f"tables: rewrote the generated region of {args.docs}")
+        pages = rewrite(RESULTS, args.docs, args.plots, shown)
+        progress(f"tables: rewrote the generated regions of {', '.join(map(str, pages))}")
     return 0
 
 

@@ -342,7 +342,8 @@ def limit_malloc_arenas(env: Mapping[str, str]) -> bool:
     (glibc then applied it at start). Worker threads come and go under load, and each
     arena keeps what its threads freed: in a 10-minute steady load run the server used
     57 MB less with two (396 against 454 MB), at the same throughput
-    (docs/benchmarks.md). True when the cap was applied; False elsewhere (musl, macOS)."""
+    (docs/benchmarks/memory-under-load.md). True when the cap was applied; False
+    elsewhere (musl, macOS)."""
     if env.get("MALLOC_ARENA_MAX") or not sys.platform.startswith("linux"):
         return False
     try:

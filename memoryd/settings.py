@@ -31,7 +31,7 @@ EXTRACTION_MODES = ("rules", "llm", "hybrid")
 EXTRACTION_TIMEOUT_MS = (100, 120_000)
 MAX_DAILY_TOKEN_CAP = 1_000_000_000
 PREFIX = "memory."
-#: Calibrated on bench/data/relevance and LoCoMo (docs/benchmarks.md, "Relevance floor").
+#: Calibrated on bench/data/relevance and LoCoMo (docs/benchmarks/relevance.md).
 RELEVANCE_FLOOR = 0.2
 
 

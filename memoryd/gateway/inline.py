@@ -4,7 +4,7 @@ Retrieval is database and model work, so the gateway hands it to a worker thread
 most keys that hop costs more than the work: a keyword search over a resident copy
 takes about a millisecond, while waking a worker, passing the GIL to it and back and
 waking the loop again cost a third of a request's CPU at 16 concurrent clients
-(docs/benchmarks.md, "Memory work on the event loop"). So each key's memory work is
+(docs/benchmarks/gateway.md, "Memory work on the event loop"). So each key's memory work is
 timed, and a key whose recent calls averaged under ``budget_ms`` runs inline; a slower
 one (a query to embed, a large owner) keeps its thread, so the loop is never held much
 longer than that. Only work that stays in the process may run inline at all
