@@ -45,6 +45,14 @@ EXPECTED = [
 BOUND_S = 120  # a subprocess normally done in about a second
 
 
+def shipped(backend: str) -> list[str]:
+    """The package's migrations, ``NNNN_name``, in order."""
+    return sorted(p.stem for p in (PACKAGE / "storage" / backend / "migrations").glob("*.sql"))
+
+
+SQLITE_LATEST, POSTGRES_LATEST = shipped("sqlite")[-1][:4], shipped("postgres")[-1][:4]
+
+
 @dataclass
 class Run:
     code: int
@@ -145,7 +153,7 @@ def test_a_healthy_sqlite_install_passes_every_check(installed: Path, upstream: 
     ]
     assert {name: c["status"] for name, c in run.checks.items() if c["status"] != "ok"} == {}
     assert run.report["ok"] is True
-    assert "current: 0001-0015 applied" in run.checks["migrations"]["detail"]
+    assert f"current: 0001-{SQLITE_LATEST} applied" in run.checks["migrations"]["detail"]
     assert f"{upstream}/v1/models reachable (HTTP 200" in run.checks["upstream:default"]["detail"]
     assert TOKEN not in run.out  # never shown
     assert listing(installed) == before  # read-only: not even -wal/-shm files
@@ -291,15 +299,13 @@ def test_a_read_only_data_dir_and_parent_fail(tmp_path: Path) -> None:
 def test_an_older_sqlite_schema_is_pending_and_a_newer_one_fails(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir(mode=0o700)
-    sqlite_at_version(data / "memoryd.db", 12).close()
+    *_, before_last, last = shipped("sqlite")
+    sqlite_at_version(data / "memoryd.db", int(before_last[:4]) - 1).close()
     older = doctor(data)
     assert older.code == 0, older.out + older.err
     check = older.checks["migrations"]
     assert check["status"] == "warn"
-    assert (
-        "3 pending (0013_keyword_changes, 0014_fts_vocab, 0015_session_changes)"
-        in (check["detail"])
-    )
+    assert f"2 pending ({before_last}, {last}): the next serve applies them" in check["detail"]
     assert "memoryd backup" in check["fix"]
 
     newer_dir = tmp_path / "newer"
@@ -506,7 +512,7 @@ def test_a_healthy_postgres_store_passes(tmp_path: Path, pg_url: str) -> None:
     assert checks["migrations"] == {
         "name": "migrations",
         "status": "ok",
-        "detail": "current: 0001-0007 applied",
+        "detail": f"current: 0001-{POSTGRES_LATEST} applied",
         "fix": None,
     }
     assert "stored in the database" in checks["admin-token"]["detail"]
@@ -518,7 +524,10 @@ def test_postgres_pending_and_unappliable_migrations(tmp_path: Path, pg_url: str
 
     fresh = doctor(tmp_path / "data", "--database-url", pg_url)
     assert fresh.code == 0, fresh.out
-    assert "a new database: serve applies 0001-0007" in fresh.checks["migrations"]["detail"]
+    assert (
+        f"a new database: serve applies 0001-{POSTGRES_LATEST}"
+        in fresh.checks["migrations"]["detail"]
+    )
     assert fresh.checks["pgvector"]["detail"].endswith("serve creates the extension")
     with psycopg.connect(pg_url, autocommit=True) as conn:  # untouched by doctor
         assert conn.execute("SELECT to_regclass('schema_migrations')").fetchone() == (None,)
@@ -551,9 +560,10 @@ def test_postgres_pending_and_unappliable_migrations(tmp_path: Path, pg_url: str
     )
     engine.close()
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute("DELETE FROM schema_migrations WHERE version >= 6")
+        *_, before_last, last = shipped("postgres")
+        conn.execute("DELETE FROM schema_migrations WHERE version >= %s", (int(before_last[:4]),))
     pending = doctor(tmp_path / "data", "--database-url", pg_url)
     assert pending.code == 0
     check = pending.checks["migrations"]
     assert check["status"] == "warn"
-    assert "2 pending (0006_flagged_by_owner, 0007_outbox_vectors)" in check["detail"]
+    assert f"2 pending ({before_last}, {last})" in check["detail"]
