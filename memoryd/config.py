@@ -38,6 +38,74 @@ DEFAULT_KEY_MAX_CONCURRENT = 32
 DEFAULT_INLINE_RETRIEVAL_MS = 4.0
 
 
+#: Every environment variable memoryd reads (docs/CONFIGURATION.md documents each, and
+#: tests/test_docs.py holds code, this set and the docs together). ``memoryd doctor``
+#: names any other ``MEMORYD_``/``MEMORY_``/``QDRANT_`` variable as a likely typo.
+ENVIRONMENT = frozenset(
+    (
+        "MEMORYD_ADMIN_TOKEN",
+        "MEMORYD_ANTHROPIC_API_KEY",
+        "MEMORYD_ANTHROPIC_BASE_URL",
+        "MEMORYD_API_KEY",
+        "MEMORYD_BODY_MIN_BYTES_PER_S",
+        "MEMORYD_BODY_TIMEOUT_S",
+        "MEMORYD_DATABASE_POOL_SIZE",
+        "MEMORYD_DATABASE_URL",
+        "MEMORYD_DATA_DIR",
+        "MEMORYD_EXTRACTION_LEASE_S",
+        "MEMORYD_HEADER_TIMEOUT_S",
+        "MEMORYD_HOST",
+        "MEMORYD_HTTP_PARSER",
+        "MEMORYD_INLINE_RETRIEVAL_MS",
+        "MEMORYD_KEEPALIVE_MAX_REQUESTS",
+        "MEMORYD_KEEPALIVE_TIMEOUT_S",
+        "MEMORYD_KEY_MAX_CONCURRENT",
+        "MEMORYD_LOG_FORMAT",
+        "MEMORYD_LOG_LEVEL",
+        "MEMORYD_MAX_BODY_BYTES",
+        "MEMORYD_MAX_CONNECTIONS",
+        "MEMORYD_MCP_MAX_ADMIN_SESSIONS",
+        "MEMORYD_MCP_MAX_SESSIONS",
+        "MEMORYD_MCP_MAX_SESSIONS_PER_KEY",
+        "MEMORYD_MCP_SESSION_IDLE_S",
+        "MEMORYD_PORT",
+        "MEMORYD_UPSTREAM_API_KEY",
+        "MEMORYD_UPSTREAM_BASE_URL",
+        "MEMORYD_UPSTREAM_MAX_CONNECTIONS",
+        "MEMORYD_UPSTREAM_TIMEOUT_S",
+        "MEMORYD_WORKERS",
+        "MEMORY_CONTEXT_FIELD_WEIGHT",
+        "MEMORY_CONTEXT_VECTOR_WEIGHT",
+        "MEMORY_DATE_BOOST",
+        "MEMORY_DISABLE_VEC",
+        "MEMORY_EMBEDDING_CACHE_MAX",
+        "MEMORY_EMBEDDING_CACHE_TTL_MS",
+        "MEMORY_FUSION",
+        "MEMORY_MAX_CONTENT_CHARS",
+        "MEMORY_NEIGHBOUR_WEIGHT",
+        "MEMORY_RESIDENT_BUDGET_MB",
+        "MEMORY_RESIDENT_MIN_ROWS",
+        "MEMORY_RRF_FTS_WEIGHT",
+        "MEMORY_RRF_K",
+        "MEMORY_RRF_VECTOR_WEIGHT",
+        "MEMORY_SESSION_WEIGHT",
+        "MEMORY_STATIC_MODEL",
+        "MEMORY_SUBJECT_WEIGHT",
+        "MEMORY_TRANSFORMERS_MODEL_DIR",
+        "MEMORY_TYPED_DECAY_ACCESS_IMMUNITY",
+        "MEMORY_TYPED_DECAY_ENABLED",
+        "MEMORY_TYPED_DECAY_EPISODIC_DAYS",
+        "MEMORY_TYPED_DECAY_SWEEP_INTERVAL",
+        "MEMORY_VEC_QUANTIZATION",
+        "MEMORY_VEC_TOP_K",
+        "QDRANT_API_KEY",
+        "QDRANT_COLLECTION",
+        "QDRANT_HOST",
+        "QDRANT_PORT",
+    )
+)
+
+
 def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
     try:
         value = int(float(env.get(name, "")))

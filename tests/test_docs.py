@@ -62,3 +62,17 @@ def test_the_changelog_leads_with_the_version_the_package_reports() -> None:
         f"CHANGELOG starts at {versions[0]}, package is {__version__}"
     )
     assert versions == sorted(versions, key=lambda v: tuple(map(int, v.split("."))), reverse=True)
+
+
+def test_the_known_environment_is_what_the_code_reads_and_the_docs_list() -> None:
+    """``config.ENVIRONMENT`` is what ``memoryd doctor`` holds a variable's name against:
+    it must name every variable the code reads, and the docs every one of it."""
+    from memoryd.config import ENVIRONMENT
+
+    read = _env_vars_in_code()
+    assert read <= ENVIRONMENT, f"read but unknown to doctor: {sorted(read - ENVIRONMENT)}"
+    documented = set(re.findall(r"`((?:MEMORYD|MEMORY|QDRANT)_[A-Z0-9_]+)`", CONFIG_DOC))
+    assert documented == ENVIRONMENT, (
+        f"documented, not known: {sorted(documented - ENVIRONMENT)}; "
+        f"known, not documented: {sorted(ENVIRONMENT - documented)}"
+    )

@@ -31,6 +31,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memoryd"
 TOKEN = "doctor-test-admin-token-0123456789"
 EXPECTED = [
     "python",
+    "environment",
+    "serve",
     "sqlite",
     "fts5",
     "sqlite-vec",
@@ -75,7 +77,8 @@ def base_env(**extra: str) -> dict[str, str]:
         k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "MEMORY_", "QDRANT_"))
     }
     env.pop("PYTHONPATH", None)
-    return env | extra
+    # A free port is picked at start: the serve line does not depend on what else listens.
+    return env | {"MEMORYD_PORT": "0"} | extra
 
 
 def doctor(
@@ -322,7 +325,7 @@ def test_an_older_sqlite_schema_is_pending_and_a_newer_one_fails(tmp_path: Path)
     assert check["status"] == "fail"
     assert "at migration 0099" in check["detail"]
     assert "a newer memoryd wrote it" in check["detail"]
-    assert "pip install -U memoryd" in check["fix"]
+    assert "install the memoryd release that wrote it" in check["fix"]
 
 
 def test_a_database_file_that_is_not_sqlite_fails(tmp_path: Path) -> None:
@@ -500,8 +503,8 @@ def test_a_healthy_postgres_store_passes(tmp_path: Path, pg_url: str) -> None:
     run = doctor(tmp_path / "data", env=base_env(MEMORYD_DATABASE_URL=pg_url))
     assert run.code == 0, run.out + run.err
     checks = run.checks
-    assert [c["name"] for c in run.report["checks"]][:9] == [
-        *EXPECTED[:7],
+    assert [c["name"] for c in run.report["checks"]][:11] == [
+        *EXPECTED[:9],
         "pgvector",
         "migrations",
     ]
@@ -567,3 +570,116 @@ def test_postgres_pending_and_unappliable_migrations(tmp_path: Path, pg_url: str
     check = pending.checks["migrations"]
     assert check["status"] == "warn"
     assert f"2 pending ({before_last}, {last})" in check["detail"]
+
+
+# -- what serve itself would refuse, and messages a new user meets -------------------------
+
+
+def test_a_misspelt_variable_is_named_with_the_one_meant(tmp_path: Path) -> None:
+    run = doctor(
+        tmp_path / "data",
+        env=base_env(MEMORYD_DATABSE_URL="postgresql://x@h/db", MEMORYD_TEST_ANYTHING="1"),
+    )
+    check = run.checks["environment"]
+    assert check["status"] == "warn"
+    assert "MEMORYD_DATABSE_URL (did you mean MEMORYD_DATABASE_URL?)" in check["detail"]
+    assert "MEMORYD_TEST_ANYTHING" not in check["detail"]  # the test suite's own
+    assert run.checks["database"]["detail"].endswith("none yet; serve creates it")  # SQLite
+    assert doctor(tmp_path / "data").checks["environment"]["status"] == "ok"
+
+
+def test_serve_settings_it_would_refuse_fail(tmp_path: Path) -> None:
+    bad_port = doctor(tmp_path / "data", env=base_env(MEMORYD_PORT="abc"))
+    assert bad_port.code == 1
+    assert "MEMORYD_PORT: not a port number: 'abc'" in bad_port.checks["serve"]["detail"]
+    workers = doctor(tmp_path / "data", env=base_env(MEMORYD_WORKERS="3"))
+    assert workers.code == 1
+    check = workers.checks["serve"]
+    assert "3 workers on the SQLite store" in check["detail"]
+    assert "MEMORYD_DATABASE_URL" in check["fix"]
+
+
+def test_a_port_in_use_warns(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        run = doctor(tmp_path / "data", env=base_env(MEMORYD_PORT=str(port)))
+    check = run.checks["serve"]
+    assert check["status"] == "warn"
+    assert f"127.0.0.1:{port} is in use" in check["detail"]
+    assert run.code == 0
+    free = doctor(tmp_path / "data", env=base_env(MEMORYD_PORT=str(closed_port())))
+    assert free.checks["serve"]["status"] == "ok"
+
+
+def test_a_database_url_that_is_not_postgresql_says_so_without_its_password(
+    tmp_path: Path,
+) -> None:
+    for url, kind in (
+        ("mysql://u:topsecret@db.example/memoryd", "a mysql:// URL"),
+        ("sqlite:///tmp/memoryd.db", "a sqlite:// URL"),
+        ("/var/lib/memoryd/memoryd.db", "not a URL"),
+    ):
+        run = doctor(tmp_path / "data", "--database-url", url)
+        assert run.code == 1, url
+        check = run.checks["database"]
+        assert check["detail"] == f"MEMORYD_DATABASE_URL is {kind}: the shared store is PostgreSQL"
+        assert "unset MEMORYD_DATABASE_URL" in check["fix"]
+        assert "topsecret" not in run.out + run.err
+
+
+def test_the_drivers_message_does_not_leak_the_password(tmp_path: Path) -> None:
+    """libpq quotes a URL it cannot parse whole; the line keeps the quote, not the password."""
+    url = f"postgresql://memoryd:top secret@127.0.0.1:{closed_port()}/memoryd?sslmode=bogus"
+    run = doctor(tmp_path / "data", "--database-url", url)
+    assert run.code == 1
+    assert run.checks["database"]["status"] == "fail"
+    assert "top secret" not in run.out + run.err
+    assert "secret" not in run.out + run.err
+
+
+def test_an_unusable_data_dir_is_reported_once_not_contradicted(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    run = doctor(blocker / "data")
+    assert run.checks["data-dir"]["status"] == "fail"
+    assert run.checks["database"]["detail"] == "not checked: the data dir is unusable"
+    assert run.checks["admin-token"]["detail"] == "not checked: the data dir is unusable"
+    assert "migrations" not in run.checks
+
+
+def test_doctors_own_data_dir_option_reports_a_file(tmp_path: Path) -> None:
+    """The global --data-dir refuses a file before doctor runs; doctor's own reports it."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    command = [sys.executable, "-m", "memoryd", "doctor", "--data-dir", str(blocker), "--json"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=BOUND_S, env=base_env(), check=False
+    )
+    assert done.returncode == 1, done.stderr
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    assert checks["data-dir"]["detail"] == f"{blocker} is not a directory"
+
+
+def test_an_upstream_base_url_without_its_api_prefix_warns(tmp_path: Path, upstream: str) -> None:
+    """The fake serves /v1/models: a base URL without /v1 gets 404 there, as chats would."""
+    run = doctor(tmp_path / "data", env=base_env(MEMORYD_UPSTREAM_BASE_URL=upstream))
+    check = run.checks["upstream:default"]
+    assert check["status"] == "warn"
+    assert "answers 404" in check["detail"]
+    assert "/v1" in check["fix"]
+    right = doctor(tmp_path / "data", env=base_env(MEMORYD_UPSTREAM_BASE_URL=f"{upstream}/v1"))
+    assert right.checks["upstream:default"]["status"] == "ok"
+
+
+def test_a_model_dir_variable_that_points_nowhere_names_the_variable(tmp_path: Path) -> None:
+    missing = tmp_path / "no-model-here"
+    run = doctor(tmp_path / "data", env=base_env(MEMORY_TRANSFORMERS_MODEL_DIR=str(missing)))
+    assert run.checks["embedder"]["status"] == "warn"
+    assert "MEMORY_TRANSFORMERS_MODEL_DIR" in run.checks["embedder"]["fix"]
+    local = run.checks["local-model"]
+    assert f"MEMORY_TRANSFORMERS_MODEL_DIR={missing} does not exist" in local["detail"]
+    missing.mkdir()
+    empty = doctor(tmp_path / "data", env=base_env(MEMORY_TRANSFORMERS_MODEL_DIR=str(missing)))
+    assert "lacks model.onnx or tokenizer.json" in empty.checks["local-model"]["detail"]

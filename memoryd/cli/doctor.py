@@ -42,9 +42,18 @@ def _print(report: Report, strict: bool) -> None:
     help="postgresql://... : check this PostgreSQL store (default $MEMORYD_DATABASE_URL; "
     "unset: the SQLite file in the data dir).",
 )
+@click.option(
+    "--data-dir",
+    "doctor_data_dir",
+    default=None,
+    help="The data dir serve would use (overrides the global --data-dir; a path that is "
+    "not a directory is reported, not refused).",
+)
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on failures.")
 @cli_command
-def doctor_cmd(ctx: click.Context, database_url: str | None, strict: bool) -> None:
+def doctor_cmd(
+    ctx: click.Context, database_url: str | None, doctor_data_dir: str | None, strict: bool
+) -> None:
     """Check what this install has and lacks (read-only).
 
     One line per check (ok, warn: serve works degraded, fail: it would not work),
@@ -53,12 +62,34 @@ def doctor_cmd(ctx: click.Context, database_url: str | None, strict: bool) -> No
     """
     from memoryd.config import EngineConfig
     from memoryd.engine.doctor import Setup, diagnose
-    from memoryd.server import TOKEN_FILE, TOKEN_SETTING
+    from memoryd.server import (
+        TOKEN_FILE,
+        TOKEN_SETTING,
+        ServeError,
+        default_host,
+        default_port,
+        default_workers,
+    )
 
     env = dict(os.environ)  # the environment serve would start with, as serve reads it
     if database_url:
         env["MEMORYD_DATABASE_URL"] = database_url
-    config = EngineConfig.from_env(env, data_dir=ctx.obj["data_dir"])
-    report = diagnose(Setup(config, env, token_file=TOKEN_FILE, token_setting=TOKEN_SETTING))
+    config = EngineConfig.from_env(env, data_dir=doctor_data_dir or ctx.obj["data_dir"])
+    port, workers, problem = 0, 1, None
+    try:
+        port, workers = default_port(env), default_workers(env)
+    except ServeError as exc:
+        problem = exc.message
+    setup = Setup(
+        config,
+        env,
+        token_file=TOKEN_FILE,
+        token_setting=TOKEN_SETTING,
+        host=default_host(env),
+        port=port,
+        workers=workers,
+        serve_problem=problem,
+    )
+    report = diagnose(setup)
     emit(ctx, report.to_dict(strict=strict), lambda: _print(report, strict))
     ctx.exit(0 if report.passed(strict=strict) else 1)

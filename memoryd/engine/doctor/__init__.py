@@ -20,6 +20,7 @@ from memoryd.engine.doctor.network import parallel
 from memoryd.engine.doctor.report import Check, Report, Setup, Status, fail
 from memoryd.engine.doctor.runtime import python_check, sqlite_checks
 from memoryd.engine.doctor.services import qdrant_check, upstream_checks
+from memoryd.engine.doctor.serving import environment_check, serve_check
 from memoryd.engine.doctor.store import StoreFindings, package_check, store_checks
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from memoryd.storage.base import Store
 
 __all__ = ["Check", "Report", "Setup", "Status", "diagnose"]
+
+_FIRST = "fix the data-dir line first (it holds the SQLite file and the token file)"
 
 
 class _StoredSettings:
@@ -100,13 +103,22 @@ def diagnose(setup: Setup) -> Report:
     """Every check, in the order a reader fixes things: the runtime, the files, the
     store, then what runs on top (embedder, Qdrant, upstreams) and the admin token."""
     active = "postgres" if setup.config.database_url else "sqlite"
+    data_dir = _lines("data-dir", lambda: [data_dir_check(setup)])
     checks = [
         *_lines("python", lambda: [python_check()]),
+        *_lines("environment", lambda: [environment_check(setup)]),
+        *_lines("serve", lambda: [serve_check(setup)]),
         *_lines("sqlite", lambda: sqlite_checks(setup)),
-        *_lines("data-dir", lambda: [data_dir_check(setup)]),
+        *data_dir,
         *_lines("package", lambda: [package_check(active)]),
     ]
-    store = _read_store(setup)
+    unusable = any(c.status == "fail" for c in data_dir) and active == "sqlite"
+    # The SQLite file lives in the data dir: lines about it would contradict the failure.
+    store = (
+        StoreFindings([fail("database", "not checked: the data dir is unusable", _FIRST)])
+        if unusable
+        else _read_store(setup)
+    )
     checks += store.checks
     settings = store.settings or {}
     providers = _providers(setup, settings)
@@ -117,5 +129,8 @@ def diagnose(setup: Setup) -> Report:
         *_probes("upstream", lambda: upstream_checks(setup, providers, stored)),
     ]
     checks += parallel(probes)
-    checks += _lines("admin-token", lambda: [admin_token_check(setup, store.settings)])
+    if unusable and not setup.env.get("MEMORYD_ADMIN_TOKEN"):
+        checks.append(fail("admin-token", "not checked: the data dir is unusable", _FIRST))
+    else:
+        checks += _lines("admin-token", lambda: [admin_token_check(setup, store.settings)])
     return Report(tuple(checks))

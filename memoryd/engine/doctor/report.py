@@ -14,7 +14,11 @@ from memoryd.config import EngineConfig
 Status = Literal["ok", "warn", "fail"]
 
 #: What the fix for a broken install is, wherever a packaged file is missing.
-REINSTALL = "reinstall memoryd: pip install --force-reinstall 'memoryd[all]' (the build lost files)"
+REINSTALL = (
+    "reinstall memoryd from the wheel or checkout you installed it from "
+    "(pip install --force-reinstall 'memoryd-VERSION-py3-none-any.whl[all]'): "
+    "the installed package lacks files"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +33,12 @@ class Setup:
     token_setting: str
     #: Every network check gives up after this long: doctor stays quick when things are down.
     timeout_s: float = 2.5
+    #: Where serve would listen, and with how many processes (``memoryd.server`` parses
+    #: them; ``serve_problem`` is its refusal when a value does not parse).
+    host: str = "127.0.0.1"
+    port: int = 20128
+    workers: int = 1
+    serve_problem: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,4 +160,12 @@ def _upstream_probe(provider: Provider, name: str, source: str, timeout_s: float
             f"{redact(url)} unreachable ({why}): chats to this provider fail until it answers",
             f"check the URL ({source}) and that this machine can reach it",
         )
+    if status == 404:
+        return warn(
+            name,
+            f"{redact(url)} answers 404: the base URL may lack its API prefix, and chats "
+            "would 404 too",
+            f"check the base URL ({source}): OpenAI-compatible APIs usually end in /v1 "
+            "(https://api.openai.com/v1)",
+        )
     return ok(name, f"{redact(url)} reachable (HTTP {status} without credentials)")

@@ -103,7 +103,7 @@ def migrations_check(
             name,
             f"the database is at migration {newer[-1]:04d}, this memoryd ships up to "
             f"{found.latest:04d}: a newer memoryd wrote it",
-            "install the memoryd that wrote it (pip install -U memoryd), "
+            "install the memoryd release that wrote it (memoryd --version tells yours), "
             "or restore the backup taken before that upgrade",
         )
     pending = sorted(set(found.names) - set(applied))
@@ -174,8 +174,28 @@ def _sqlite(setup: Setup) -> StoreFindings:
     return out
 
 
+def _postgres_kind(url: str) -> str | None:
+    """Why ``url`` is not a PostgreSQL connection string (None: it is one): a SQLite
+    path or another database's URL fails in libpq with a message about '=' signs."""
+    scheme = url.split("://", 1)[0].lower() if "://" in url else None
+    if scheme in ("postgresql", "postgres"):
+        return None
+    if scheme is None and re.match(r"^\s*\w+\s*=", url):
+        return None  # a libpq key=value string: host=... dbname=...
+    what = f"a {scheme}:// URL" if scheme else "not a URL"
+    return f"MEMORYD_DATABASE_URL is {what}: the shared store is PostgreSQL"
+
+
 def _postgres(setup: Setup, url: str) -> StoreFindings:
     out = StoreFindings()
+    wrong = _postgres_kind(url)
+    if wrong:
+        fix = (
+            "use postgresql://USER:PASSWORD@HOST:5432/DBNAME; for the SQLite store unset "
+            f"MEMORYD_DATABASE_URL (its file is {setup.config.db_path})"
+        )
+        out.checks.append(fail("database", wrong, fix))
+        return out
     try:  # the driver (psycopg) and, for serve, its pool (database.py imports it)
         from memoryd.storage.postgres import inspection
     except ImportError as exc:

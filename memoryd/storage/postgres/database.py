@@ -22,6 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 import psycopg
 import psycopg.errors
@@ -92,8 +93,26 @@ def _scalar(conn: psycopg.Connection[Any], query: str) -> Any:
 
 
 def safe_url(url: str) -> str:
-    """The URL without its password, for messages and status."""
-    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
+    """The URL (or conninfo string) without its password, for messages and status."""
+    url = re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
+    return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", r"\1***", url)
+
+
+def redacted(text: str, url: str) -> str:
+    """A driver's message without the URL's password: libpq quotes a URL it cannot parse
+    whole ("missing '=' after 'mysql://u:secret@h/db'"), and messages get pasted."""
+    if url:
+        text = text.replace(url, safe_url(url))
+        # ... or quote the password alone ('unexpected spaces found in "top secret"')
+        found = re.search(r"://[^:/@]*:([^@]*)@", url) or re.search(
+            r"password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]+)", url
+        )
+        secret = found[1].strip("'") if found else ""
+        for variant in {secret, unquote(secret)}:
+            if len(variant) >= 3:
+                text = text.replace(variant, "***")
+    text = re.sub(r"(://[^:/@\s\"']*):[^@\s\"']*@", r"\1:***@", text)
+    return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&\"]+)", r"\1***", text)
 
 
 class PgDatabase:
@@ -107,7 +126,7 @@ class PgDatabase:
             psycopg.connect(url, connect_timeout=max(1, int(timeout_s))).close()
         except psycopg.Error as exc:
             raise UnavailableError(
-                f"cannot connect to PostgreSQL at {safe_url(url)}: {_brief(exc)}"
+                f"cannot connect to PostgreSQL at {safe_url(url)}: {redacted(_brief(exc), url)}"
             ) from None
         self.pool = ConnectionPool(
             url,

@@ -10,14 +10,13 @@ tables (CREATE on the schema) and, when pgvector is not installed yet, the exten
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
 
 from memoryd.errors import UnavailableError
-from memoryd.storage.postgres.database import PgConn, safe_url
+from memoryd.storage.postgres.database import PgConn, redacted, safe_url
 from memoryd.storage.sql import kv
 
 
@@ -48,12 +47,12 @@ class ReadFailed(UnavailableError):
 
 
 def shown(url: str) -> str:
-    """The URL or conninfo string without its password (``safe_url`` covers URLs only)."""
-    return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", r"\1***", safe_url(url))
+    """The URL or conninfo string without its password."""
+    return safe_url(url)
 
 
-def _brief(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
+def _brief(exc: BaseException, url: str) -> str:
+    lines = redacted(str(exc), url).strip().splitlines()
     return lines[0][:300] if lines else type(exc).__name__
 
 
@@ -71,14 +70,14 @@ def inspect(url: str, *, timeout_s: float) -> PgState:
         )
     except psycopg.Error as exc:
         raise UnavailableError(
-            f"cannot connect to PostgreSQL at {shown(url)}: {_brief(exc)}"
+            f"cannot connect to PostgreSQL at {shown(url)}: {_brief(exc, url)}"
         ) from None
     try:
         conn.read_only = True
         return _read(conn)
     except psycopg.Error as exc:
         raise ReadFailed(
-            f"PostgreSQL at {shown(url)} answered, but reading it failed: {_brief(exc)}"
+            f"PostgreSQL at {shown(url)} answered, but reading it failed: {_brief(exc, url)}"
         ) from None
     finally:
         conn.rollback()
