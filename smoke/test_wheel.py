@@ -37,13 +37,21 @@ def test_version_is_the_wheels() -> None:
 
 def test_doctor_passes_on_a_fresh_install(tmp_path: Path, upstream: Any) -> None:
     _, base = upstream
-    env = clean_env(MEMORYD_UPSTREAM_BASE_URL=base, MEMORYD_UPSTREAM_API_KEY="sk-fake")
+    env = clean_env(
+        MEMORYD_UPSTREAM_BASE_URL=base, MEMORYD_UPSTREAM_API_KEY="sk-fake", MEMORYD_PORT="0"
+    )
     out = run("--data-dir", str(tmp_path / "data"), "doctor", env=env)
     assert out.returncode == 0, out.stdout + out.stderr
     report = json.loads(
         run("--data-dir", str(tmp_path / "data"), "doctor", "--json", env=env).stdout
     )
     assert report["ok"] is True
+    # The whole product installed: not one warning (no sqlite-vec, no MiniLM, a missing
+    # store's migrations would each be one).
+    statuses = {c["name"]: c["status"] for c in report["checks"]}
+    assert set(statuses.values()) == {"ok"}, report["checks"]
+    for name in ("sqlite-vec", "package", "embedder", "local-model", "upstream:default"):
+        assert name in statuses, name
     assert not (tmp_path / "data").exists(), "doctor only looks"
 
 
@@ -127,9 +135,12 @@ def test_serves_on_sqlite(serve: Any, upstream: Any, tmp_path: Path) -> None:
 def test_serves_on_postgresql(serve: Any, upstream: Any, tmp_path: Path, pg_url: str) -> None:
     """The path the broken wheel failed: its migrations ship and apply."""
     _, base = upstream
-    env = clean_env(MEMORYD_DATABASE_URL=pg_url, MEMORYD_UPSTREAM_BASE_URL=base)
-    doctor = run("--data-dir", str(tmp_path / "data"), "doctor", env=env)
+    env = clean_env(MEMORYD_DATABASE_URL=pg_url, MEMORYD_UPSTREAM_BASE_URL=base, MEMORYD_PORT="0")
+    doctor = run("--data-dir", str(tmp_path / "data"), "doctor", "--json", env=env)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    statuses = {c["name"]: c["status"] for c in json.loads(doctor.stdout)["checks"]}
+    assert set(statuses.values()) == {"ok"}, doctor.stdout
+    assert {"pgvector", "migrations"} <= set(statuses)
     server = serve(
         "--data-dir",
         str(tmp_path / "data"),

@@ -50,11 +50,14 @@ def artefacts(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     (tree / "memoryd" / "__pycache__").mkdir(exist_ok=True)
     (tree / "memoryd" / "__pycache__" / "stray.cpython-311.pyc").write_bytes(b"\0")
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
+    # Generous: the isolated build env installs setuptools from the package index.
+    built = subprocess.run(
         [sys.executable, "-m", "build", "--outdir", str(out), str(tree)],
-        check=True,
         capture_output=True,
+        text=True,
+        timeout=900,
     )
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     (sdist,) = out.glob("memoryd-*.tar.gz")
     (wheel,) = out.glob("memoryd-*.whl")
     return sdist, wheel

@@ -18,9 +18,11 @@ set -euo pipefail
 export MEMORYD_ADMIN_TOKEN=${MEMORYD_ADMIN_TOKEN:-$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')}
 PORT_A=${PORT_A:-20128}
 PORT_B=${PORT_B:-20129}
+READY_TIMEOUT_S=${READY_TIMEOUT_S:-300}  # a cold start loads the embedder on each process
 WORK=$(mktemp -d)
+CURL=(curl -sf --max-time 10)
 
-# 1. Check the install and the database before starting anything.
+# 1. Check the install, the database and the provider before starting anything.
 memoryd --data-dir "$WORK/a" doctor
 
 # 2. Start the servers: each has its own data dir (logs, local caches); the memories,
@@ -31,30 +33,34 @@ memoryd --data-dir "$WORK/b" serve --port "$PORT_B" 2>"$WORK/b.log" &
 B=$!
 trap 'kill $A $B 2>/dev/null; wait; rm -rf "$WORK"' EXIT
 for port in "$PORT_A" "$PORT_B"; do
-    for _ in $(seq 600); do
-        curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
+    deadline=$((SECONDS + READY_TIMEOUT_S))
+    until "${CURL[@]}" "http://127.0.0.1:$port/healthz" >/dev/null; do
+        if ! kill -0 "$A" 2>/dev/null || ! kill -0 "$B" 2>/dev/null || ((SECONDS > deadline)); then
+            echo "a server did not come up on :$port" >&2
+            cat "$WORK"/*.log >&2
+            exit 1
+        fi
         sleep 0.2
     done
-    curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { cat "$WORK"/*.log; exit 1; }
 done
 echo "servers up on :$PORT_A and :$PORT_B"
 
 # 3. A client key, made through server A (the admin token works on every server).
 ADMIN=(-H "Authorization: Bearer $MEMORYD_ADMIN_TOKEN" -H "Content-Type: application/json")
-KEY_JSON=$(curl -sf "${ADMIN[@]}" -d '{"name": "my-app"}' "http://127.0.0.1:$PORT_A/api/keys")
+KEY_JSON=$("${CURL[@]}" "${ADMIN[@]}" -d '{"name": "my-app"}' "http://127.0.0.1:$PORT_A/api/keys")
 KEY=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])' <<<"$KEY_JSON")
 KEY_ID=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])' <<<"$KEY_JSON")
 echo "client key $KEY_ID"
 
 # 4. A chat through server A, as any OpenAI client sends it (base URL + the memoryd key).
-curl -sf "http://127.0.0.1:$PORT_A/v1/chat/completions" \
+"${CURL[@]}" "http://127.0.0.1:$PORT_A/v1/chat/completions" \
     -H "Authorization: Bearer $KEY" -H "Content-Type: application/json" \
     -d '{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "My dog is called Rex."}]}' \
     >/dev/null
 
 # 5. The fact, extracted in the background, read back through server B.
 for _ in $(seq 300); do
-    FOUND=$(curl -sf "${ADMIN[@]}" "http://127.0.0.1:$PORT_B/api/memory?apiKeyId=$KEY_ID&q=Rex")
+    FOUND=$("${CURL[@]}" "${ADMIN[@]}" "http://127.0.0.1:$PORT_B/api/memory?apiKeyId=$KEY_ID&q=Rex" || true)
     if grep -q Rex <<<"$FOUND"; then
         echo "server B sees: $(python3 -c 'import json, sys; print(json.load(sys.stdin)["data"][0]["content"])' <<<"$FOUND")"
         exit 0
