@@ -53,7 +53,9 @@ def _lower(*args: apsw.SQLiteValue) -> apsw.SQLiteValue:
     return value.lower() if isinstance(value, str) else value
 
 
-def _probe_fts5(conn: Connection) -> tuple[bool, str]:
+def probe_fts5(conn: Connection) -> tuple[bool, str]:
+    """Whether this SQLite build has FTS5, and why not (a temp table: nothing persists;
+    the store and ``memoryd doctor`` ask the same way)."""
     try:
         conn.execute("CREATE VIRTUAL TABLE temp._memoryd_fts_probe USING fts5(x)")
         try:
@@ -70,7 +72,8 @@ def _probe_fts5(conn: Connection) -> tuple[bool, str]:
     return True, "FTS5 available"
 
 
-def _load_vec(conn: Connection) -> tuple[bool, str]:
+def load_vec_extension(conn: Connection) -> tuple[bool, str]:
+    """Load sqlite-vec into ``conn``: (loaded, its version or why not)."""
     try:
         import sqlite_vec
 
@@ -116,8 +119,8 @@ class Database:
         self.probe_interval_s = PROBE_INTERVAL_S
 
         self._writer = self._open_writer()
-        fts5, fts5_reason = _probe_fts5(self._writer)
-        vec, vec_reason = _load_vec(self._writer) if load_vec else (False, "disabled")
+        fts5, fts5_reason = probe_fts5(self._writer)
+        vec, vec_reason = load_vec_extension(self._writer) if load_vec else (False, "disabled")
         deferred = apply_migrations(self._writer, fts5=fts5)
         (version,) = next(self._writer.execute("SELECT sqlite_version()"))
         self.capabilities = Capabilities(
@@ -164,7 +167,7 @@ class Database:
         conn.create_scalar_function("lower", _lower, 1, deterministic=True)
         if read_only:
             if self._want_vec and getattr(self, "capabilities", None) and self.capabilities.vec:
-                _load_vec(conn)
+                load_vec_extension(conn)
             conn.execute("PRAGMA query_only = 1")
         return conn
 

@@ -21,7 +21,7 @@ import apsw
 from memoryd.storage.sql import kv
 
 # The same probes ``Database`` runs when it opens (private there: one definition).
-from memoryd.storage.sqlite.database import _load_vec, _probe_fts5
+from memoryd.storage.sqlite.database import load_vec_extension, probe_fts5
 from memoryd.storage.sqlite.files import check_database_file
 
 
@@ -41,8 +41,8 @@ def runtime() -> Runtime:
     """Probe FTS5 and sqlite-vec on a private in-memory database."""
     conn = apsw.Connection(":memory:")
     try:
-        fts5, fts5_reason = _probe_fts5(conn)
-        vec, vec_reason = _load_vec(conn)
+        fts5, fts5_reason = probe_fts5(conn)
+        vec, vec_reason = load_vec_extension(conn)
     finally:
         conn.close()
     return Runtime(
