@@ -39,16 +39,11 @@ def throwaway_server(directory: Path, *, given: str | None = None) -> Iterator[s
 @contextmanager
 def fresh_database(server_url: str, *, prefix: str = "memoryd_test") -> Iterator[str]:
     """A new, empty database on ``server_url`` (its connection string), dropped after."""
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from memoryd.storage.postgres.scratch import create_database, drop_database
 
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(server_url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"'.encode())
-    params = conninfo_to_dict(server_url)
-    params["dbname"] = name
+    url = create_database(server_url, name)
     try:
-        yield make_conninfo("", **params)
+        yield url
     finally:
-        with psycopg.connect(server_url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'.encode())
+        drop_database(server_url, name)
