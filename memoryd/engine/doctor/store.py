@@ -19,12 +19,11 @@ from typing import TYPE_CHECKING, Any
 from memoryd.engine.doctor.network import bounded
 from memoryd.engine.doctor.report import REINSTALL, Check, Setup, fail, ok, warn
 from memoryd.errors import UnavailableError
+from memoryd.storage.sql.migration_files import MIGRATION_FILE
 
 if TYPE_CHECKING:
     from memoryd.storage.postgres.inspection import PgState
 
-#: A migration file, as both runners (storage/sqlite, storage/postgres) name them.
-MIGRATION_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 BACKENDS = {
     "sqlite": ("SQLite", "memoryd.storage.sqlite.migrations"),
     "postgres": ("PostgreSQL", "memoryd.storage.postgres.migrations"),

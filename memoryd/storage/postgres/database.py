@@ -30,11 +30,11 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memoryd.errors import StorageFullError, StorageUnavailableError, UnavailableError
 from memoryd.storage.base import Capabilities, StorageFault, fault_status, register_driver
+from memoryd.storage.sql.migration_files import MIGRATION_FILE
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 MIGRATION_LOCK = 0x6D656D6F7279  # "memory": one advisory lock id for every memoryd
 PROBE_INTERVAL_S = 5.0
 RETRIES = 3
@@ -326,7 +326,7 @@ class PgDatabase:
 def discover() -> list[tuple[int, str, str]]:
     found = []
     for entry in resources.files("memoryd.storage.postgres.migrations").iterdir():
-        match = _NAME.match(entry.name)
+        match = MIGRATION_FILE.match(entry.name)
         if match:
             found.append((int(match[1]), match[2], entry.read_text(encoding="utf-8")))
     return sorted(found)

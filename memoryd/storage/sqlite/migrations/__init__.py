@@ -10,13 +10,12 @@ not apply a migration twice.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
-_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+from memoryd.storage.sql.migration_files import MIGRATION_FILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +35,7 @@ class Migration:
 def discover() -> list[Migration]:
     found = []
     for entry in resources.files(__package__).iterdir():
-        match = _NAME.match(entry.name)
+        match = MIGRATION_FILE.match(entry.name)
         if match:
             found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))
     found.sort(key=lambda m: m.version)
