@@ -337,6 +337,7 @@ def test_source_and_metadata() -> None:
         "source": "assistant",
         "subjects": ["user"],
         "slot": "home_location",
+        "attribute": "home",
     }
     assert only("I'm getting married on June 3rd.").type == "episodic"
     assert only("I live in Oslo").type == "factual"

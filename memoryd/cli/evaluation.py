@@ -327,7 +327,7 @@ def _json_target(ctx: click.Context, _param: click.Parameter, value: str | None)
     "source checkout memoryd runs from; an installed package ships no bench/, so pass it.",
 )
 @click.option(
-    "--split", type=click.Choice(["dev", "dev2", "test", "all"]), default="all", show_default=True
+    "--split", type=click.Choice([*labelled.SPLITS, "all"]), default="all", show_default=True
 )
 @click.option(
     "--locomo",

@@ -224,7 +224,9 @@ class ExtractionJobs:
             for fact in extract_facts(text, source=source):
                 unique.setdefault(fact.key, fact)  # the first occurrence wins
         items = [
-            Reconcile(
+            Reconcile(owner, None, supersedes=f.retracts, user_id=user_id)
+            if f.is_retraction
+            else Reconcile(
                 owner,
                 NewMemory(
                     api_key_id=owner,
@@ -244,7 +246,7 @@ class ExtractionJobs:
             return []
         try:
             results = self.reconcile(items)
-            self.stats["stored"] += len(items)
+            self.stats["stored"] += sum(1 for i in items if i.memory is not None)
             self.stats["superseded"] = self.stats.get("superseded", 0) + sum(
                 len(r.superseded) for r in results
             )

@@ -12,7 +12,8 @@ Protocol (the data: ``memoryd.eval.labelled``):
 - A supersede pair stores ``first`` then ``second``. ``replace``: a current memory holds
   ``new`` and none holds ``old`` (``negated``: every current memory holding ``new`` is
   negative, see ``is_negative``, and none holds ``old`` positively); ``add``: the current
-  memories hold both; ``repeat``: exactly one current memory holds ``new``.
+  memories hold both; ``repeat``: exactly one current memory holds ``new``;
+  ``retract`` (the second message withdraws the first): none holds ``old``.
 - Speed (``memoryd.eval.speed``): ``extract_facts`` alone on one thread over the
   positives and negatives, pass after pass for at least ``speed_seconds``, and the
   slowest of a set of 64 KiB messages.
@@ -91,6 +92,9 @@ def judge_pair(pair: Pair, current: Sequence[str]) -> str | None:
     with_new = [c for c in current if contains(c, pair.new)]
     if pair.mode == "repeat":
         return None if len(with_new) == 1 else f"{len(with_new)} current memories hold it"
+    if pair.mode == "retract":
+        held = [c for c in current if contains(c, pair.old)]
+        return f"{len(held)} current memories still hold it" if held else None
     if pair.mode == "add":
         if not with_new:
             return "the new value is not stored"

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SPLITS = ("dev", "dev2", "test")
-MODES = ("replace", "add", "repeat")
+SPLITS = ("dev", "dev2", "dev3", "test", "test2")
+MODES = ("replace", "add", "repeat", "retract")
 FILES = ("positives.jsonl", "negatives.jsonl", "supersede.jsonl")
 
 

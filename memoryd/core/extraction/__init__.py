@@ -16,7 +16,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from memoryd.core.extraction.attributes import attribute_of, refine
 from memoryd.core.extraction.context import about, follow_up
+from memoryd.core.extraction.retract import retraction
 from memoryd.core.extraction.rules import Draft
 from memoryd.core.extraction.segment import (
     MAX_CLAUSES,
@@ -59,6 +61,12 @@ class Fact:
     slot: str | None = None  # what the fact is about: "home_location", "pet:dog:name"
     single: bool = False  # a new value of a single-valued slot supersedes the old one
     replaces: tuple[str, ...] = ()  # further slots a new value supersedes
+    attribute: str | None = None  # the schema's name for what it is about (``attributes``)
+    retracts: tuple[str, ...] = ()  # a retraction: no memory, these targets are retired
+
+    @property
+    def is_retraction(self) -> bool:
+        return bool(self.retracts) and not self.content
 
     @property
     def supersedes(self) -> tuple[str, ...]:
@@ -89,15 +97,21 @@ def _long_enough(value: str) -> bool:
     return any(c.isalnum() and unicodedata.east_asian_width(c) in {"W", "F"} for c in value)
 
 
-def _fact(draft: Draft, source: str) -> Fact | None:
+def _fact(draft: Draft, source: str, clause: str = "") -> Fact | None:
     slot = ":".join(filter(None, (slugify(part, 60) for part in draft.slot.split(":"))))
     value = slugify(draft.value)
     if not slot or not value or not _long_enough(draft.value.strip()):
         return None
-    key = f"{slot}:{value}" if draft.single and not slot.endswith(value) else slot
+    single = draft.single
+    moved = refine(slot, single, clause, draft.value)
+    if moved is not None:  # the words say which attribute, whichever rule matched
+        slot, single = moved
+    attribute = attribute_of(slot)
+    key = f"{slot}:{value}" if single and not slot.endswith(value) else slot
     content = _clip(" ".join(draft.content.split()).rstrip(" ,;:"))
     kind = "episodic" if draft.episodic or draft.kind in _EPISODIC else "factual"
-    return Fact(draft.kind, kind, key, content, source, slot, draft.single, draft.replaces)
+    name = attribute.name if attribute else None
+    return Fact(draft.kind, kind, key, content, source, slot, single, draft.replaces, name)
 
 
 def extract_facts(text: object, *, source: str = "user") -> list[Fact]:
@@ -119,10 +133,18 @@ def extract_facts(text: object, *, source: str = "user") -> list[Fact]:
 def _extract(found: list[Clause], source: str, facts: list[Fact], seen: set[str]) -> None:
     topic: Draft | None = None  # what the previous clause was about ("His name is Gizmo")
     for clause in found:
+        withdrawn = retraction(clause.text, _match) if source == "user" else None
+        if withdrawn:
+            key = "retract:" + slugify("|".join(withdrawn), 120)
+            if key not in seen:
+                seen.add(key)
+                facts.append(Fact("retraction", "factual", key, "", source, retracts=withdrawn))
+            topic = None
+            continue
         drafts = _match(clause.text) or follow_up(clause.text, topic)
         topic = next(iter(drafts), None) or about(clause.text)
         for draft in drafts:
-            fact = _fact(draft, source)
+            fact = _fact(draft, source, clause.text)
             if fact is not None and fact.key not in seen:
                 seen.add(fact.key)
                 facts.append(fact)
@@ -154,4 +176,6 @@ def fact_metadata(fact: Fact, extracted_at: str) -> dict[str, Any]:
     }
     if fact.slot:
         meta["slot"] = fact.slot
+    if fact.attribute:
+        meta["attribute"] = fact.attribute
     return meta

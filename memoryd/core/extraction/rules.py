@@ -382,7 +382,7 @@ def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
     else:
         single = False
     verb = re.sub(r"^do\s+not\s+", "not ", value, flags=re.I)
-    content = f"User wants the assistant to {verb[0].lower()}{verb[1:]}"
+    content = f"User wants the assistant to {pronouns(verb[0].lower() + verb[1:])}"
     if re.match(r"(?:I|we)\b", value):
         content = rewrite(value)
     return one("instructions", slot, value, content, single=single)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from memoryd.core.extraction.subject import restore
+from memoryd.core.extraction.typos import correct
 
 MAX_INPUT_CHARS = 64 * 1024
 #: Longer clauses are prose, not statements of fact; also bounds every rule's work.
@@ -248,7 +249,7 @@ def windows(text: str) -> list[str]:
 def prepare(text: str) -> str:
     """One window as plain statements: no code, no quoted speech, one spelling."""
     text = text.replace("\u2019", "'").replace("\u02bc", "'")
-    text = expand(text)
+    text = correct(expand(text))
     text = "\n".join(line for line in text.split("\n") if not _CODE_LINE.search(line))
     return _QUOTE.sub(_unquote, text)
 

@@ -338,6 +338,7 @@ rule("instructions", r"^(?:please\s+)?(?P<v>(?:address|call)\s+me\s+(?:informall
 rule("instructions", rf"^I\s+(?:want|need|would\s+like|would\s+prefer|expect)\s+you\s+to\s+{V}", r.instruction)
 rule("instructions", r"^I\s+(?:prefer|like|want|need|would\s+like)\s+(?P<v>(?:short|shorter|brief|concise|detailed|thorough|long|longer|in-depth|bullet[- ]point|step[- ]by[- ]step|simple|plain|\w+,\s+\w+)\s+(?:answers|responses|replies|explanations|summaries).*)", r.instruction)
 rule("instructions", r"^(?P<v>(?:\w+\s+){0,3}\w+\s+(?:commands|code|examples|units|answers|syntax|snippets|spelling))\s+(?:please|pls|plz)$", r.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?P<v>(?:switch|change|set|put|move|flip)\s+(?:me|it|things|everything|the\s+\w+)?\s*(?:back\s+|over\s+)?(?:to|on|into)\s+(?:dark|light|night)\s+(?:mode|theme)\b.*)", r.instruction)
 # -- decisions (SPEC §5) ---------------------------------------------------------------
 rule("decision", rf"^I\s+will\s+(?:be\s+)?(?:use|using)\s+{V}", r.simple("decision", "decision:{}", episodic=True))
 rule("decision", rf"^(?:I\s+have\s+|we\s+have\s+|I\s+|we\s+)?(?:chose|chosen|decided\s+(?:on|against)|picked|selected|went\s+with|opted\s+for|settled\s+on|gone\s+with|am\s+going\s+with|are\s+going\s+with)\s+{V}", r.simple("decision", "decision:{}", episodic=True))

@@ -28,12 +28,23 @@ def supersede(
     by memory ``by`` (None: retracted); ``by`` itself is never marked. A slot ending in
     ``:*`` names every slot under that prefix; ``slot~words`` only its memories that say
     those words ("I no longer live in Berlin" retires the home in Berlin, not the one
-    in Porto). Returns the ids."""
+    in Porto), and ``*~words`` the extracted memories of any slot that say them ("forget
+    what I said about Perth"). Returns the ids."""
     targets: list[str] = []
     params: list[Any] = []
     for slot, _, words in (s.partition("~") for s in slots if "~" in s):
-        targets.append("(slot = ? AND lower(content) LIKE lower(?) ESCAPE '\\')")
-        params += [slot, f"%{escape_like(words)}%"]
+        said = f"%{escape_like(words)}%"
+        if slot == "*":  # any slot: a retraction by what the memory says
+            targets.append("(slot IS NOT NULL AND lower(content) LIKE lower(?) ESCAPE '\\')")
+            params.append(said)
+        elif slot.endswith(":*"):
+            targets.append(
+                "(slot LIKE ? ESCAPE '\\' AND lower(content) LIKE lower(?) ESCAPE '\\')"
+            )
+            params += [escape_like(slot[:-1]) + "%", said]
+        else:
+            targets.append("(slot = ? AND lower(content) LIKE lower(?) ESCAPE '\\')")
+            params += [slot, said]
     slots = [s for s in slots if "~" not in s]
     exact = [s for s in slots if not s.endswith(":*")]
     if exact:
@@ -62,7 +73,13 @@ def reconcile(
     """One ``MemoryEngine.reconcile`` item: upsert, then retire what it replaces."""
     if new is None:
         gone = supersede(
-            conn, item.owner, now=now, by=None, ids=item.retract_ids, user_id=item.user_id
+            conn,
+            item.owner,
+            now=now,
+            by=None,
+            slots=item.supersedes,
+            ids=item.retract_ids,
+            user_id=item.user_id,
         )
         return Reconciled(None, False, gone)
     memory, created = upsert(conn, new, key, now)

@@ -1,0 +1,195 @@
+"""The attribute schema: what a captured fact is about, by meaning (issue 38).
+
+Every fact names one attribute of the person: their employer, their home, their diet.
+An attribute holds one current value (``single``: a new employer retires the old one,
+whatever words either statement used) or many (allergies, hobbies, pets). The rules
+name a slot as they match; ``attribute_of`` reads the slot's attribute, and ``refine``
+moves a fact whose words say it belongs elsewhere ("started at HSBC last week" matched
+as something begun, is an employer; "got an iPhone" beside "I use Android" is the
+phone). The same names are the slots the LLM extraction writes (``core.llm_ops``), so
+both modes reconcile alike. Pure and stdlib-only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["ATTRIBUTES", "Attribute", "attribute_of", "by_name", "refine"]
+
+
+@dataclass(frozen=True, slots=True)
+class Attribute:
+    """One attribute: ``slot`` is where its single value is stored (the name the store
+    has always used, so older memories reconcile with newer ones); ``prefixes`` are
+    the rule slots it covers."""
+
+    name: str
+    single: bool
+    about: str
+    slot: str = ""
+    prefixes: tuple[str, ...] = ()
+
+    @property
+    def storage_slot(self) -> str:
+        return self.slot or self.name
+
+
+def _a(name: str, single: bool, about: str, slot: str = "", *prefixes: str) -> Attribute:
+    return Attribute(name, single, about, slot, prefixes)
+
+
+#: The schema (docs/EXTRACTION.md lists it). Single attributes first, in the order a
+#: profile would show them.
+ATTRIBUTES: tuple[Attribute, ...] = (
+    _a("name", True, "the user's own name", "name"),
+    _a("preferred_name", True, "what they want to be called", "preferred_name", "nickname"),
+    _a("pronouns", True, "their pronouns", "pronouns"),
+    _a("age", True, "their age", "age"),
+    _a("birthday", True, "their birthday", "birthday"),
+    _a("home", True, "the city or country they live in now", "home_location", "former_home"),
+    _a("living_situation", True, "who they live with", "living_situation", "home_type"),
+    _a("hometown", True, "where they grew up or were born", "hometown", "birthplace"),
+    _a("employer", True, "the organisation they work for now", "employer"),
+    _a("job_title", True, "their current role or occupation", "occupation", "side_job"),
+    _a(
+        "employment_status",
+        True,
+        "retired, freelancing, between jobs, on leave",
+        "employment_status",
+        "work_pattern",
+    ),
+    _a("school", True, "the school or university they attend now", "school", "student"),
+    _a("field_of_study", True, "what they study now", "education:current"),
+    _a("relationship_status", True, "single, married, engaged, dating", "relationship_status"),
+    _a("partner", True, "their partner or spouse", "family:partner"),
+    _a("diet", True, "their eating pattern: vegetarian, vegan, keto, eats meat", "diet"),
+    _a("native_language", True, "their first language", "native_language"),
+    _a("phone", True, "their phone, model or platform", "phone"),
+    _a("computer", True, "their main computer", "computer", "laptop"),
+    _a("os", True, "their computer's operating system", "tool:os"),
+    _a("editor", True, "their code editor or IDE", "tool:editor"),
+    _a("vehicle", True, "the vehicle they drive or ride", "vehicle", "car"),
+    _a("ui_theme", True, "dark or light mode", "instruction:theme"),
+    _a("answer_language", True, "the language answers should be in", "instruction:language"),
+    _a("answer_length", True, "short or detailed answers", "instruction:length"),
+    _a("answer_format", True, "bullets, tables, plain text", "instruction:format"),
+    _a("units", True, "metric or imperial, currency, date format", "instruction:units", "timezone"),
+    _a("tone", True, "formal or casual, emojis or not", "instruction:tone"),
+    # many values at a time
+    _a("identity", False, "nationality, religion, traits", "", "identity", "trait", "gender", "nationality"),
+    _a("past_employer", False, "former employers and jobs", "", "past_employer", "past_occupation"),
+    _a("work", False, "team, industry, business they run", "", "team", "industry", "business"),
+    _a("education", False, "degrees and finished studies", "", "education"),
+    _a("family_member", False, "children, parents, siblings", "", "family"),
+    _a("pet", False, "animals they keep", "", "pet"),
+    _a("food_avoidance", False, "foods they avoid, cut or stick to", "", "diet"),
+    _a("allergy", False, "allergies and intolerances", "", "allergy"),
+    _a("medication", False, "medicines and doses", "", "health:medication"),
+    _a("health_condition", False, "illnesses, injuries, pregnancy", "", "health"),
+    _a("habit", False, "smoking, drinking, and quitting them", "", "habit"),
+    _a("language_spoken", False, "languages they speak", "", "language"),
+    _a("language_learning", False, "languages they are learning", "", "learning"),
+    _a("tool", False, "languages, frameworks, apps they use", "", "tool", "primary"),
+    _a("possession", False, "other things they own", "", "owns", "tablet"),
+    _a("instruction", False, "other standing instructions", "", "instruction"),
+    _a("plan", False, "plans, trips, events, goals", "", "plan", "decision"),
+    _a("hobby", False, "hobbies and activities", "", "hobbies", "past"),
+    _a("routine", False, "routines and schedules", "", "routines", "pattern"),
+    _a("like", False, "likes, dislikes, favourites, preferences", "", "opinion", "favorite", "preference"),
+)
+
+_BY_NAME = {a.name: a for a in ATTRIBUTES}
+#: a single attribute's own slot is matched exactly ("diet", not "diet:avoid:sugar")
+_EXACT = {a.slot: a for a in ATTRIBUTES if a.slot}
+# the longest prefix wins: "health:medication" before "health"
+_PREFIXES = sorted(
+    ((p, a) for a in ATTRIBUTES for p in a.prefixes), key=lambda pa: len(pa[0]), reverse=True
+)
+
+
+def by_name(name: str) -> Attribute | None:
+    return _BY_NAME.get(name)
+
+
+def attribute_of(slot: str | None) -> Attribute | None:
+    """The attribute a stored or rule slot belongs to (None: not in the schema)."""
+    if not slot:
+        return None
+    exact = _EXACT.get(slot)
+    if exact is not None:
+        return exact
+    for prefix, attribute in _PREFIXES:
+        if slot == prefix or slot.startswith(prefix + ":"):
+            return attribute
+    return None
+
+
+# -- meaning over the rule that fired ------------------------------------------------------
+
+_COMPANY_CUE = re.compile(
+    r"\b(?:new\s+job|new\s+role|new\s+position|joined|hired|employed|job\s+at|job\s+with|"
+    r"(?:started|starting|begun|began)\s+(?:at|with|work\s+at|working\s+(?:at|for))|"
+    r"work(?:s|ing)?\s+(?:at|for)|offer\s+from|pays\s+my\s+bills|onboarding)\b",
+    re.IGNORECASE,
+)
+_AT_ORG_NOW = re.compile(
+    r"^I\s+am\s+(?:at|with)\s+(?P<org>(?-i:[A-Z][\w&.'-]*(?:\s+(?-i:[A-Z][\w&.'-]*)){0,2}))"
+    r"\s+(?:now|these\s+days|nowadays)\b",
+    re.IGNORECASE,
+)
+_PHONE = re.compile(
+    r"\b(?:iphone|android|pixel|galaxy\s+s?\d*|samsung\s+(?:galaxy|phone)|oneplus|xiaomi|"
+    r"redmi|huawei|motorola|nokia\s+phone|android\s+phone|smartphone|flip\s+phone)\b",
+    re.IGNORECASE,
+)
+_THEME = re.compile(r"\b(?:dark|light|night)\s+(?:mode|theme)\b", re.IGNORECASE)
+_FORMAT = re.compile(
+    r"\b(?:bullet(?:ed)?(?:\s+points?|\s+lists?)?|bullets|numbered\s+lists?|tables?|markdown|"
+    r"plain\s+text|prose|headings|code\s+only|step[- ]by[- ]step|tl;?dr)\b",
+    re.IGNORECASE,
+)
+_TONE = re.compile(
+    r"\b(?:formal|informal|casual|friendly|blunt|polite|emojis?|sarcas\w*|jokes?|"
+    r"professional\s+tone|tone)\b",
+    re.IGNORECASE,
+)
+_MEAT = re.compile(
+    r"\b(?:(?:eat(?:ing)?|back\s+(?:on|to))\s+(?:meat|chicken|fish|beef)(?:\s+again)?|"
+    r"(?:no\s+longer|not)\s+(?:a\s+)?(?:vegetarian|vegan|pescatarian)|"
+    r"gave\s+up\s+(?:being\s+)?(?:vegetarian|vegan|veganism|vegetarianism))\b",
+    re.IGNORECASE,
+)
+
+
+def refine(slot: str, single: bool, clause: str, value: str) -> tuple[str, bool] | None:
+    """The slot a fact belongs in when its words say so and the rule that matched it
+    put it elsewhere, or None to keep the rule's. Only moves into single attributes:
+    that is where a wrong slot leaves an old value current."""
+    attribute = attribute_of(slot)
+    name = attribute.name if attribute else ""
+    if name == "employer":
+        return None
+    generic = name in ("hobby", "plan", "identity", "routine", "like", "school", "work", "")
+    if name in ("tool", "possession", "os", "computer") or generic:
+        if _PHONE.search(value) or (name in ("possession", "") and _PHONE.search(clause)):
+            return "phone", True
+    if _THEME.search(clause) and name in ("like", "instruction", "tool", "") or (
+        _THEME.search(value)
+    ):
+        return "instruction:theme", True
+    if name == "instruction":
+        if _FORMAT.search(value):
+            return "instruction:format", True
+        if _TONE.search(value):
+            return "instruction:tone", True
+    if generic and (_AT_ORG_NOW.match(clause) or _COMPANY_CUE.search(clause)):
+        if re.search(r"(?-i:[A-Z])", value) or _AT_ORG_NOW.match(clause):
+            return "employer", True
+    if (
+        name in ("food_avoidance", "like", "plan", "hobby", "")
+        and _MEAT.search(clause)
+        and not re.search(r"\b(?:not|never|no)\s+(?:\w+\s+)?eat", clause, re.IGNORECASE)
+    ):
+        return "diet", True
+    return None

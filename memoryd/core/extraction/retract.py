@@ -1,0 +1,144 @@
+"""Taking a statement back (issue 38): "forget that I said I like jazz", "ignore what I
+told you about my job", "I'm not moving to Perth after all", "I no longer have the cat,
+she passed away", "the wedding is off".
+
+A retraction stores nothing: it names what to retire. ``retraction`` returns the
+supersede targets (``slot~words``: the owner's memories of that slot that say those
+words; ``*~words``: of any slot) for the engine to retract, or None when the clause
+withdraws nothing. What was withdrawn is found the way it was first captured: the
+withdrawn statement goes through the same rules, so "forget that I said I like jazz"
+retires exactly the memory "I like jazz" made.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from memoryd.core.extraction.values import Draft, slugify, trim
+
+__all__ = ["retraction"]
+
+Match = Callable[[str], list[Draft]]
+
+_FORGET = re.compile(
+    r"^(?:(?:please|pls|actually|oh|and|also|just|can\s+you|could\s+you)\s+)*"
+    r"(?:forget|ignore|disregard|delete|remove|erase|drop|scrap|strike)\s+"
+    r"(?:about\s+)?(?:that\s+|what\s+|the\s+(?:bit|part|thing)\s+)?"
+    r"(?:(?:I|me)\s+(?:said|told\s+you|mentioned|wrote|saying|telling\s+you|mentioning)\s*)?"
+    r"(?:(?:about|that|re|regarding|on)\s+)?(?P<what>.+)$",
+    re.IGNORECASE,
+)
+_NEVER_MIND = re.compile(
+    r"^(?:I\s+)?never\s*mind\s+(?:about\s+|what\s+I\s+said\s+about\s+)?(?P<what>.+)$", re.I
+)
+_AFTER_ALL = re.compile(r"^(?P<stmt>.+?)\s+after\s+all$", re.IGNORECASE)
+_OFF = re.compile(
+    r"^(?:the|our|my)\s+(?P<what>[\w\s-]{2,40}?)\s+(?:is|has\s+been|got|was)\s+"
+    r"(?:off|cancell?ed|called\s+off|scrapped)\b",
+    re.IGNORECASE,
+)
+_CALLED_OFF = re.compile(
+    r"^(?:I|we)\s+(?:have\s+)?(?:called\s+off|cancell?ed|scrapped|dropped)\s+"
+    r"(?:the|our|my)\s+(?P<what>[\w\s-]{2,40}?)(?:\s|$|,)",
+    re.IGNORECASE,
+)
+_GONE = re.compile(
+    r"^(?:I|we)\s+(?:no\s+longer|do\s+not|don't)\s+have\s+(?:the|my|our|a|an|any)\s+"
+    r"(?P<what>[\w-]+(?:\s+[\w-]+)?)(?:\s+(?:anymore|any\s+more))?"
+    r"(?:\s*,?\s*(?:she|he|it|they)\s+(?:passed(?:\s+away)?|died|ran\s+away|was\s+rehomed|"
+    r"got\s+rehomed)\b.*)?$",
+    re.IGNORECASE,
+)
+_DIED = re.compile(
+    r"^(?:(?:my|our|the)\s+(?P<what>[\w-]+(?:\s+[\w-]+)?)\s+(?:passed(?:\s+away)?|died|"
+    r"was\s+put\s+down|had\s+to\s+be\s+put\s+down)|(?:I|we)\s+(?:had\s+to\s+)?(?:put\s+down|"
+    r"rehomed|gave\s+away|sold)\s+(?:my|our|the)\s+(?P<what2>[\w-]+(?:\s+[\w-]+)?))\b",
+    re.IGNORECASE,
+)
+#: "forget my job" names a topic whose memories may not say the word
+_TOPICS: dict[str, tuple[str, ...]] = {
+    "job": ("employer", "occupation", "work_pattern"),
+    "work": ("employer", "occupation", "work_pattern"),
+    "employer": ("employer",),
+    "company": ("employer",),
+    "where i live": ("home_location",),
+    "where i am living": ("home_location",),
+    "my address": ("home_location",),
+    "home": ("home_location",),
+    "diet": ("diet", "diet:*"),
+    "partner": ("family:partner",),
+    "boyfriend": ("family:partner",),
+    "girlfriend": ("family:partner",),
+    "husband": ("family:partner",),
+    "wife": ("family:partner",),
+    "age": ("age",),
+    "name": ("name", "preferred_name"),
+    "phone": ("phone",),
+    "allergy": ("allergy:*",),
+    "allergies": ("allergy:*",),
+}
+_STATEMENT = re.compile(r"^(?:I|we|my|our)\b", re.IGNORECASE)
+_NEGATED = re.compile(r"^(?P<who>I|we)\s+(?P<be>am|are|will|do|have)\s+not\s+", re.IGNORECASE)
+
+
+def _targets(drafts: list[Draft]) -> tuple[str, ...]:
+    """A slot that names its thing ("opinion:jazz", "allergy:peanuts") is retired
+    whole; a slot of one value ("home_location") only where it says the value."""
+    out: list[str] = []
+    for draft in drafts:
+        slot = ":".join(filter(None, (slugify(part, 60) for part in draft.slot.split(":"))))
+        words = draft.value.strip()
+        if not slot:
+            continue
+        out.append(slot if ":" in slot or not words else f"{slot}~{words}")
+        if ":" in slot and len(words) >= 3 and words not in ("likes", "dislikes"):
+            # the same thing said in other words lands in a sibling slot ("moving to
+            # Perth" against "moving to Perth in March"): its kind, saying the value
+            out.append(f"{slot.split(':')[0]}:*~{words}")
+    return tuple(out)
+
+
+def _topic(what: str) -> tuple[str, ...]:
+    what = trim(what)
+    low = re.sub(r"^(?:my|our|the|me\s+being|being|me)\s+", "", what.lower()).strip()
+    if not low:
+        return ()
+    if low in _TOPICS:
+        return _TOPICS[low]
+    words = low.split()
+    if words and words[-1] in _TOPICS:
+        return _TOPICS[words[-1]]
+    return (f"*~{low}",) if len(low) >= 3 else ()
+
+
+def retraction(clause: str, match: Match) -> tuple[str, ...] | None:
+    """What ``clause`` withdraws (supersede targets), or None when it withdraws
+    nothing. ``match`` is the rule table, to read a withdrawn statement as captured."""
+    m = _FORGET.match(clause) or _NEVER_MIND.match(clause)
+    if m is not None:
+        what = m["what"].strip(" ,.!")
+        if _STATEMENT.match(what):
+            found = _targets(match(what))
+            if found:
+                return found
+        return _topic(what) or None
+    after = _AFTER_ALL.match(clause)
+    if after is not None:
+        stmt = after["stmt"]
+        positive = _NEGATED.sub(lambda n: f"{n['who']} {n['be']} ", stmt, count=1)
+        if positive != stmt:
+            found = _targets(match(positive))
+            if found:
+                return found
+    m = _OFF.match(clause) or _CALLED_OFF.match(clause)
+    if m is not None:
+        what = trim(m["what"])
+        event = "wedding" if what.lower() in ("wedding", "marriage") else slugify(what, 60)
+        return (f"plan:{event}", f"*~{what}") if len(what) >= 3 else None
+    m = _GONE.match(clause) or _DIED.match(clause)
+    if m is not None:
+        what = trim(m.group("what") or m.groupdict().get("what2") or "")
+        head = what.split()[-1] if what else ""
+        return (f"*~{head}",) if len(head) >= 3 else None
+    return None

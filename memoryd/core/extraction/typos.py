@@ -1,0 +1,170 @@
+"""How people type, read as the rules spell it (issue 38): chat shorthand ("gonna",
+"gf", "rn") and one-slip misspellings of the words the rules key on ("alergic",
+"vegeterian", "girlfirend", "relocted").
+
+A word is corrected only when it is not itself a word the rules or lexicons know (read
+from the rule table and lexicons, so a rule added later is covered), is lower case
+(names keep their spelling), and is one slip (a letter dropped, doubled, swapped with
+its neighbour, or, in a long word, replaced) from exactly one of ``TARGETS``. Values
+keep the user's spelling: only the words around them change ("im alergic to penicilin" is stored as
+"User is allergic to penicilin").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+__all__ = ["correct"]
+
+_SHORTHAND = {
+    "gonna": "going to",
+    "wanna": "want to",
+    "gotta": "have to",
+    "gf": "girlfriend",
+    "bf": "boyfriend",
+    "hubby": "husband",
+    "wifey": "wife",
+    "rn": "right now",
+    "atm": "at the moment",
+    "bc": "because",
+    "cuz": "because",
+    "coz": "because",
+    "b/c": "because",
+    "w/": "with",
+    "thru": "through",
+    "tho": "though",
+    "ppl": "people",
+    "kiddo": "kid",
+    "isnt": "is not",
+    "arent": "are not",
+    "wasnt": "was not",
+    "werent": "were not",
+    "couldnt": "could not",
+    "wouldnt": "would not",
+    "shouldnt": "should not",
+    "hasnt": "has not",
+    "hadnt": "had not",
+    "aint": "am not",
+    "thats": "that is",
+    "whats": "what is",
+    "theyre": "they are",
+    "youre": "you are",
+    "ur": "your",
+    "u": "you",
+    "r": "are",
+    "n": "and",
+    "abt": "about",
+    "bday": "birthday",
+    "b-day": "birthday",
+    "fav": "favourite",
+    "fave": "favourite",
+    "fav.": "favourite",
+    "yrs": "years",
+    "yr": "year",
+    "mos": "months",
+    "mths": "months",
+    "wk": "week",
+    "wks": "weeks",
+    "govt": "government",
+}
+_WORD = re.compile(r"(?<![\w'/-])[a-z][a-z/-]*(?![\w'])")
+
+
+def _deletes(word: str) -> set[str]:
+    return {word[:i] + word[i + 1 :] for i in range(len(word))}
+
+
+@functools.cache
+def _vocabulary() -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+    """Every word the rules and lexicons know (never "corrected"), and an index from
+    each one-letter deletion of a target word back to it (a symmetric-delete lookup)."""
+    from memoryd.core.extraction import lexicon as lx
+    from memoryd.core.extraction.table import _RULES
+
+    words: set[str] = set(TARGETS)
+    for _kind, pattern, _build in _RULES:
+        words.update(re.findall(r"(?<![\\?])\b[a-z]{3,}\b", pattern))
+    for name in dir(lx):
+        value = getattr(lx, name)
+        if isinstance(value, (frozenset, set, dict)):
+            for item in value:
+                if isinstance(item, str):
+                    words.update(re.findall(r"[a-z]{3,}", item.lower()))
+    index: dict[str, set[str]] = {}
+    for word in TARGETS:
+        for variant in _deletes(word) | {word}:
+            index.setdefault(variant, set()).add(word)
+    return frozenset(words), {k: frozenset(v) for k, v in index.items()}
+
+
+#: The words a slip is corrected into: the long words the rules key on that people
+#: misspell. Only these: without a dictionary of English, a slip toward any rule word
+#: turned "finance" into "fiance" and "diving" into "driving".
+TARGETS = frozenset(
+    """
+    allergic allergies allergy intolerant intolerance lactose gluten vegetarian vegan
+    pescatarian girlfriend boyfriend husband daughter daughters grandson granddaughter
+    grandmother grandfather married engaged divorced widowed favourite favorite
+    diagnosed diabetes diabetic asthma arthritis migraines medication prescribed
+    pregnant relocated relocating living currently recently apartment
+    university college engineer developer software manager teacher student studying
+    learning speaking fluent switched started starting working employed retired
+    unemployed freelance freelancing prefer preference instead always answers
+    responses replies definitely remember forget neighbourhood neighborhood
+    birthday anniversary wedding vacation holiday schedule appointment interview
+    graduating graduated graduation bachelor masters degree nephew niece
+    brother sister mother father partner cousin children toddler puppy kitten
+    hobby hobbies gardening photography climbing knitting guitar piano language
+    languages spanish french german english italian portuguese japanese chinese
+    mandarin arabic hindi metric imperial celsius fahrenheit concise detailed
+    """.split()
+)
+
+
+def _candidates(token: str, index: dict[str, frozenset[str]]) -> set[str]:
+    found: set[str] = set()
+    found |= index.get(token, frozenset())  # a letter too few: "alergic"
+    for variant in _deletes(token):  # a letter too many, or swapped/replaced
+        found |= index.get(variant, frozenset())
+    return found
+
+
+def _one_slip(token: str, word: str) -> bool:
+    """Whether ``token`` is one slip from ``word``: a letter dropped or added, two
+    neighbours swapped, or (in a word of eight letters or more) one replaced."""
+    if token == word:
+        return False
+    lt, lw = len(token), len(word)
+    if lt == lw:
+        diff = [i for i in range(lt) if token[i] != word[i]]
+        if len(diff) == 2 and diff[1] == diff[0] + 1:
+            i = diff[0]
+            return token[i] == word[i + 1] and token[i + 1] == word[i]
+        return len(diff) == 1 and lw >= 8
+    if abs(lt - lw) != 1:
+        return False
+    short, long_ = (token, word) if lt < lw else (word, token)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _fix(token: str) -> str | None:
+    """The spelling of one lower-case word, or None to keep it (cached: chat repeats
+    its words, and most of them are kept)."""
+    spelt = _SHORTHAND.get(token)
+    if spelt is not None:
+        return spelt
+    known, index = _vocabulary()
+    if len(token) < 5 or token in known or not token.isalpha():
+        return None
+    options = [w for w in _candidates(token, index) if _one_slip(token, w)]
+    return options[0] if len(options) == 1 else None
+
+
+def correct(text: str) -> str:
+    """``text`` with chat shorthand spelt out and one-slip misspellings of the rules'
+    words corrected; everything else as it was."""
+    if not any(_fix(t) for t in _WORD.findall(text)):
+        return text
+    return _WORD.sub(lambda m: _fix(m[0]) or m[0], text)
