@@ -164,10 +164,12 @@ def test_summary_counts_items_values_kinds_and_modes() -> None:
         extraction.Scored("dev", a, False, ("b",), why="the old value is no longer current"),
     ]
     s = extraction.summarize(scored)
-    assert s["positives"] | {"per_kind": None} == {
+    groups = {"per_kind": None, "per_register": None, "per_attribute": None}
+    assert s["positives"] | groups == {
         "n": 2, "recalled": 1, "recall": 0.5, "values": 3, "values_found": 2,
-        "value_recall": 0.666667, "per_kind": None,
+        "value_recall": 0.666667, **groups,
     }  # fmt: skip
+    assert s["positives"]["per_register"]["unlabelled"]["n"] == 2
     assert s["positives"]["per_kind"]["pets"]["value_recall"] == 0.5
     assert s["negatives"]["false_memory_rate"] == 0.5
     assert s["negatives"]["per_kind"]["code"]["false_memories"] == 1

@@ -18,6 +18,7 @@ from typing import Any, Literal, cast, get_args
 
 from memoryd.core import subjects
 from memoryd.core.extraction import slugify
+from memoryd.core.extraction.attributes import ATTRIBUTES, by_name
 from memoryd.models import MemoryType, NewMemory, Reconcile
 
 OpName = Literal["ADD", "UPDATE", "DELETE", "NONE"]
@@ -35,15 +36,15 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 #: Asks for 300 characters at most; the schema allows 500, so a slightly long fact is
 #: not a reason to throw the whole answer away.
-SYSTEM_PROMPT = """\
+_PROMPT = """\
 You maintain a memory of durable facts about one user. You get a JSON object: \
 "user_message" (what the user just wrote), maybe "assistant_reply" (context only, \
 never a source of facts) and "existing_memories" (what is stored, each with an "id").
 
 Answer with one JSON object and nothing else:
-{"operations": [{"op": "ADD"|"UPDATE"|"DELETE"|"NONE", "id": string|null, \
+{{"operations": [{{"op": "ADD"|"UPDATE"|"DELETE"|"NONE", "id": string|null, \
 "content": string|null, "slot": string|null, "type": "factual"|"episodic"|\
-"procedural"|"semantic"}]}
+"procedural"|"semantic"}}]}}
 
 Rules:
 - Only facts the user states about themselves: identity, home, work, family, pets, \
@@ -59,14 +60,22 @@ the new full "content". DELETE an existing memory the user says is no longer tru
 asks to forget: its "id". NONE when the fact is already stored. UPDATE, DELETE and \
 NONE may only use ids from "existing_memories".
 - "slot" names what a single-valued fact is about, so that a new value replaces the \
-old one: lower_snake_case words joined by ":", e.g. "home_location", "employer", \
-"job_title", "pet:dog:name", "diet", "preference:editor". Use null for facts that \
-can have many values (likes, hobbies, skills).
+old one, whatever words either statement used. Use exactly one of these: \
+{single_slots}. Use null for facts that can have many values (allergies, pets, \
+family members, likes, hobbies, plans, skills).
 - "type": "factual" for stable facts and preferences, "episodic" for events, plans \
 and decisions, "procedural" for how the user wants things done, "semantic" for \
 general knowledge the user shares.
 - At most 20 operations, each "content" at most 300 characters. When nothing \
-qualifies, answer {"operations": []}."""
+qualifies, answer {{"operations": []}}."""
+
+#: The rules' attribute schema (``core.extraction.attributes``): both modes file a fact
+#: under the same slot, so an LLM-extracted employer retires a rules-extracted one.
+SYSTEM_PROMPT = _PROMPT.format(
+    single_slots=", ".join(
+        f'"{a.storage_slot}" ({a.about})' for a in ATTRIBUTES if a.single
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -130,7 +139,8 @@ def _slot(value: object, where: str) -> str | None:
     slot = value.strip().lower()
     if len(slot) > MAX_SLOT_CHARS or not _SLOT.fullmatch(slot):
         raise invalid(f"{where} is not a slot like home_location or pet:dog:name")
-    return slot
+    named = by_name(slot)  # an attribute's name ("job_title") for its slot ("occupation")
+    return named.storage_slot if named is not None and named.single else slot
 
 
 def _operation(item: object, index: int, allowed: Collection[str]) -> LlmOp:

@@ -28,7 +28,9 @@ from collections.abc import Callable, Collection
 from concurrent.futures import Future
 from datetime import datetime, timedelta
 
-from memoryd.core.extraction import Fact, extract_facts, fact_metadata
+from memoryd.core.extraction import Fact, extract, extract_facts, fact_metadata
+from memoryd.engine.attribute_backing import back
+from memoryd.engine.attribute_model import AttributeModel, shared_model
 from memoryd.engine.background import BackgroundWorker
 from memoryd.models import MemoryType, NewMemory, Reconcile, Reconciled, to_iso, utcnow
 from memoryd.storage.base import NewJob, Store
@@ -62,6 +64,8 @@ class ExtractionJobs:
         self.reconcile = reconcile
         self.stats = stats
         self.llm: ModeHook | None = None
+        #: the classifier backing the rules (None: the rules alone)
+        self.attributes: AttributeModel | None = shared_model()
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.lease_s = lease_s
         self.max_pending = max(1, max_pending)
@@ -221,7 +225,8 @@ class ExtractionJobs:
         extracted_at = to_iso(utcnow())
         unique: dict[str, Fact] = {}
         for text, source in texts:
-            for fact in extract_facts(text, source=source):
+            facts, leftovers = extract(text, source=source)
+            for fact in back(facts, leftovers, self.attributes):
                 unique.setdefault(fact.key, fact)  # the first occurrence wins
         items = [
             Reconcile(owner, None, supersedes=f.retracts, user_id=user_id)

@@ -181,6 +181,14 @@ def _kind(s: Scored) -> str:
     return s.item.kind
 
 
+def _register(s: Scored) -> str:
+    return s.item.register or "unlabelled"
+
+
+def _attribute(s: Scored) -> str:
+    return getattr(s.item, "attribute", "") or "unlabelled"
+
+
 def _mode(s: Scored) -> str:
     pair = s.item
     if not isinstance(pair, Pair):
@@ -237,13 +245,22 @@ def summarize(scored: Sequence[Scored]) -> dict[str, Any]:
     pairs = [s for s in scored if isinstance(s.item, Pair)]
     return {
         "positives": _recall(pos)
-        | {"per_kind": {k: _recall(g) for k, g in _groups(pos, _kind).items()}},
+        | {
+            "per_kind": {k: _recall(g) for k, g in _groups(pos, _kind).items()},
+            "per_register": {k: _recall(g) for k, g in _groups(pos, _register).items()},
+            "per_attribute": {k: _recall(g) for k, g in _groups(pos, _attribute).items()},
+        },
         "negatives": _false(neg)
-        | {"per_kind": {k: _false(g) for k, g in _groups(neg, _kind).items()}},
+        | {
+            "per_kind": {k: _false(g) for k, g in _groups(neg, _kind).items()},
+            "per_register": {k: _false(g) for k, g in _groups(neg, _register).items()},
+        },
         "supersede": _accuracy(pairs)
         | {
             "per_mode": {k: _accuracy(g) for k, g in _groups(pairs, _mode).items()},
             "per_kind": {k: _accuracy(g) for k, g in _groups(pairs, _kind).items()},
+            "per_register": {k: _accuracy(g) for k, g in _groups(pairs, _register).items()},
+            "per_attribute": {k: _accuracy(g) for k, g in _groups(pairs, _attribute).items()},
         },
         "misses": {
             "positives": [_miss(s) for s in pos if not s.ok],

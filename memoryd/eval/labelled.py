@@ -7,8 +7,11 @@ one split named after it. A missing file is an empty list; a malformed line is a
 
 - ``positives.jsonl``: ``{"id", "kind", "text", "expect": [value, ...]}``
 - ``negatives.jsonl``: ``{"id", "kind", "text"}`` (fact-free or must-not-store)
-- ``supersede.jsonl``: ``{"id", "kind", "mode": "replace"|"add"|"repeat", "first",
-  "second", "old", "new", "negated"?}``
+- ``supersede.jsonl``: ``{"id", "kind", "mode": "replace"|"add"|"repeat"|"retract",
+  "first", "second", "old", "new", "negated"?}``
+- every line may carry ``"register"`` (how it is written) and positives and pairs
+  ``"attribute"`` (``core.extraction.attributes``), for the per-register and
+  per-attribute tables.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ class Positive:
     kind: str
     text: str
     expect: tuple[str, ...]
+    register: str = ""  # how it is written: "typed_fast", "uk", "non_native", ... (dev3+)
+    attribute: str = ""  # the schema attribute of its main fact (dev3+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +46,7 @@ class Negative:
     id: str
     kind: str
     text: str
+    register: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +61,8 @@ class Pair:
     old: str
     new: str
     negated: bool = False
+    register: str = ""
+    attribute: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,11 +130,23 @@ def _positive(row: dict[str, Any], where: str) -> Positive:
     ):
         raise ExtractionDataError(f"{where}: 'expect' must be a list of non-empty strings")
     ident, kind, text = (_text(row, n, where) for n in ("id", "kind", "text"))
-    return Positive(ident, kind, text, tuple(expect))
+    return Positive(ident, kind, text, tuple(expect), *_labels(row, where))
+
+
+def _labels(row: dict[str, Any], where: str) -> tuple[str, str]:
+    """The optional ``register`` and ``attribute`` labels ("" when absent)."""
+    out = []
+    for name in ("register", "attribute"):
+        value = row.get(name, "")
+        if not isinstance(value, str):
+            raise ExtractionDataError(f"{where}: '{name}' must be a string")
+        out.append(value)
+    return out[0], out[1]
 
 
 def _negative(row: dict[str, Any], where: str) -> Negative:
-    return Negative(*(_text(row, n, where) for n in ("id", "kind", "text")))
+    ident, kind, text = (_text(row, n, where) for n in ("id", "kind", "text"))
+    return Negative(ident, kind, text, _labels(row, where)[0])
 
 
 def _pair(row: dict[str, Any], where: str) -> Pair:
@@ -141,7 +161,7 @@ def _pair(row: dict[str, Any], where: str) -> Pair:
     old = row.get("old", "")
     if not isinstance(old, str) or (not old.strip() and not negated):
         raise ExtractionDataError(f"{where}: 'old' must be a non-empty string unless negated")
-    return Pair(ident, kind, mode, first, second, old, new, negated)
+    return Pair(ident, kind, mode, first, second, old, new, negated, *_labels(row, where))
 
 
 def load_split(directory: Path, name: str | None = None) -> LabelledSplit:

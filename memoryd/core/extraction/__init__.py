@@ -12,6 +12,7 @@ stores it (``MemoryEngine.reconcile``).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,7 @@ __all__ = [
     "MAX_INPUT_CHARS",
     "MIN_FACT_LENGTH",
     "Fact",
+    "extract",
     "extract_facts",
     "fact_metadata",
     "slugify",
@@ -63,6 +65,7 @@ class Fact:
     replaces: tuple[str, ...] = ()  # further slots a new value supersedes
     attribute: str | None = None  # the schema's name for what it is about (``attributes``)
     retracts: tuple[str, ...] = ()  # a retraction: no memory, these targets are retired
+    clause: str = ""  # the clause it was read from (the attribute classifier reads it)
 
     @property
     def is_retraction(self) -> bool:
@@ -111,14 +114,23 @@ def _fact(draft: Draft, source: str, clause: str = "") -> Fact | None:
     content = _clip(" ".join(draft.content.split()).rstrip(" ,;:"))
     kind = "episodic" if draft.episodic or draft.kind in _EPISODIC else "factual"
     name = attribute.name if attribute else None
-    return Fact(draft.kind, kind, key, content, source, slot, single, draft.replaces, name)
+    return Fact(
+        draft.kind, kind, key, content, source, slot, single, draft.replaces, name, (), clause
+    )
 
 
 def extract_facts(text: object, *, source: str = "user") -> list[Fact]:
     """Every fact stated in `text`, in order; duplicate keys keep the first. Pure."""
+    return extract(text, source=source)[0]
+
+
+def extract(text: object, *, source: str = "user") -> tuple[list[Fact], list[str]]:
+    """The facts of ``text`` and its leftovers: the user's first-person statements no
+    rule read (the engine's attribute classifier may still keep them). Pure."""
     if not isinstance(text, str) or not text:
-        return []
+        return [], []
     facts: list[Fact] = []
+    leftovers: list[str] = []
     seen: set[str] = set()
     # An exact str copy, so a str subclass cannot override the methods used below.
     parts = windows(str.__str__(text))
@@ -126,11 +138,16 @@ def extract_facts(text: object, *, source: str = "user") -> list[Fact]:
         found = clauses(prepare(window))
         # the head of a long message from its start, its tail from its end
         found = found[-MAX_CLAUSES:] if i else found[:MAX_CLAUSES]
-        _extract(found, source, facts, seen)
-    return facts
+        _extract(found, source, facts, seen, leftovers)
+    return facts, leftovers
 
 
-def _extract(found: list[Clause], source: str, facts: list[Fact], seen: set[str]) -> None:
+_FIRST_PERSON = re.compile(r"^(?:I|my|we|our|me)\b", re.IGNORECASE)
+
+
+def _extract(
+    found: list[Clause], source: str, facts: list[Fact], seen: set[str], leftovers: list[str]
+) -> None:
     topic: Draft | None = None  # what the previous clause was about ("His name is Gizmo")
     for clause in found:
         withdrawn = retraction(clause.text, _match) if source == "user" else None
@@ -143,6 +160,9 @@ def _extract(found: list[Clause], source: str, facts: list[Fact], seen: set[str]
             continue
         drafts = _match(clause.text) or follow_up(clause.text, topic)
         topic = next(iter(drafts), None) or about(clause.text)
+        if not drafts and source == "user" and not clause.question:
+            if _FIRST_PERSON.match(clause.text) and len(clause.text.split()) >= 3:
+                leftovers.append(clause.text)
         for draft in drafts:
             fact = _fact(draft, source, clause.text)
             if fact is not None and fact.key not in seen:

@@ -30,7 +30,26 @@ _FORGET = re.compile(
     re.IGNORECASE,
 )
 _NEVER_MIND = re.compile(
-    r"^(?:I\s+)?never\s*mind\s+(?:about\s+|what\s+I\s+said\s+about\s+)?(?P<what>.+)$", re.I
+    r"^(?:I\s+)?(?:never\s*mind|nvm|nevermind)\s+(?:about\s+|what\s+I\s+said\s+about\s+)?"
+    r"(?P<what>.+)$",
+    re.I,
+)
+_DONT_KEEP = re.compile(
+    r"^(?:(?:please|pls|so|and|actually)\s+)*(?:I\s+)?(?:do\s+not|don't|dont|never)\s+"
+    r"(?:want\s+you\s+to\s+)?(?:keep|save|store|remember|hold\s+on\s+to)\s+"
+    r"(?:anything|that|this|it|what\s+I\s+said)\s*(?:about|on|re|regarding)?\s*(?P<what>.*)$",
+    re.I,
+)
+_WHATEVER = re.compile(
+    r"^(?:(?:please|pls|can\s+you|could\s+you)\s+)*(?:delete|forget|remove|erase|drop)\s+"
+    r"(?:whatever|everything|anything|all)\s+(?:I\s+)?(?:told|said|mentioned|wrote|shared)"
+    r"(?:\s+(?:you|to\s+you))?\s+(?:about|on|regarding)\s+(?P<what>.+)$",
+    re.I,
+)
+_ABOUT_FORGET = re.compile(
+    r"^(?:about|re|regarding|as\s+for)\s+(?P<what>.{2,60}?)\s*,?\s*(?:please\s+)?"
+    r"(?:forget|ignore|delete|disregard|scrap)\s+(?:it|that|this)\b",
+    re.I,
 )
 _AFTER_ALL = re.compile(r"^(?P<stmt>.+?)\s+after\s+all$", re.IGNORECASE)
 _OFF = re.compile(
@@ -67,6 +86,13 @@ _TOPICS: dict[str, tuple[str, ...]] = {
     "my address": ("home_location",),
     "home": ("home_location",),
     "diet": ("diet", "diet:*"),
+    "medication": ("health:medication:*",),
+    "meds": ("health:medication:*",),
+    "medicine": ("health:medication:*",),
+    "fiance": ("family:partner", "relationship_status"),
+    "fiancé": ("family:partner", "relationship_status"),
+    "fiancee": ("family:partner", "relationship_status"),
+    "fiancée": ("family:partner", "relationship_status"),
     "partner": ("family:partner",),
     "boyfriend": ("family:partner",),
     "girlfriend": ("family:partner",),
@@ -92,16 +118,17 @@ def _targets(drafts: list[Draft]) -> tuple[str, ...]:
         if not slot:
             continue
         out.append(slot if ":" in slot or not words else f"{slot}~{words}")
-        if ":" in slot and len(words) >= 3 and words not in ("likes", "dislikes"):
-            # the same thing said in other words lands in a sibling slot ("moving to
-            # Perth" against "moving to Perth in March"): its kind, saying the value
-            out.append(f"{slot.split(':')[0]}:*~{words}")
+        if len(words) >= 3 and words not in ("likes", "dislikes"):
+            # the same thing said in other words may sit in another slot ("moving to
+            # Perth" against "moving to Perth in March"): any memory saying the value
+            out.append(f"*~{words}")
     return tuple(out)
 
 
 def _topic(what: str) -> tuple[str, ...]:
     what = trim(what)
     low = re.sub(r"^(?:my|our|the|me\s+being|being|me)\s+", "", what.lower()).strip()
+    low = re.sub(r"\s+(?:thing|stuff|bit|part|business)$", "", low)
     if not low:
         return ()
     if low in _TOPICS:
@@ -115,7 +142,15 @@ def _topic(what: str) -> tuple[str, ...]:
 def retraction(clause: str, match: Match) -> tuple[str, ...] | None:
     """What ``clause`` withdraws (supersede targets), or None when it withdraws
     nothing. ``match`` is the rule table, to read a withdrawn statement as captured."""
-    m = _FORGET.match(clause) or _NEVER_MIND.match(clause)
+    m = (
+        _WHATEVER.match(clause)
+        or _ABOUT_FORGET.match(clause)
+        or _FORGET.match(clause)
+        or _NEVER_MIND.match(clause)
+        or _DONT_KEEP.match(clause)
+    )
+    if m is not None and m["what"].strip(" ,.!") in ("", "it", "that", "this"):
+        return None
     if m is not None:
         what = m["what"].strip(" ,.!")
         if _STATEMENT.match(what):

@@ -350,7 +350,8 @@ def language(m: re.Match[str], clause: str) -> list[Draft] | None:
 
 
 _UNITS = re.compile(
-    r"\b(?:metric|imperial|celsius|fahrenheit|kilograms?|pounds|kg|lbs?|miles|kilometers|km)\b",
+    r"\b(?:metric|imperial|celsius|fahrenheit|kilograms?|kilos?|stones?|pounds|kg|lbs?|miles|"
+    r"kilometers|kilometres|km|litres|liters|gallons|feet|inches|centimetres|cm)\b",
     re.I,
 )
 _LENGTH = re.compile(
@@ -470,3 +471,16 @@ def habit(m: re.Match[str], clause: str) -> list[Draft] | None:
     name = next((v for k, v in root.items() if what.startswith(k)), what)
     value = trim(m.string[m.start("what") :])
     return one("health", f"habit:{name}", value, said(m), single=True)
+
+
+def status_of_relationship(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """ "we split up", "we divorced": the status changes and the partner is history."""
+    value = trim(m["v"])
+    return one(
+        "family",
+        "relationship_status",
+        value,
+        said(m),
+        single=True,
+        replaces=("family:partner",),
+    )

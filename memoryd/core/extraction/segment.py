@@ -411,6 +411,31 @@ def _last_statement(part: str) -> str:
 
 
 def strip_leader(part: str) -> str:
-    """Drop discourse markers ("Actually,", "btw", "As I said,") before the clause."""
+    """Drop discourse markers ("Actually,", "btw", "As I said,") before the clause, and
+    give a chat clause that dropped its subject ("Just finished my first week at Auto
+    Trader", "wiped the drive and put fedora on it") its "I" back."""
     stripped = _LEADER.sub("", part, count=1).strip(" ,;:-")
-    return stripped or part
+    stripped = stripped or part
+    if _DROPPED_SUBJECT.match(stripped):
+        return "I " + stripped[0].lower() + stripped[1:]
+    return stripped
+
+
+#: A clause opening on a verb in the past tense states what its writer did: people
+#: drop the "I" in chat. Participles that open other sentences ("Based on", "Attached
+#: is", "Used to") are not verbs of a dropped "I".
+_DROPPED_SUBJECT = re.compile(
+    r"^(?:(?:just|finally|recently|also|only|actually|officially|already)\s+)*"
+    r"(?!(?:based|attached|given|compared|related|supposed|used|added|included|called|"
+    r"named|needed|interested|excited|tired|bored|confused|stuck|worried|scared|married|"
+    r"engaged|divorced|pleased|delighted|gutted|stressed|exhausted|shocked|surprised|"
+    r"annoyed|convinced|allowed|expected|asked|embedded|nested|printed|returned|logged|"
+    r"deleted|updated|edited|fixed|signed|indeed|need|speed|seed|feed|bed|red|shed|employed|"
+    r"enrolled|obsessed|located|settled|diagnosed|retired|stationed|registered|qualified|"
+    r"certified|trained|licensed|vaccinated|hooked|addicted|inspired|blessed)\b)"
+    r"(?:[a-z]{3,}ed|got|made|took|left|quit|began|bought|sold|went|found|caved|"
+    r"picked|started|landed|joined|moved|switched|traded|swapped|upgraded|transferred|"
+    r"became|grew|broke|fell|won|lost|met|had|spent|sent|built|gave|drove|flew|ran|"
+    r"wrote|did|came|kept|sat|passed)\s+(?!(?:you|it\s+is|that\s+is)\b)\S",
+    re.IGNORECASE,
+)

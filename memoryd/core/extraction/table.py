@@ -74,7 +74,7 @@ rule("identity", rf"^my\s+(?:full\s+|first\s+|real\s+|given\s+|legal\s+|actual\s
 rule("identity", rf"^(?:the\s+)?name(?:\s+is|'s)\s+{V}", r.name_of("name", "User's name is {}"))
 rule("identity", r"^(?:you\s+can\s+|please\s+|just\s+|pls\s+|feel\s+free\s+to\s+)?call\s+me\s+(?P<v>(?!informally|formally|by\b).+)",
      r.name_of("preferred_name", "User likes to be called {}"))
-rule("identity", rf"^(?:my\s+)?(?:friends|everyone|people|everybody|most\s+people|colleagues|family)\s+calls?\s+me\s+{V}",
+rule("identity", rf"^(?:my\s+)?(?:friends|everyone|people|everybody|most\s+people|colleagues|family|mates|the\s+\w+|all\s+my\s+\w+)\s+(?:all\s+|usually\s+|just\s+)?calls?\s+me\s+{V}",
      r.name_of("preferred_name", "User likes to be called {}"))
 rule("identity", rf"^I\s+{ADV}(?:go|am\s+going)\s+by\s+(?P<v>(?!(?:she|he|they|xe|ze)/).+)",
      r.name_of("preferred_name", "User goes by {}"))
@@ -168,10 +168,16 @@ rule("location", rf"^{BE}\s+{ADV}(?:originally\s+)?from\s+{V}", r.simple("locati
 rule("location", rf"^I\s+{ADV}(?:come|hail)\s+from\s+{V}", r.simple("location", "hometown", single=True))
 rule("location", rf"^I\s+(?:grew\s+up|was\s+raised|was\s+brought\s+up)\s+(?:in|on|near)\s+{V}", r.simple("location", "hometown", single=True))
 rule("location", rf"^my\s+(?:home\s*town|home\s+city|home\s+country)\s+is\s+{V}", r.simple("location", "hometown", single=True))
+rule("location", rf"^{SUBJ}\s+(?:have\s+)?{ADV}made\s+the\s+(?:big\s+)?move\s+(?:up\s+|down\s+|over\s+|back\s+|out\s+)?(?:to|into)\s+{V}", places.lives)
+rule("location", rf"^{BE}\s+{ADV}(?:now\s+)?(?:renting|living|staying|based)\s+(?:in|at)\s+(?P<v>(?-i:[A-Z]).+)", places.lives)
 # -- work -------------------------------------------------------------------------
 _JOB = r"(?:got\s+(?:a\s+)?(?:new\s+)?job|landed\s+(?:a\s+)?(?:new\s+)?job|accepted\s+(?:an\s+)?offer|started\s+(?:a\s+)?(?:new\s+)?(?:job|position|role)|started\s+working|began\s+working|joined|started(?=\s+(?:at|with)\b))"
 rule("work", rf"^I\s+(?:have\s+)?{ADV}{_JOB}\s+(?:at|with|for|from)?\s*{V}", r.works)
 rule("work", rf"^I\s+{ADV}(?:work|am\s+working|have\s+been\s+working|have\s+worked)\s+(?:at|for|with)\s+{V}", r.works)
+# non-native "working in Wipro", "finished my first week at Auto Trader", "landed a gig at"
+rule("work", rf"^I\s+{ADV}(?:work|am\s+working|have\s+been\s+working|was\s+working)\s+in\s+(?P<v>(?-i:[A-Z])[\w&.'-]{2,}(?:\s+(?-i:[A-Z])[\w&.'-]*)*\b.*)", r.works)
+rule("work", rf"^I\s+{ADV}(?:finished|completed|started|had|survived|did)\s+my\s+(?:first|second|third|1st|2nd)\s+(?:day|week|month|shift)\s+(?:at|with|in)\s+{V}", r.works)
+rule("work", rf"^I\s+{ADV}(?:landed|got|scored|bagged|secured|accepted)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+|full[- ]time\s+|part[- ]time\s+|permanent\s+|grad\s+|graduate\s+)*(?:job|gig|role|position|offer|contract|placement)\s+(?:at|with|in)\s+{V}", r.works)
 rule("work", rf"^(?:my|our)\s+(?:team|department|group|squad)\s+(?:at|in)\s+{V}", r.works)
 rule("work", rf"^I\s+{ADV}(?:work|am\s+working|have\s+been\s+working)\s+as\s+(?:an?\s+|the\s+)?{V}", r.simple("work", "occupation", single=True))
 rule("work", rf"^I\s+{ADV}work\s+(?:in|in\s+the)\s+{V}", r.simple("work", "industry", single=True))
@@ -232,6 +238,8 @@ rule("family", rf"^(?:I|we)\s+{ADV}(?P<v>got\s+(?:married|engaged|divorced)\b.*)
 rule("family", r"^I\s+(?:am\s+)?(?P<v>(?:a|an)\s+(?:\w+\s+)?(?:mom|mum|mother|dad|father|parent|grandma|grandmother|grandpa|grandfather|stepmom|stepdad|single\s+mom|single\s+dad|single\s+parent|foster\s+parent|caregiver\s+for|carer\s+for)\b.*)", r.simple("family", "family:parent", single=True))
 rule("family", r"^(?:we\s+are|I\s+am)\s+(?P<v>expecting\b.*)", r.simple("family", "family:expecting", single=True))
 rule("family", rf"^I\s+{ADV}(?:co-parent|look\s+after|take\s+care\s+of|care\s+for|raise|am\s+raising)\s+(?P<v>my\s+.+)", r.simple("family", "family:{}"))
+rule("family", rf"^I\s+am\s+{ADV}(?:seeing|dating|going\s+out\s+with|with|together\s+with)\s+(?:a\s+(?:lad|guy|girl|woman|man|fella|bloke|lass)\s+(?:called|named)\s+)?(?P<v>(?-i:[A-Z][\w'-]+))(?:\s+now|\s+these\s+days|\s*,|\s*$)", r.simple("family", "family:partner", single=True))
+rule("family", rf"^(?:I|we)\s+{ADV}(?:have\s+)?(?P<v>(?:divorced|separated|split\s+up|broke\s+up)\b.*)", r.status_of_relationship)
 # -- languages ----------------------------------------------------------------------
 rule("languages", r"^as\s+a\s+(?:native|fluent|heritage)\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+speaker\b", r.language)
 rule("languages", r"^(?P<v>[\w-]+)(?:'s|\s+is)\s+my\s+(?:native|first|mother|home|second|third)\s+(?:language|tongue)\b", r.language)
@@ -339,11 +347,18 @@ rule("instructions", rf"^I\s+(?:want|need|would\s+like|would\s+prefer|expect)\s+
 rule("instructions", r"^I\s+(?:prefer|like|want|need|would\s+like)\s+(?P<v>(?:short|shorter|brief|concise|detailed|thorough|long|longer|in-depth|bullet[- ]point|step[- ]by[- ]step|simple|plain|\w+,\s+\w+)\s+(?:answers|responses|replies|explanations|summaries).*)", r.instruction)
 rule("instructions", r"^(?P<v>(?:\w+\s+){0,3}\w+\s+(?:commands|code|examples|units|answers|syntax|snippets|spelling))\s+(?:please|pls|plz)$", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?P<v>(?:switch|change|set|put|move|flip)\s+(?:me|it|things|everything|the\s+\w+)?\s*(?:back\s+|over\s+)?(?:to|on|into)\s+(?:dark|light|night)\s+(?:mode|theme)\b.*)", r.instruction)
+# a standing instruction in any words, marked as one by "from now on" and its kin
+rule("instructions", r"^(?:(?:now|so|and|but|ok|okay|also)\s+)*(?:(?:from\s+now(?:\s+on)?|now\s+onwards?|henceforth|going\s+forward|from\s+here\s+on(?:\s+out)?|in\s+future)\s*,?\s+)(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|can\s+you\s+)?(?P<v>(?!I\b|we\b).{3,120})$", r.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|let's\s+|lets\s+)?(?P<v>(?!I\b|we\b)(?:reply|answer|respond|talk|speak|write|go|give|use|keep|do|switch|stick)\b.{3,120}?)\s*,?\s+(?:from\s+now(?:\s+on)?|now\s+onwards?|onwards|going\s+forward|from\s+here\s+on(?:\s+out)?)$", r.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:distances|weights?|temperatures?|heights?|prices|amounts|measurements|times|dates)\s+(?:in|as)\s+\S.{0,60})$", r.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?:you\s+can\s+)?(?P<v>(?:talk|speak|write|chat)\s+(?:to|with)\s+me\s+(?:more\s+|very\s+|a\s+bit\s+)?(?:casual|casually|formal|formally|informal|informally|politely|plainly|simply|directly|bluntly|professionally)\b.*)", r.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:reply|answer|respond|write|talk|speak)\s+(?:to\s+)?me\s+(?:always\s+|only\s+)?in\s+\S.*)", r.instruction)
 # -- decisions (SPEC §5) ---------------------------------------------------------------
 rule("decision", rf"^I\s+will\s+(?:be\s+)?(?:use|using)\s+{V}", r.simple("decision", "decision:{}", episodic=True))
 rule("decision", rf"^(?:I\s+have\s+|we\s+have\s+|I\s+|we\s+)?(?:chose|chosen|decided\s+(?:on|against)|picked|selected|went\s+with|opted\s+for|settled\s+on|gone\s+with|am\s+going\s+with|are\s+going\s+with)\s+{V}", r.simple("decision", "decision:{}", episodic=True))
 rule("decision", rf"^(?:I\s+have\s+|I\s+)decided\s+to\s+{V}", r.simple("decision", "decision:{}", episodic=True))
 rule("decision", rf"^{BE}\s+going\s+to\s+(?:use|adopt|go\s+with)\s+{V}", r.simple("decision", "decision:{}", episodic=True))
+rule("education", rf"^I\s+{ADV}(?:am\s+after\s+)?(?:transferred|transferring|switching|switched|moving|moved)\s+(?:over\s+)?to\s+(?P<v>(?-i:[A-Z])\S*(?:\s+(?-i:[A-Z])\S*)*)(?=.*\b(?:uni|university|college|school|course|degree|program|programme|term|semester|doing|studying|major)\b)", r.simple("education", "school", single=True))
 # -- hobbies and routines -----------------------------------------------------------
 rule("hobbies", rf"^{SUBJ}\s+{ADV}(?:have\s+been\s+|am\s+|are\s+)?(?P<v>(?:play|playing)\s+(?!it\b|this\b|that\b|with\s+(?:it|this|that)\b|around\b).+)", r.hobby())
 rule("hobbies", rf"^{SUBJ}\s+{ADV}(?:go|went|love\s+going|like\s+going|enjoy\s+going|have\s+been\s+going)\s+(?P<v>\w+ing\b.*)", r.hobby())

@@ -1,0 +1,132 @@
+"""Train the attribute classifier and measure it against the rules (issue 38).
+
+``python -m bench.train_attributes`` embeds ``bench/data/attributes/train.jsonl`` with
+the packaged MiniLM, fits a softmax regression (plain numpy, L2, full-batch gradient
+descent), and writes the weights the engine ships
+(``memoryd/engine/attribute_model.npz``). It then scores ``dev.jsonl`` three ways: the
+rules alone (the attribute of the first fact ``extract_facts`` finds, "none" when it
+finds nothing), the classifier alone, and nearest labelled example (cosine 1-NN), and
+writes ``bench/results/attributes.json``. The clauses were written by a helper who did
+not read the extractor; dev is never trained on.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench import machine
+from memoryd.core.extraction import extract_facts
+from memoryd.embedding.onnx_minilm import MiniLMEmbedder
+from memoryd.engine.attribute_model import MODEL_PATH, NONE
+
+ROOT = Path(__file__).resolve().parent
+DATA = ROOT / "data" / "attributes"
+RESULT = ROOT / "results" / "attributes.json"
+
+
+def load(name: str) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+    return rows
+
+
+def fit(
+    x: np.ndarray, y: np.ndarray, classes: int, *, l2: float = 1e-4, steps: int = 3000
+) -> tuple[np.ndarray, np.ndarray]:
+    """Softmax regression by full-batch gradient descent with momentum."""
+    n, d = x.shape
+    w = np.zeros((d, classes), dtype=np.float64)
+    b = np.zeros(classes, dtype=np.float64)
+    vw, vb = np.zeros_like(w), np.zeros_like(b)
+    onehot = np.eye(classes)[y]
+    lr, mom = 20.0, 0.9
+    for _ in range(steps):
+        z = x @ w + b
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        g = (p - onehot) / n
+        gw = x.T @ g + l2 * w
+        gb = g.sum(axis=0)
+        vw = mom * vw - lr * gw
+        vb = mom * vb - lr * gb
+        w += vw
+        b += vb
+    return w.astype(np.float32), b.astype(np.float32)
+
+
+def rules_attribute(text: str) -> str:
+    facts = [f for f in extract_facts(text) if not f.is_retraction]
+    return (facts[0].attribute or NONE) if facts else NONE
+
+
+def accuracy(pred: list[str], gold: list[str]) -> float:
+    return round(sum(p == g for p, g in zip(pred, gold, strict=True)) / len(gold), 4)
+
+
+def per_register(pred: list[str], rows: list[dict[str, Any]]) -> dict[str, float]:
+    groups: dict[str, list[bool]] = {}
+    for p, r in zip(pred, rows, strict=True):
+        groups.setdefault(r["register"], []).append(p == r["attribute"])
+    return {k: round(sum(v) / len(v), 4) for k, v in sorted(groups.items())}
+
+
+def main() -> int:
+    started = time.perf_counter()
+    info = machine.machine()
+    train, dev = load("train.jsonl"), load("dev.jsonl")
+    labels = sorted({r["attribute"] for r in train})
+    index = {name: i for i, name in enumerate(labels)}
+    embedder = MiniLMEmbedder()
+    xt = embedder.embed_batch([r["text"] for r in train]).astype(np.float64)
+    xd = embedder.embed_batch([r["text"] for r in dev]).astype(np.float64)
+    yt = np.array([index[r["attribute"]] for r in train])
+    w, b = fit(xt, yt, len(labels))
+    MODEL_PATH.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(
+        MODEL_PATH, weights=w.astype(np.float16), bias=b, labels=np.array(labels)
+    )
+    gold = [r["attribute"] for r in dev]
+    logits = xd @ w + b
+    clf = [labels[i] for i in logits.argmax(axis=1)]
+    z = np.exp(logits - logits.max(axis=1, keepdims=True))
+    print("mean top probability", float((z.max(axis=1) / z.sum(axis=1)).mean()))
+    nn = [train[i]["attribute"] for i in (xd @ xt.T).argmax(axis=1)]
+    rules = [rules_attribute(r["text"]) for r in dev]
+    confusions = Counter((g, p) for g, p in zip(gold, clf, strict=True) if g != p)
+    rows = [
+        {"method": "rules (first fact's attribute)", "accuracy": accuracy(rules, gold)}
+        | {"per_register": per_register(rules, dev)},
+        {"method": "classifier (softmax over MiniLM)", "accuracy": accuracy(clf, gold)}
+        | {"per_register": per_register(clf, dev)},
+        {"method": "nearest labelled example", "accuracy": accuracy(nn, gold)}
+        | {"per_register": per_register(nn, dev)},
+    ]
+    out = {
+        "benchmark": "attributes",
+        "machine": info,
+        "train": len(train),
+        "dev": len(dev),
+        "labels": len(labels),
+        "rows": rows,
+        "top_confusions": [
+            {"gold": g, "predicted": p, "n": n} for (g, p), n in confusions.most_common(12)
+        ],
+        "elapsed_s": round(time.perf_counter() - started, 2),
+    }
+    RESULT.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"{'method':36} accuracy")
+    for row in rows:
+        print(f"{row['method']:36} {row['accuracy']:.3f}")
+    print(f"weights: {MODEL_PATH} ({MODEL_PATH.stat().st_size} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The attribute classifier: which attribute a statement is about, by meaning (issue 38).
+
+A softmax regression over the packaged MiniLM's sentence vectors, trained here on
+labelled clauses (``bench/train_attributes.py``; ~60 KB of weights shipped beside this
+file). The rules decide what a message states and its value; the classifier backs them
+where wording decides the slot: it moves a fact the rules filed under a catch-all
+attribute (a hobby, a plan) into the single-valued one its words mean ("just finished
+my first week at Auto Trader" is the employer), and it keeps a first-person statement
+no rule matched when it is confident the statement names a lasting attribute.
+
+It always uses MiniLM, whatever embedding source retrieval is configured with: the
+weights live in MiniLM's space. Without the ``local`` extra it is simply absent and
+extraction is the rules alone (``status``); one batch is embedded per message, in the
+extraction worker, never on the request path.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger("memoryd.extraction")
+
+MODEL_PATH = Path(__file__).with_name("attribute_model.npz")
+NONE = "none"
+
+
+class AttributeModel:
+    """Lazily loaded; ``classify`` returns ``(attribute, probability)`` per text, or
+    None when the model or MiniLM is unavailable (the reason is in ``status``)."""
+
+    def __init__(self, embedder: Any | None = None, path: Path = MODEL_PATH) -> None:
+        self._embedder = embedder
+        self._path = path
+        self._lock = threading.Lock()
+        self._loaded = False
+        self._weights: np.ndarray | None = None
+        self._bias: np.ndarray | None = None
+        self._labels: list[str] = []
+        self.status = "not loaded"
+
+    def _load(self) -> bool:
+        with self._lock:
+            if self._loaded:
+                return self._weights is not None
+            self._loaded = True
+            try:
+                with np.load(self._path) as data:
+                    self._weights = data["weights"].astype(np.float32)
+                    self._bias = data["bias"].astype(np.float32)
+                    self._labels = [str(x) for x in data["labels"]]
+            except (OSError, KeyError, ValueError) as exc:
+                self.status = f"no attribute model ({exc}): rules only"
+                log.warning("attribute classifier unavailable: %s", self.status)
+                return False
+            if self._embedder is None:
+                try:
+                    from memoryd.embedding import local_model_files
+                    from memoryd.embedding.onnx_minilm import MiniLMEmbedder
+                except ImportError as exc:  # the local extra is not installed
+                    self._weights = None
+                    self.status = f"MiniLM not installed ({exc.name}): rules only"
+                    return False
+                if local_model_files() is None:
+                    self._weights = None
+                    self.status = "MiniLM model files not found: rules only"
+                    return False
+                self._embedder = MiniLMEmbedder(threads=1)
+            self.status = f"ready ({len(self._labels)} attributes)"
+            return True
+
+    def classify(self, texts: Sequence[str]) -> list[tuple[str, float]] | None:
+        if not texts or not self._load():
+            return None if not texts or self._weights is None else []
+        assert self._weights is not None and self._bias is not None
+        try:
+            vectors = np.asarray(self._embedder.embed_batch(list(texts)), dtype=np.float32)
+        except Exception as exc:  # an embedder failure degrades to the rules alone
+            log.warning("attribute classifier: embedding failed: %s", exc)
+            return None
+        logits = vectors @ self._weights + self._bias
+        logits -= logits.max(axis=1, keepdims=True)
+        probs = np.exp(logits)
+        probs /= probs.sum(axis=1, keepdims=True)
+        best = probs.argmax(axis=1)
+        return [(self._labels[i], float(probs[row, i])) for row, i in enumerate(best)]
+
+
+_shared: AttributeModel | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_model() -> AttributeModel:
+    """One model per process (it holds an ONNX session)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = AttributeModel()
+        return _shared
