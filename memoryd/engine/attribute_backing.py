@@ -21,7 +21,7 @@ from memoryd.engine.attribute_model import NONE, AttributeModel
 CATCH_ALL = frozenset(
     {None, "hobby", "plan", "identity", "routine", "like", "work", "possession", "tool"}
 )
-MOVE_AT = 0.70  # a catch-all fact moves to a single attribute at this probability
+MOVE_AT = 0.40  # a catch-all fact moves to a single attribute at this probability
 KEEP_AT = 0.80  # a leftover statement is stored at this probability
 _MAX_LEFTOVER_WORDS = 40
 

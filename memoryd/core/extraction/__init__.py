@@ -137,11 +137,14 @@ def extract(text: object, *, source: str = "user") -> tuple[list[Fact], list[str
     for i, window in enumerate(parts):
         found = clauses(prepare(window))
         # the head of a long message from its start, its tail from its end
+        if len(parts) == 1 and len(found) > MAX_CLAUSES:  # keep its end too: "... btw I'm
+            found = found[: MAX_CLAUSES - _TAIL_CLAUSES] + found[-_TAIL_CLAUSES:]  # allergic"
         found = found[-MAX_CLAUSES:] if i else found[:MAX_CLAUSES]
         _extract(found, source, facts, seen, leftovers)
     return facts, leftovers
 
 
+_TAIL_CLAUSES = 10  # of a long one-window message, the clauses read from its end
 _FIRST_PERSON = re.compile(r"^(?:I|my|we|our|me)\b", re.IGNORECASE)
 
 

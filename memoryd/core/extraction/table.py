@@ -175,7 +175,7 @@ _JOB = r"(?:got\s+(?:a\s+)?(?:new\s+)?job|landed\s+(?:a\s+)?(?:new\s+)?job|accep
 rule("work", rf"^I\s+(?:have\s+)?{ADV}{_JOB}\s+(?:at|with|for|from)?\s*{V}", r.works)
 rule("work", rf"^I\s+{ADV}(?:work|am\s+working|have\s+been\s+working|have\s+worked)\s+(?:at|for|with)\s+{V}", r.works)
 # non-native "working in Wipro", "finished my first week at Auto Trader", "landed a gig at"
-rule("work", rf"^I\s+{ADV}(?:work|am\s+working|have\s+been\s+working|was\s+working)\s+in\s+(?P<v>(?-i:[A-Z])[\w&.'-]{2,}(?:\s+(?-i:[A-Z])[\w&.'-]*)*\b.*)", r.works)
+rule("work", rf"^I\s+{ADV}(?:work|am\s+working|have\s+been\s+working|was\s+working)\s+in\s+(?P<v>(?-i:[A-Z])[\w&.'-]{{2,}}(?:\s+(?-i:[A-Z])[\w&.'-]*)*\b.*)", r.works)
 rule("work", rf"^I\s+{ADV}(?:finished|completed|started|had|survived|did)\s+my\s+(?:first|second|third|1st|2nd)\s+(?:day|week|month|shift)\s+(?:at|with|in)\s+{V}", r.works)
 rule("work", rf"^I\s+{ADV}(?:landed|got|scored|bagged|secured|accepted)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+|full[- ]time\s+|part[- ]time\s+|permanent\s+|grad\s+|graduate\s+)*(?:job|gig|role|position|offer|contract|placement)\s+(?:at|with|in)\s+{V}", r.works)
 rule("work", rf"^(?:my|our)\s+(?:team|department|group|squad)\s+(?:at|in)\s+{V}", r.works)
@@ -351,7 +351,7 @@ rule("instructions", r"^(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?P<v>(
 rule("instructions", r"^(?:(?:now|so|and|but|ok|okay|also)\s+)*(?:(?:from\s+now(?:\s+on)?|now\s+onwards?|henceforth|going\s+forward|from\s+here\s+on(?:\s+out)?|in\s+future)\s*,?\s+)(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|can\s+you\s+)?(?P<v>(?!I\b|we\b).{3,120})$", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|let's\s+|lets\s+)?(?P<v>(?!I\b|we\b)(?:reply|answer|respond|talk|speak|write|go|give|use|keep|do|switch|stick)\b.{3,120}?)\s*,?\s+(?:from\s+now(?:\s+on)?|now\s+onwards?|onwards|going\s+forward|from\s+here\s+on(?:\s+out)?)$", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:distances|weights?|temperatures?|heights?|prices|amounts|measurements|times|dates)\s+(?:in|as)\s+\S.{0,60})$", r.instruction)
-rule("instructions", r"^(?:please\s+|pls\s+)?(?:you\s+can\s+)?(?P<v>(?:talk|speak|write|chat)\s+(?:to|with)\s+me\s+(?:more\s+|very\s+|a\s+bit\s+)?(?:casual|casually|formal|formally|informal|informally|politely|plainly|simply|directly|bluntly|professionally)\b.*)", r.instruction)
+rule("instructions", r"^(?:now\s+|so\s+)?(?:please\s+|pls\s+)?(?:you\s+can\s+)?(?P<v>(?:talk|speak|write|chat)\s+(?:(?:to|with)\s+me\s+)?(?:more\s+|very\s+|a\s+bit\s+)?(?:casual|casually|formal|formally|informal|informally|politely|plainly|simply|directly|bluntly|professionally)\b.*)", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:reply|answer|respond|write|talk|speak)\s+(?:to\s+)?me\s+(?:always\s+|only\s+)?in\s+\S.*)", r.instruction)
 # -- decisions (SPEC §5) ---------------------------------------------------------------
 rule("decision", rf"^I\s+will\s+(?:be\s+)?(?:use|using)\s+{V}", r.simple("decision", "decision:{}", episodic=True))
