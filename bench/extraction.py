@@ -6,7 +6,8 @@ every split of ``bench/data/extraction`` through a throwaway keyword-only engine
 recall proxy against LoCoMo's observation annotations when ``../shared/data/locomo``
 is there (read at run time, never copied). In process: no embeddings, a few seconds.
 The result is kept whole under ``"extraction"`` in ``bench/results/extraction.json``;
-its ``rows`` are one per split (and ``all``).
+its ``rows`` are one per split (and ``all``); ``rules_only`` is the same set with the
+attribute classifier off (issue 38: what it adds, measured).
 """
 
 from __future__ import annotations
@@ -40,6 +41,15 @@ def run(
     result = extraction.run_eval(
         splits, speed_seconds=speed_seconds, observed=observed, log=progress
     )
+    alone = extraction.run_eval(splits, speed_seconds=0.1, classifier=False)
+    result["rules_only"] = {
+        name: {
+            "recall": sp["positives"]["recall"],
+            "false_memory_rate": sp["negatives"]["false_memory_rate"],
+            "supersede": sp["supersede"]["accuracy"],
+        }
+        for name, sp in alone["splits"].items()
+    }
     shown = Path(data).absolute()  # not resolved: a symlinked data folder keeps its name
     return {"data": str(shown.relative_to(REPO) if shown.is_relative_to(REPO) else shown)} | result
 

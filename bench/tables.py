@@ -801,7 +801,11 @@ def extraction_reader(page: Page) -> str:
         ok = s.get("meets", {})
         rows.append(
             {
-                "split": {"test": "test (held out)", "all": "all"}.get(name, f"{name} (tuned on)"),
+                "split": {
+                    "test": "test (held out)",
+                    "test2": "test2 (held out, new)",
+                    "all": "all",
+                }.get(name, f"{name} (tuned on)"),
                 "positives": s["positives"]["n"],
                 "recall": _target(s["positives"]["recall"], ok.get("recall")),
                 "negatives": s["negatives"]["n"],
@@ -818,6 +822,17 @@ def extraction_reader(page: Page) -> str:
         f" the slowest 64 KiB message {_slowest(worst)} (target \u2264 "
         f"{targets.get('worst_64k_ms', 0):.0f} ms{_said(speed_ok.get('worst_64k_ms'))})."
     )
+    rules_only = result.get("rules_only", {})
+    alone = (
+        "Rules alone (no attribute classifier), recall / false memories / supersede: "
+        + "; ".join(
+            f"{n} {fmt(r['recall'])} / {fmt(r['false_memory_rate'])} / {fmt(r['supersede'])}"
+            for n, r in rules_only.items()
+        )
+        + f". Classifier: {result.get('classifier', 'not recorded')}."
+        if rules_only
+        else ""
+    )
     return _join(
         table(
             rows,
@@ -832,9 +847,50 @@ def extraction_reader(page: Page) -> str:
             ],
         ),
         speed,
+        alone,
+        _labelled_groups(splits, "per_register", "register"),
+        _labelled_groups(splits, "per_attribute", "attribute"),
         measured(page, "extraction"),
         page.plot("extraction-quality", "extraction quality per split"),
     )
+
+
+def _labelled_groups(splits: dict[str, Any], key: str, title: str) -> str:
+    """Recall and supersede per register (or attribute) of the splits that label them
+    (dev3, test2): "n" is how many messages or pairs the cell counts."""
+    named = {
+        n: s
+        for n, s in splits.items()
+        if n != "all" and set(s["positives"].get(key, {})) - {"unlabelled"}
+    }
+    if not named:
+        return ""
+    groups = sorted(
+        {
+            g
+            for s in named.values()
+            for part in ("positives", "supersede")
+            for g in s[part].get(key, {})
+        }
+        - {"unlabelled"}
+    )
+
+    def cell(group: dict[str, Any] | None, field: str) -> str:
+        if not group:
+            return ""
+        return f"{fmt(group[field])} ({group['n']})"
+
+    rows = []
+    for g in groups:
+        row: dict[str, Any] = {title: g}
+        for n, s in named.items():
+            row[f"{n} recall"] = cell(s["positives"][key].get(g), "recall")
+            row[f"{n} supersede"] = cell(s["supersede"][key].get(g), "accuracy")
+        rows.append(row)
+    columns = [(title, title)] + [
+        (f"{n} {m}", f"{n} {m} (n)") for n in named for m in ("recall", "supersede")
+    ]
+    return table(rows, columns)
 
 
 def gateway_reader(page: Page) -> str:

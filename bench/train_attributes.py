@@ -89,9 +89,7 @@ def main() -> int:
     yt = np.array([index[r["attribute"]] for r in train])
     w, b = fit(xt, yt, len(labels))
     MODEL_PATH.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(
-        MODEL_PATH, weights=w.astype(np.float16), bias=b, labels=np.array(labels)
-    )
+    np.savez_compressed(MODEL_PATH, weights=w.astype(np.float16), bias=b, labels=np.array(labels))
     gold = [r["attribute"] for r in dev]
     logits = xd @ w + b
     clf = [labels[i] for i in logits.argmax(axis=1)]

@@ -73,7 +73,8 @@ def test_every_attribute_has_a_cardinality_and_single_ones_a_slot_of_their_own()
 )
 def test_rule_slots_name_their_attribute(slot: str, attribute: str) -> None:
     found = attribute_of(slot)
-    assert found is not None and found.name == attribute
+    assert found is not None
+    assert found.name == attribute
 
 
 def test_facts_carry_their_attribute() -> None:
@@ -150,7 +151,7 @@ def test_several_facts_in_one_message_and_a_fact_inside_a_long_one() -> None:
     ],
 )
 def test_words_that_only_look_like_facts_store_nothing(message: str) -> None:
-    facts, leftovers = extract(message)
+    facts, _leftovers = extract(message)
     assert [f for f in facts if not f.is_retraction] == []
     assert not any(f.attribute == "home" for f in facts)
 
@@ -173,7 +174,12 @@ def test_a_switch_of_tool_is_not_a_home() -> None:
         ("I prefer dark mode", "switch me to light mode", "dark mode", "light mode"),
         ("I'm vegetarian", "started eating meat again", "vegetarian", "meat"),
         ("Please reply in Italian", "actually reply in English from now on", "Italian", "English"),
-        ("My boyfriend Cathal cooks", "We split up, I'm seeing a lad called Eoin now", "Cathal", "Eoin"),
+        (
+            "My boyfriend Cathal cooks",
+            "We split up, I'm seeing a lad called Eoin now",
+            "Cathal",
+            "Eoin",
+        ),
     ],
 )
 def test_a_new_value_retires_the_old_one_whatever_words_either_used(
@@ -191,7 +197,8 @@ def test_i_still_keeps_one_memory(engine: MemoryEngine) -> None:
 
 def test_not_anymore_leaves_a_negative_memory(engine: MemoryEngine) -> None:
     current = _after(engine, "I love jazz", "I don't like jazz anymore")
-    assert _holding(current, "jazz") and all("not" in c for c in _holding(current, "jazz"))
+    assert _holding(current, "jazz")
+    assert all("not" in c for c in _holding(current, "jazz"))
 
 
 # -- retraction ----------------------------------------------------------------------------
@@ -247,7 +254,8 @@ def test_the_packaged_classifier_reads_attributes_by_meaning() -> None:
 )
 def test_a_catch_all_fact_moves_to_the_single_attribute_it_means(message: str) -> None:
     facts, leftovers = extract(message)
-    assert facts and facts[0].attribute in ("hobby", "like")  # what the rules alone say
+    assert facts
+    assert facts[0].attribute in ("hobby", "like")
     out = back(facts, leftovers, shared_model())
     assert [(f.attribute, f.slot, f.single) for f in out] == [("employer", "employer", True)]
 
@@ -273,4 +281,5 @@ def test_an_llm_slot_given_as_an_attribute_name_is_stored_as_its_slot() -> None:
     raw = '{"operations": [{"op": "ADD", "content": "User is a nurse", "slot": "job_title"}]}'
     (op,) = parse_operations(raw, set())
     target = by_name("job_title")
-    assert target is not None and op.slot == target.storage_slot == "occupation"
+    assert target is not None
+    assert op.slot == target.storage_slot == "occupation"

@@ -432,7 +432,7 @@ def test_cli_table_misses_and_a_json_file(
     text = result.stdout
     assert "\ntest " in text
     assert "\ndev " not in text
-    assert "targets: recall >= 0.90, false memories <= 0.05, supersede >= 0.90" in text
+    assert "targets: recall >= 0.90, false memories <= 0.02, supersede >= 0.90" in text
     assert "misses, positives (first 1 of 2):" in text
     assert "test/p-2 [likes] 'Hello there, nice day.'; missing zebra; stored: (nothing)" in text
     assert "misses, negatives (first 1 of 1):" in text

@@ -72,9 +72,7 @@ qualifies, answer {{"operations": []}}."""
 #: The rules' attribute schema (``core.extraction.attributes``): both modes file a fact
 #: under the same slot, so an LLM-extracted employer retires a rules-extracted one.
 SYSTEM_PROMPT = _PROMPT.format(
-    single_slots=", ".join(
-        f'"{a.storage_slot}" ({a.about})' for a in ATTRIBUTES if a.single
-    )
+    single_slots=", ".join(f'"{a.storage_slot}" ({a.about})' for a in ATTRIBUTES if a.single)
 )
 
 

@@ -53,7 +53,9 @@ def _kept(clause: str, attribute: str, source: str) -> Fact | None:
         slot = f"{slugify(prefix, 60)}:{thing}"
         key = slot
     kind = "episodic" if target.name == "plan" else "factual"
-    return Fact(target.name, kind, key, content, source, slot, target.single, (), target.name, (), clause)
+    return Fact(
+        target.name, kind, key, content, source, slot, target.single, (), target.name, (), clause
+    )
 
 
 def back(facts: list[Fact], leftovers: list[str], model: AttributeModel | None) -> list[Fact]:

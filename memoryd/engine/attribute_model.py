@@ -77,9 +77,13 @@ class AttributeModel:
     def classify(self, texts: Sequence[str]) -> list[tuple[str, float]] | None:
         if not texts or not self._load():
             return None if not texts or self._weights is None else []
-        assert self._weights is not None and self._bias is not None
+        assert self._weights is not None
+        assert self._bias is not None
+        embedder = self._embedder
+        if embedder is None:
+            return None
         try:
-            vectors = np.asarray(self._embedder.embed_batch(list(texts)), dtype=np.float32)
+            vectors = np.asarray(embedder.embed_batch(list(texts)), dtype=np.float32)
         except Exception as exc:  # an embedder failure degrades to the rules alone
             log.warning("attribute classifier: embedding failed: %s", exc)
             return None

@@ -163,9 +163,9 @@ def _extract(
             continue
         drafts = _match(clause.text) or follow_up(clause.text, topic)
         topic = next(iter(drafts), None) or about(clause.text)
-        if not drafts and source == "user" and not clause.question:
-            if _FIRST_PERSON.match(clause.text) and len(clause.text.split()) >= 3:
-                leftovers.append(clause.text)
+        unread = not drafts and source == "user" and not clause.question
+        if unread and _FIRST_PERSON.match(clause.text) and len(clause.text.split()) >= 3:
+            leftovers.append(clause.text)
         for draft in drafts:
             fact = _fact(draft, source, clause.text)
             if fact is not None and fact.key not in seen:

@@ -77,7 +77,16 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     _a("units", True, "metric or imperial, currency, date format", "instruction:units", "timezone"),
     _a("tone", True, "formal or casual, emojis or not", "instruction:tone"),
     # many values at a time
-    _a("identity", False, "nationality, religion, traits", "", "identity", "trait", "gender", "nationality"),
+    _a(
+        "identity",
+        False,
+        "nationality, religion, traits",
+        "",
+        "identity",
+        "trait",
+        "gender",
+        "nationality",
+    ),
     _a("past_employer", False, "former employers and jobs", "", "past_employer", "past_occupation"),
     _a("work", False, "team, industry, business they run", "", "team", "industry", "business"),
     _a("education", False, "degrees and finished studies", "", "education"),
@@ -96,7 +105,15 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     _a("plan", False, "plans, trips, events, goals", "", "plan", "decision"),
     _a("hobby", False, "hobbies and activities", "", "hobbies", "past"),
     _a("routine", False, "routines and schedules", "", "routines", "pattern"),
-    _a("like", False, "likes, dislikes, favourites, preferences", "", "opinion", "favorite", "preference"),
+    _a(
+        "like",
+        False,
+        "likes, dislikes, favourites, preferences",
+        "",
+        "opinion",
+        "favorite",
+        "preference",
+    ),
 )
 
 _BY_NAME = {a.name: a for a in ATTRIBUTES}
@@ -171,10 +188,10 @@ def refine(slot: str, single: bool, clause: str, value: str) -> tuple[str, bool]
     if name == "employer":
         return None
     generic = name in ("hobby", "plan", "identity", "routine", "like", "school", "work", "")
-    if name in ("tool", "possession", "os", "computer") or generic:
-        if _PHONE.search(value) or (name in ("possession", "") and _PHONE.search(clause)):
-            return "phone", True
-    if _THEME.search(clause) and name in ("like", "instruction", "tool", "") or (
+    device = name in ("tool", "possession", "os", "computer") or generic
+    if device and (_PHONE.search(value) or (name in ("possession", "") and _PHONE.search(clause))):
+        return "phone", True
+    if (_THEME.search(clause) and name in ("like", "instruction", "tool", "")) or (
         _THEME.search(value)
     ):
         return "instruction:theme", True
@@ -183,9 +200,9 @@ def refine(slot: str, single: bool, clause: str, value: str) -> tuple[str, bool]
             return "instruction:format", True
         if _TONE.search(value):
             return "instruction:tone", True
-    if generic and (_AT_ORG_NOW.match(clause) or _COMPANY_CUE.search(clause)):
-        if re.search(r"(?-i:[A-Z])", value) or _AT_ORG_NOW.match(clause):
-            return "employer", True
+    at_org = _AT_ORG_NOW.match(clause)
+    if generic and (at_org or (_COMPANY_CUE.search(clause) and re.search(r"(?-i:[A-Z])", value))):
+        return "employer", True
     if (
         name in ("food_avoidance", "like", "plan", "hobby", "")
         and _MEAT.search(clause)

@@ -38,9 +38,7 @@ def supersede(
             targets.append("(slot IS NOT NULL AND lower(content) LIKE lower(?) ESCAPE '\\')")
             params.append(said)
         elif slot.endswith(":*"):
-            targets.append(
-                "(slot LIKE ? ESCAPE '\\' AND lower(content) LIKE lower(?) ESCAPE '\\')"
-            )
+            targets.append("(slot LIKE ? ESCAPE '\\' AND lower(content) LIKE lower(?) ESCAPE '\\')")
             params += [escape_like(slot[:-1]) + "%", said]
         else:
             targets.append("(slot = ? AND lower(content) LIKE lower(?) ESCAPE '\\')")
