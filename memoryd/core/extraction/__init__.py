@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from memoryd.core.extraction.attributes import attribute_of, refine
+from memoryd.core.extraction.attributes import ALIASES, attribute_of, by_name, refine
 from memoryd.core.extraction.context import about, follow_up
 from memoryd.core.extraction.retract import retraction
 from memoryd.core.extraction.rules import Draft
@@ -109,14 +109,35 @@ def _fact(draft: Draft, source: str, clause: str = "") -> Fact | None:
     moved = refine(slot, single, clause, draft.value)
     if moved is not None:  # the words say which attribute, whichever rule matched
         slot, single = moved
+    replaces = draft.replaces
+    alias = by_name(ALIASES.get(slot, ""))
+    if alias is not None:  # "laptop" is the computer: one machine, whatever it is called
+        slot, single, replaces = alias.storage_slot, True, (*replaces, slot)
     attribute = attribute_of(slot)
+    if attribute is not None and attribute.name in _OPINIONS and _NEGATIVE.search(draft.content):
+        # "I don't drink coffee anymore" retires "I live on coffee" whatever slot it has
+        thing = draft.value if draft.value not in ("likes", "dislikes") else _thing(slot)
+        if len(thing) >= 3:
+            replaces = (*replaces, *(f"{p}:*~{thing}" for p in _POSITIVE_PREFIXES))
     key = f"{slot}:{value}" if single and not slot.endswith(value) else slot
     content = _clip(" ".join(draft.content.split()).rstrip(" ,;:"))
     kind = "episodic" if draft.episodic or draft.kind in _EPISODIC else "factual"
     name = attribute.name if attribute else None
-    return Fact(
-        draft.kind, kind, key, content, source, slot, single, draft.replaces, name, (), clause
-    )
+    return Fact(draft.kind, kind, key, content, source, slot, single, replaces, name, (), clause)
+
+
+_OPINIONS = frozenset({"like", "food_avoidance", "hobby", "habit", "diet"})
+_POSITIVE_PREFIXES = ("opinion", "favorite", "diet", "hobbies", "preference")
+_NEGATIVE = re.compile(
+    r"\b(?:not|never|no\s+longer|dislikes?|hates?|cannot\s+stand|stopped|quit|gave\s+up|"
+    r"(?:gone|went)\s+off|avoids?|anymore|over)\b",
+    re.IGNORECASE,
+)
+
+
+def _thing(slot: str) -> str:
+    """What an opinion slot is about, in words ("opinion:horror_movies" -> "horror movies")."""
+    return slot.split(":")[-1].replace("_", " ").replace("-", " ").strip()
 
 
 def extract_facts(text: object, *, source: str = "user") -> list[Fact]:

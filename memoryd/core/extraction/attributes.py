@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ATTRIBUTES", "Attribute", "attribute_of", "by_name", "refine"]
+__all__ = ["ALIASES", "ATTRIBUTES", "Attribute", "attribute_of", "by_name", "refine"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +66,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     _a("diet", True, "their eating pattern: vegetarian, vegan, keto, eats meat", "diet"),
     _a("native_language", True, "their first language", "native_language"),
     _a("phone", True, "their phone, model or platform", "phone"),
-    _a("computer", True, "their main computer", "computer", "laptop"),
+    _a("computer", True, "their main computer", "computer", "laptop"),  # one machine
     _a("os", True, "their computer's operating system", "tool:os"),
     _a("editor", True, "their code editor or IDE", "tool:editor"),
     _a("vehicle", True, "the vehicle they drive or ride", "vehicle", "car"),
@@ -125,6 +125,12 @@ _PREFIXES = sorted(
 )
 
 
+#: Rule slots that are another name for a single attribute's own slot: a fact there is
+#: stored under the attribute's slot and also retires memories an older version filed
+#: under the alias.
+ALIASES: dict[str, str] = {"laptop": "computer", "car": "vehicle", "nickname": "preferred_name"}
+
+
 def by_name(name: str) -> Attribute | None:
     return _BY_NAME.get(name)
 
@@ -163,7 +169,14 @@ _PHONE = re.compile(
 _THEME = re.compile(r"\b(?:dark|light|night)\s+(?:mode|theme)\b", re.IGNORECASE)
 _FORMAT = re.compile(
     r"\b(?:bullet(?:ed)?(?:\s+points?|\s+lists?)?|bullets|numbered\s+lists?|tables?|markdown|"
-    r"plain\s+text|prose|headings|code\s+only|step[- ]by[- ]step|tl;?dr)\b",
+    r"plain\s+text|prose|paragraphs?|headings|code\s+only|step[- ]by[- ]step|tl;?dr)\b",
+    re.IGNORECASE,
+)
+_LENGTH = re.compile(
+    r"\b(?:short(?:er)?|brief(?:er)?|concise|succinct|terse|to\s+the\s+point|"
+    r"(?:more|less|much|heaps\s+more|lots\s+more|full|in)\s+detail|detailed|in[- ]depth|"
+    r"long(?:er)?\s+(?:answers|replies|responses|version|explanations)|the\s+long\s+version|"
+    r"verbose|thorough|comprehensive|water\s+it\s+down|one[- ]liners?|tl;?dr)\b",
     re.IGNORECASE,
 )
 _TONE = re.compile(
@@ -196,6 +209,8 @@ def refine(slot: str, single: bool, clause: str, value: str) -> tuple[str, bool]
     ):
         return "instruction:theme", True
     if name == "instruction":
+        if _LENGTH.search(value):
+            return "instruction:length", True
         if _FORMAT.search(value):
             return "instruction:format", True
         if _TONE.search(value):

@@ -253,11 +253,17 @@ for _kind, _words in {
     "hybrid,motorcycle,motorbike,scooter,vespa,moped,rv,camper,campervan,subaru,"
     "toyota,honda,bmw,audi,mercedes,volkswagen,vw,ford,mazda,kia,hyundai,volvo,"
     "nissan,chevy,chevrolet,porsche,jaguar,peugeot,renault,skoda,seat,dacia,lexus,"
-    "rivian,polestar,byd,land rover,range rover,harley,ducati,yamaha,kawasaki",
+    "rivian,polestar,byd,land rover,range rover,harley,ducati,yamaha,kawasaki,ute,hatchback,"
+    "sedan,station wagon,4wd,4x4,maruti,maruti swift,swift,nexon,nexon ev,tata,mahindra,"
+    "suzuki,ranger,ford ranger,fiesta,focus,mustang,hilux,navara,mitsubishi,opel,citroen,"
+    "isuzu,holden,commodore,rav4,cr-v,outback,forester,yaris,jazz,clio,octavia,i10,i20,"
+    "creta,alto,innova,scorpio,thar,ioniq,leaf,model 3",
     "bike": "bike,bicycle,e-bike,ebike,road bike,mountain bike,gravel bike,fixie,"
     "cargo bike,brompton,peloton",
     "laptop": "laptop,macbook,macbook pro,macbook air,thinkpad,xps,chromebook,"
-    "surface laptop,notebook,gaming laptop,framework laptop",
+    "surface laptop,notebook,gaming laptop,framework laptop,lenovo,ideapad,yoga laptop,"
+    "elitebook,hp laptop,dell laptop,dell,asus,zenbook,vivobook,acer,lg gram,gram laptop,"
+    "positivo,surface pro",
     "computer": "pc,desktop,gaming pc,computer,imac,mac mini,mac studio,workstation",
     "phone": "phone,iphone,smartphone,android phone,pixel,galaxy,oneplus,xiaomi,"
     "samsung,samsung galaxy,fairphone,nokia,blackberry",
@@ -277,7 +283,7 @@ for _kind, _words in {
         POSSESSIONS[_word.strip()] = _kind
 
 #: Possessions a person usually has one of: a new one replaces the old.
-SINGLE_POSSESSIONS = frozenset({"vehicle", "laptop", "phone", "home"})
+SINGLE_POSSESSIONS = frozenset({"vehicle", "laptop", "computer", "phone", "home"})
 
 #: Endings and words that make "I'm a/an X" an occupation.
 OCCUPATION_SUFFIXES = ("er", "or", "ist", "ian", "ant", "ent", "eer", "ary", "ive", "ect")

@@ -343,7 +343,10 @@ def language(m: re.Match[str], clause: str) -> list[Draft] | None:
     if not found:
         return None
     learning = re.search(
-        r"learn|study|studying|practi|brush|taking|classes|lessons|duolingo", m.string, re.I
+        r"learn|study|studying|practi|brush|taking|classes|lessons|duolingo|\bstart|\bbegan|"
+        r"\bbegin|picked\s+up|took\s+up",
+        m.string,
+        re.I,
     )
     slot = ("learning:" if learning else "language:") + slug(found)
     return one("languages", slot, value, said(m))
@@ -372,7 +375,8 @@ def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
     slot = f"instruction:{slug(value)}"
     single = True
     lang = find(lx.LANGUAGES, value)
-    if lang and re.search(r"\b(?:answer|reply|respond|write|talk|speak|in)\b", value, re.I):
+    spoken = re.search(r"\b(?:answer|reply|respond|write|talk|speak|in)\b", value, re.I)
+    if lang and (spoken or value.lower().split()[:4].count(lang) or lang in value.lower()[:30]):
         slot = "instruction:language"
     elif _UNITS.search(value):
         slot = "instruction:units"
@@ -484,3 +488,16 @@ def status_of_relationship(m: re.Match[str], clause: str) -> list[Draft] | None:
         single=True,
         replaces=("family:partner",),
     )
+
+
+def bare_job(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """Learner's "I am product manager in a startup" (no article): a job when the words
+    name one, else nothing (this rule comes last: "I am tired" is no job)."""
+    value = trim(m["v"])
+    role = re.split(r"\s+(?:in|at|for|with)\s+", value, maxsplit=1)[0].strip()
+    head = role.lower().split()[-1] if role.split() else ""
+    if not head or not _is_job(role.lower(), head):
+        return None
+    statement = f"I am a {value}"
+    inner = re.match(r"^I\s+am\s+a\s+(?P<v>.+)$", statement)
+    return im_a(inner, statement) if inner else None

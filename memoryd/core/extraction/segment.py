@@ -378,7 +378,8 @@ def clauses(text: str) -> list[Clause]:
                 part = _last_statement(part)
             if not part:
                 continue
-            if _QUESTION.match(part) or (question and _WH.match(part)):
+            standing = _STANDING_REQUEST.match(part)  # "can you always use metric?"
+            if not standing and (_QUESTION.match(part) or (question and _WH.match(part))):
                 after_question = True
                 continue
             if question and re.match(r"no\s", part, re.IGNORECASE):  # "rice or no rice??"
@@ -392,6 +393,16 @@ def clauses(text: str) -> list[Clause]:
     return out
 
 
+#: A polite question that sets a standing instruction is one: "Can you always give
+#: temperatures in Celsius?", "Could you stop using emojis from now on?"
+_STANDING_REQUEST = re.compile(
+    r"^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+|ever\s+)?"
+    r"(?:(?:always|never|from\s+now\s+on|in\s+future|going\s+forward)\b|"
+    r"(?:stop|drop|quit)\s+(?:using|the|with|adding|giving)\b|"
+    r"(?:just\s+)?(?:call\s+me|switch\s+(?:me\s+)?to|talk\s+to\s+me|keep\s+(?:it|your|the\s+answers))\b|"
+    r".{0,60}\b(?:from\s+now\s+on|going\s+forward|in\s+future|every\s+time|anymore)\b)",
+    re.IGNORECASE,
+)
 _INSTRUCTION_OK = re.compile(
     r"^(?:I would (?:like|prefer|love) (?:you|it if you|answers|responses|replies)"
     r"|I would (?:like|love) to (?!know|ask|see|get|have|check|understand|find|try|make|"

@@ -112,6 +112,7 @@ rule("allergies", rf"^I\s+{ADV}(?:react\s+(?:badly|poorly|strongly)|have\s+(?:a\
 rule("allergies", r"^(?P<v>[\w\s-]{2,40}?)\s+(?:makes|make|gives|give)\s+(?:me|my\s+\w+)\s+(?:break\s+out|itch|swell|tingle|burn|sick|ill|hives|a\s+rash|rashes|headaches?|migraines?|nauseous|bloated|itchy|sneeze|swell|puffy|cramps|stomach)", r.reacts)
 rule("health", rf"^(?:my\s+)?(?:bloodwork|blood\s+work|blood\s+tests?|tests?|results|a\s+scan|scans|an?\s+mri|an?\s+x-ray|biopsy|screening)\b.{{0,40}}?\b(?:showed|shows|found|confirmed|revealed)\s+(?:that\s+)?I\s+(?:am|have)\s+{V}", r.simple("health", "health:{}"))
 rule("health", r"^my\s+(?:doctor|gp|psychiatrist|specialist|physician)\s+(?:\w+\s+)?(?:switched|moved|changed|put)\s+me\s+(?:from\s+[\w-]+\s+)?(?:to|on|onto)\s+(?P<v>(?P<drug>[\w-]+).*)", r.medication)
+rule("health", r"^(?:the|my)\s+(?:doctor|doc|gp|psychiatrist|specialist|physician|cardiologist|consultant|nurse)\s+(?:has|had|put|started|switched)\s+me\s+(?:on|onto)\s+(?P<v>.+)", r.simple("health", "health:medication:{}"))
 rule("health", rf"^I\s+{ADV}carry\s+(?:an?\s+)?(?P<v>(?:epipen|epi-pen|inhaler|insulin|glucose).*)", r.simple("health", "health:{}"))
 _DIETV = rf"(?P<v>(?:{_DIET_WORDS})(?:\s+diet)?)"
 rule("diet", rf"^(?:I\s+have\s+|we\s+have\s+|I\s+|we\s+)?{ADV}(?:switched|moved|gone|went|changed|converted|transitioned)\s+(?:over\s+)?to\s+(?:a\s+|an\s+|the\s+|being\s+)?{_DIETV}", r.simple("diet", "diet", single=True))
@@ -148,6 +149,8 @@ _SWITCH = (
 rule("stack", rf"^(?:{SUBJ}\s+(?:have\s+|had\s+)?)?{ADV}{_SWITCH}\s+(?:over\s+)?(?:(?:our|my|the|everything|it\s+all|all|it|them|stuff)(?:\s+[\w.-]+){{0,2}}\s+)?(?:over\s+)?(?:from\s+\S+(?:\s+\S+)?\s+)?to\s+(?:a\s+|an\s+|the\s+)?{V}", r.tech("switch"))
 rule("stack", rf"^(?:everything|it\s+all|all\s+of\s+it|our\s+stuff|the\s+app|our\s+app|the\s+site|prod|production)\s+(?:now\s+)?(?:lives|runs|is\s+hosted|sits|is)\s+(?:on|in)\s+{V}", r.tech("switch"))
 rule("stack", rf"^{SUBJ}\s+{ADV}(?:wiped\s+\w+\s+\w+\s+and\s+)?(?:installed|reinstalled|set\s+up|put)\s+(?:a\s+|an\s+)?{V}", r.tech("switch"))
+rule("possessions", rf"^(?:I|we)\s+{ADV}(?:traded|swapped|part-exchanged|exchanged)\s+(?:it|her|him|that|the\s+\w+|my\s+(?:old\s+)?\w+(?:\s+\w+)?|our\s+(?:old\s+)?\w+)\s+in\s+for\s+(?:a\s+|an\s+|the\s+)?{V}", r.possession)
+rule("possessions", rf"^(?:I|we)\s+{ADV}(?:took|got|bought|picked\s+up|buy|purchased)\s+(?:now\s+)?(?:a\s+|an\s+|the\s+|our\s+|my\s+)?(?:new\s+)?(?P<v>(?:[\w-]+\s+)?(?-i:[A-Z][\w-]*)(?:\s+[\w-]+){{0,3}})", r.possession)
 rule("possessions", rf"^I\s+{ADV}(?:replaced|swapped|traded\s+in|upgraded)\s+my\s+(?:old\s+)?(?P<what>\w+)\s+(?:with|for|to)\s+(?:a\s+|an\s+|the\s+)?{V}", r.possession)
 # -- location -----------------------------------------------------------------------
 _LIVE = r"(?:live|reside|am\s+residing|are\s+residing|stay|am\s+living|are\s+living|am\s+staying|have\s+been\s+living|have\s+lived|lived|have\s+been|am\s+settled|are\s+settled)"
@@ -195,7 +198,7 @@ rule("work", r"^I\s+am\s+(?:the\s+|a\s+|an\s+)?(?P<v>(?:ceo|cto|cfo|coo|founder|
 rule("work", rf"^I\s+{ADV}(?:drive|deliver|ride|write|design|code|consult|freelance|tutor|cook|clean|model|translate|edit|illustrate|photograph|dance|play|volunteer)\s+(?:\w+\s+)?for\s+(?P<v>(?-i:[A-Z]).+)", r.works)
 rule("work", rf"^I\s+{ADV}(?:manage|lead|run|head)\s+(?:a|the|our)\s+(?:\w+\s+)?team\b.*?\bat\s+(?P<v>(?-i:[A-Z]).+)", r.works)
 rule("work", rf"^I\s+am\s+(?:employed|working|hired)\s+as\s+(?:an?\s+|the\s+)?{V}", r.simple("work", "occupation", single=True))
-rule("work", rf"^I\s+(?:trained|qualified|retrained|certified)\s+as\s+(?:an?\s+)?{V}", r.simple("work", "occupation", single=True))
+rule("work", rf"^I\s+(?:have\s+)?{ADV}(?:trained|qualified|retrained|certified)\s+as\s+(?:an?\s+)?{V}", r.simple("work", "occupation", single=True))
 rule("work", rf"^I\s+{ADV}(?:left|quit|lost|resigned\s+from)\s+(?P<v>my\s+(?:job|position|role)\b.*)", r.status)
 rule("work", rf"^I\s+{ADV}teach\s+{V}", r.simple("work", "occupation", single=True))
 rule("work", rf"^I\s+{ADV}do\s+(?P<v>.+?\s+(?:for|at)\s+(?-i:[A-Z]).*)", r.simple("work", "occupation", single=True))
@@ -231,6 +234,7 @@ rule("pets", r"^I\s+am\s+(?:a\s+)?(?P<kind>dog|cat)\s+(?:owner|mom|dad|parent|pe
 _RELMOD = r"(?:(?:new|current|ex-?|late|former|old|future|soon-to-be|little|big|older|younger|baby|eldest|oldest|youngest|twin|two|three|teenage|adult|step-?|grown-up|\d+-year-old)\s+)*"
 rule("family", rf"^(?:my|our)\s+(?P<rel>{_RELMOD}(?:{_REL_WORDS}|family))(?P<tail>'s\s+name\s+is|\s+is\s+(?:called|named)|\s+name\s+is|,)?\s+{V}", r.relation)
 rule("family", r"^(?:my\s+\w+\s+and\s+I|we)\s+(?:have|are\s+raising|are\s+expecting)\s+(?P<v>.+)", r.simple("family", "family:{}"))
+rule("family", r"^(?:I|we)\s+(?:am|are|were|was|have\s+been|got)\s+(?:\w+\s+)?blessed\s+with\s+(?P<v>(?:a\s+|our\s+|a\s+baby\s+|baby\s+)?(?:baby|boy|girl|son|daughter|twins|child|grandson|granddaughter)\b.*)", r.simple("family", "family:{}"))
 rule("family", rf"^{_HAVE_VERB}\s+(?P<v>(?:a|an)\s+\d{{1,2}}[- ](?:year|yr|month)[- ]old\b(?!\s+(?:{_PET_WORDS})).*)", r.simple("family", "family:{}"))
 rule("family", rf"^{_HAVE_VERB}\s+(?P<v>{_NUM}\s+(?:\w+\s+)?(?:kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings?|grandkids|grandchildren|twins|stepkids|stepsons?|stepdaughters?|boys|girls|baby|toddler|teenagers?|teens|grandsons?|granddaughters?|nieces?|nephews?)\b.*)", r.simple("family", "family:{}"))
 rule("family", r"^(?:I\s+am|we\s+are|I\s+have\s+been|we\s+have\s+been)\s+(?P<v>(?:happily\s+|newly\s+|recently\s+|just\s+)?(?:married|engaged|single|divorced|widowed|separated|in\s+a\s+relationship|dating\s+someone|in\s+a\s+long-distance\s+relationship|in\s+a\s+(?:civil|domestic)\s+partnership|partnered|seeing\s+someone)\b.*)", r.simple("family", "relationship_status", single=True))
@@ -283,7 +287,7 @@ rule("likes", rf"^{SUBJ}\s+{ADV}(?:do\s+not|did\s+not|never|no\s+longer|cannot|r
 rule("likes", rf"^{SUBJ}\s+{ADV}(?:hate|dislike|detest|loathe|despise|cannot\s+stand|can\s+not\s+stand|cannot\s+bear|avoid|have\s+gone\s+off|went\s+off|am\s+done\s+with|am\s+over)\s+{V}", r.likes)
 rule("likes", rf"^I\s+am\s+(?:not\s+(?:really\s+|much\s+of\s+|at\s+all\s+)?(?:a\s+(?:big\s+|huge\s+)?fan\s+of|into|keen\s+on|a\s+fan\s+of|fond\s+of|crazy\s+about)|no\s+fan\s+of|sick\s+of|tired\s+of)\s+{V}", r.likes)
 rule("likes", rf"^{SUBJ}\s+{ADV}(?:like|love|adore|enjoy|dig|appreciate|treasure|live\s+for|cannot\s+get\s+enough\s+of|fancy|support|root\s+for|cheer\s+for|follow|collect|binge|am\s+loving|am\s+enjoying|have\s+been\s+loving|have\s+been\s+enjoying)\s+{V}", r.likes)
-rule("likes", rf"^I\s+am\s+{ADV}(?:(?:a\s+)?(?:big|huge|massive|die-hard|diehard|lifelong|longtime|long-time)\s+fan\s+of|a\s+fan\s+of|fond\s+of|obsessed\s+with|crazy\s+about|passionate\s+about|nuts\s+about|mad\s+about|really\s+into|super\s+into|big\s+into|into|addicted\s+to|hooked\s+on|in\s+love\s+with)\s+{V}", r.likes)
+rule("likes", rf"^I\s+(?:have\s+)?{ADV}(?:am|become|became|been)\s+{ADV}(?:(?:a\s+)?(?:big|huge|massive|die-hard|diehard|lifelong|longtime|long-time)\s+fan\s+of|a\s+fan\s+of|fond\s+of|obsessed\s+with|crazy\s+about|passionate\s+about|nuts\s+about|mad\s+about|really\s+into|super\s+into|big\s+into|into|addicted\s+to|hooked\s+on|in\s+love\s+with)\s+{V}", r.likes)
 rule("likes", r"^(?:(?:a\s+)?(?:big|huge|massive|die-hard|diehard|lifelong)\s+)?(?P<v>.{2,40}?)\s+(?:fan|lover|nerd|addict|enthusiast|junkie|fanatic)\s+here\b", r.likes)
 # -- plans and goals ----------------------------------------------------------------
 _GOING = (
@@ -347,6 +351,9 @@ rule("instructions", rf"^I\s+(?:want|need|would\s+like|would\s+prefer|expect)\s+
 rule("instructions", r"^I\s+(?:prefer|like|want|need|would\s+like)\s+(?P<v>(?:short|shorter|brief|concise|detailed|thorough|long|longer|in-depth|bullet[- ]point|step[- ]by[- ]step|simple|plain|\w+,\s+\w+)\s+(?:answers|responses|replies|explanations|summaries).*)", r.instruction)
 rule("instructions", r"^(?P<v>(?:\w+\s+){0,3}\w+\s+(?:commands|code|examples|units|answers|syntax|snippets|spelling))\s+(?:please|pls|plz)$", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?P<v>(?:switch|change|set|put|move|flip)\s+(?:me|it|things|everything|the\s+\w+)?\s*(?:back\s+|over\s+)?(?:to|on|into)\s+(?:dark|light|night)\s+(?:mode|theme)\b.*)", r.instruction)
+rule("instructions", r"^(?:let's|lets|let\s+us)\s+(?P<v>(?:go\s+back\s+to|switch\s+(?:back\s+)?to|stick\s+(?:to|with)|use|do|keep\s+it|go\s+with|go)\s+.{3,100})$", r.instruction)
+# segment lets a polite question through only when it sets a standing instruction
+rule("instructions", r"^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+|ever\s+)?(?P<v>.{3,140}?)(?:\s+please)?$", r.instruction)
 # a standing instruction in any words, marked as one by "from now on" and its kin
 rule("instructions", r"^(?:(?:now|so|and|but|ok|okay|also)\s+)*(?:(?:from\s+now(?:\s+on)?|now\s+onwards?|henceforth|going\s+forward|from\s+here\s+on(?:\s+out)?|in\s+future)\s*,?\s+)(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|can\s+you\s+)?(?P<v>(?!I\b|we\b).{3,120})$", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|let's\s+|lets\s+)?(?P<v>(?!I\b|we\b)(?:reply|answer|respond|talk|speak|write|go|give|use|keep|do|switch|stick)\b.{3,120}?)\s*,?\s+(?:from\s+now(?:\s+on)?|now\s+onwards?|onwards|going\s+forward|from\s+here\s+on(?:\s+out)?)$", r.instruction)
@@ -376,7 +383,7 @@ rule("hobbies", rf"^I\s+{ADV}(?:do|practi[cs]e|play|take|go\s+to)\s+(?P<v>.+?\s+
 rule("hobbies", rf"^I\s+{ADV}take\s+(?P<v>(?:[\w-]+\s+){{1,3}}(?:classes|lessons|courses))\b", r.hobby())
 rule("hobbies", r"^I\s+have\s+been\s+(?P<v>\w+ing\b.+?)\s+(?:for|since)\s+(?:\d+|a|an|two|three|four|five|six|several|many|a\s+few|a\s+couple|years|ages|over|almost|nearly|about|more\s+than)\b.*", r.hobby())
 rule("hobbies", rf"^I\s+{ADV}(?:build|make|restore|collect|brew|grow|race|breed|fly|carve|knit|sew|forage|repair|fix\s+up|refurbish|bake|paint|draw|sculpt|write|compose|record|produce)\s+(?P<v>(?!it\b|this\b|that\b|a\s+(?:list|plan|summary)\b).+)", r.hobby())
-rule("languages", rf"^(?:on\s+top\s+of\s+\w+\s*,?\s*)?I\s+(?:have\s+)?{ADV}(?:started|took\s+up|picked\s+up|got\s+into|began|am\s+getting\s+into)\s+(?:learning\s+|studying\s+)?{V}", r.language)
+rule("languages", rf"^(?:on\s+top\s+of\s+\w+\s*,?\s*)?I\s+(?:have\s+)?{ADV}(?:started|start|begin|took\s+up|picked\s+up|got\s+into|began|am\s+getting\s+into|am\s+starting)\s+(?:learning\s+|studying\s+)?{V}", r.language)
 rule("hobbies", rf"^I\s+(?:have\s+)?{ADV}(?:started|took\s+up|picked\s+up|got\s+into|began|am\s+getting\s+into|taken\s+up)\s+(?P<v>(?!a\s+new\s+job|working|at\b|with\b).+)", r.hobby())
 # -- possessions ----------------------------------------------------------------------
 rule("possessions", rf"^I\s+{ADV}(?:shoot|film|record|type|game|write|cook|play|edit|work|draw|paint)\s+(?:on|with)\s+(?:a|an|my)\s+(?P<v>(?:[\w-]+\s+)?(?-i:[A-Z0-9]).+)", r.possession)
@@ -385,6 +392,7 @@ rule("possessions", rf"^(?:{_HAVE_VERB}|I\s+{ADV}(?:drive|ride|rent|lease|play\s
 rule("possessions", r"^(?:my|our)\s+(?:new\s+|old\s+|current\s+|first\s+|main\s+|work\s+|personal\s+|family\s+)?(?P<what>[\w-]+)\s+is\s+(?:a|an|the)\s+(?P<v>(?:\d{4}\s+)?(?:[a-z-]+\s+){0,2}(?-i:[A-Z0-9]).*)", r.possession)
 # -- identity, last: "I'm a/an X", "I'm Maria", durable traits -----------------------
 rule("identity", rf"^I\s+am\s+(?P<v>{_TRAIT_WORDS})\b", r.simple("identity", "trait:{}"))
+rule("work", rf"^I\s+am\s+{ADV}(?:now\s+)?(?P<v>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,2}}(?:\s+(?:in|at|for|with)\s+.+)?)$", r.bare_job)
 rule("identity", rf"^I\s+(?:am|have\s+been|was|used\s+to\s+be)\s+{ADV}(?:a|an|the(?:\s+only|\s+sole|\s+lead|\s+main|\s+head)?)\s+{V}", r.im_a)
 rule("identity", r"^I\s+am\s+(?P<v>(?-i:[A-Z][a-z]+)\s+(?-i:[A-Z][a-z]+))(?=\s*$|\s*,)", r.name_of("name", "User's name is {}"))
 rule("identity", rf"^I\s+am\s+{NAME}(?=\s*(?:,|$|!|[\u2014\u2013]|\s+-\s|\s+(?:and|from|here|by)\b))", r.name_of("name", "User's name is {}"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 __all__ = ["correct"]
 
@@ -274,8 +275,86 @@ def _fix(token: str) -> str | None:
 
 
 def correct(text: str) -> str:
-    """``text`` with chat shorthand spelt out and one-slip misspellings of the rules'
-    words corrected; everything else as it was."""
-    if not any(_fix(t) for t in _WORD.findall(text)):
-        return text
-    return _WORD.sub(lambda m: _fix(m[0]) or m[0], text)
+    """``text`` with chat shorthand spelt out, one-slip misspellings of the rules' words
+    corrected, and regional or learner's grammar in the rules' shape; the rest as it
+    was."""
+    if any(_fix(t) for t in _WORD.findall(text)):
+        text = _WORD.sub(lambda m: _fix(m[0]) or m[0], text)
+    if _GRAMMAR_CUE.search(text):
+        for pattern, replacement in _GRAMMAR:
+            text = pattern.sub(replacement, text)
+    return text
+
+
+_IRREGULAR = {
+    "getting": "got", "having": "had", "being": "been", "making": "made", "taking": "taken",
+    "leaving": "left", "buying": "bought", "finding": "found", "selling": "sold",
+    "breaking": "broken", "doing": "done", "going": "gone", "giving": "given",
+    "coming": "come", "running": "run", "winning": "won", "losing": "lost",
+    "meeting": "met", "putting": "put", "quitting": "quit", "setting": "set",
+    "writing": "written", "beginning": "begun", "swimming": "swum", "seeing": "seen",
+    "eating": "eaten", "driving": "driven", "flying": "flown", "hearing": "heard",
+}  # fmt: skip
+
+
+def _after(m: re.Match[str]) -> str:
+    """Irish "I'm after starting" ("I have just started")."""
+    verb = m["verb"].lower()
+    done = _IRREGULAR.get(verb)
+    if done is None:  # "moving" -> "moved", "starting" -> "started", "shopping" -> "shopped"
+        done = verb[:-3] + "ed"
+    have = "has" if m["be"].lower() == "is" else "have"
+    return f"{m['who']} {have} {done}"
+
+
+#: Learner's and regional grammar, read as the rules expect. Each is one shape people
+#: use that the rules' English has no pattern for.
+_GRAMMAR: tuple[tuple[re.Pattern[str], Any], ...] = (
+    # Irish "I'm after moving" = "I have just moved"
+    (
+        re.compile(
+            r"\b(?P<who>[A-Za-z]+)\s+(?P<be>am|are|is)\s+after\s+(?P<verb>[a-z]+ing)\b"
+        ),
+        _after,
+    ),
+    # "I am having two kids" / "we are having one dog" = "have"
+    (
+        re.compile(
+            r"\b(?P<who>I|[Ww]e)\s+(?:am|are)\s+having\s+(?=(?:a|an|one|two|three|four|\d+|my|our|"
+            r"[A-Z])\b)"
+        ),
+        r"\g<who> have ",
+    ),
+    # "I have 42 years" = "I am 42"
+    (re.compile(r"\bI\s+have\s+(?P<n>\d{1,3})\s+years(?:\s+old)?\b"), r"I am \g<n> years old"),
+    # "I am born in Recife" = "I was born in"
+    (re.compile(r"\bI\s+am\s+born\b"), "I was born"),
+    # "I not like", "I no eat" = "I do not"
+    (
+        re.compile(
+            r"\b(?P<who>I|[Ww]e)\s+(?:not|no)\s+(?=(?:like|love|eat|drink|have|want|use|live|work|"
+            r"speak|smoke|enjoy|need|know|take|go)\b)"
+        ),
+        r"\g<who> do not ",
+    ),
+    # Irish and northern "me sister" = "my sister"
+    (
+        re.compile(
+            r"\b(?P<me>[Mm]e)\s+(?=(?:sister|brother|mam|mum|ma|da|dad|husband|wife|fella|missus|"
+            r"son|daughter|kids|lads|nan|granny|grandad|auntie|uncle|cousin|partner|boyfriend|"
+            r"girlfriend|fiancee?|dog|cat)\b)"
+        ),
+        "my ",
+    ),
+    # "I stop being vegan", "I stopped being a vegetarian" = "I am no longer vegan"
+    (
+        re.compile(
+            r"\bI\s+(?:have\s+)?(?:stop|stopped|quit|gave\s+up|give\s+up)\s+being\s+(?:a\s+|an\s+)?"
+        ),
+        "I am no longer ",
+    ),
+)
+_GRAMMAR_CUE = re.compile(
+    r"\b(?:after\s+[a-z]+ing|having|have\s+\d+|am\s+born|(?:I|[Ww]e)\s+(?:not|no)|[Mm]e\s+\w+|"
+    r"being)\b"
+)
