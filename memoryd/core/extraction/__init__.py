@@ -173,8 +173,10 @@ def _extract(
     found: list[Clause], source: str, facts: list[Fact], seen: set[str], leftovers: list[str]
 ) -> None:
     topic: Draft | None = None  # what the previous clause was about ("His name is Gizmo")
+    before = ""
     for clause in found:
-        withdrawn = retraction(clause.text, _match) if source == "user" else None
+        withdrawn = retraction(clause.text, _match, before) if source == "user" else None
+        before = clause.text
         if withdrawn:
             key = "retract:" + slugify("|".join(withdrawn), 120)
             if key not in seen:

@@ -19,7 +19,8 @@ def lives(m: re.Match[str], clause: str) -> list[Draft] | None:
         kind = lx.POSSESSIONS.get(find(lx.POSSESSIONS, low) or "", "home")
         slot = "home_type" if kind == "home" else kind
         return one("possessions", slot, value, content, single=True)
-    if re.match(r"(?:I|we)\s+\w+(?:\s+\w+)?\s+on\s", clause, re.I) and not value[:1].isupper():
+    on = re.match(r"(?:I|we)\s+\w+(?:\s+\w+)?\s+on\s", clause, re.I)
+    if on and not value[:1].isupper() and not low.startswith(("a ", "an ", "the ")):
         return None  # "I live on coffee" is no address; "we live on Elm Street" is
     if low.startswith(("with ", "alone", "by myself", "on my own")):
         return one("location", "living_situation", value, content, single=True)

@@ -51,7 +51,10 @@ _ABOUT_FORGET = re.compile(
     r"(?:forget|ignore|delete|disregard|scrap)\s+(?:it|that|this)\b",
     re.I,
 )
-_AFTER_ALL = re.compile(r"^(?P<stmt>.+?)\s+after\s+all$", re.IGNORECASE)
+_AFTER_ALL = re.compile(
+    r"\b(?P<who>I|we)\s+(?P<be>am|are|will|do|have)\s+not\s+(?P<rest>.+?)\s+after\s+all\b",
+    re.IGNORECASE,
+)
 _OFF = re.compile(
     r"^(?:the|our|my)\s+(?P<what>[\w\s-]{2,40}?)\s+(?:is|has\s+been|got|was)\s+"
     r"(?:off|cancell?ed|called\s+off|scrapped)\b",
@@ -103,9 +106,9 @@ _TOPICS: dict[str, tuple[str, ...]] = {
     "phone": ("phone",),
     "allergy": ("allergy:*",),
     "allergies": ("allergy:*",),
+    "allergic": ("allergy:*",),
 }
 _STATEMENT = re.compile(r"^(?:I|we|my|our)\b", re.IGNORECASE)
-_NEGATED = re.compile(r"^(?P<who>I|we)\s+(?P<be>am|are|will|do|have)\s+not\s+", re.IGNORECASE)
 
 
 def _targets(drafts: list[Draft]) -> tuple[str, ...]:
@@ -131,17 +134,23 @@ def _topic(what: str) -> tuple[str, ...]:
     low = re.sub(r"\s+(?:thing|stuff|bit|part|business)$", "", low)
     if not low:
         return ()
+    said = (f"*~{low}",) if len(low) >= 3 else ()
     if low in _TOPICS:
-        return _TOPICS[low]
+        return _TOPICS[low] + said
     words = low.split()
     if words and words[-1] in _TOPICS:
-        return _TOPICS[words[-1]]
-    return (f"*~{low}",) if len(low) >= 3 else ()
+        return _TOPICS[words[-1]] + said
+    return said
 
 
-def retraction(clause: str, match: Match) -> tuple[str, ...] | None:
+_ABOUT = re.compile(r"^(?:about|re|regarding|as\s+for|on)\s+(?P<what>.{2,60})$", re.IGNORECASE)
+_IT = frozenset({"", "it", "that", "this", "them", "those", "all\s+that"})
+
+
+def retraction(clause: str, match: Match, before: str = "") -> tuple[str, ...] | None:
     """What ``clause`` withdraws (supersede targets), or None when it withdraws
-    nothing. ``match`` is the rule table, to read a withdrawn statement as captured."""
+    nothing. ``match`` is the rule table, to read a withdrawn statement as captured;
+    ``before`` is the clause before it ("About the pilates, please forget it")."""
     m = (
         _WHATEVER.match(clause)
         or _ABOUT_FORGET.match(clause)
@@ -149,23 +158,25 @@ def retraction(clause: str, match: Match) -> tuple[str, ...] | None:
         or _NEVER_MIND.match(clause)
         or _DONT_KEEP.match(clause)
     )
-    if m is not None and m["what"].strip(" ,.!") in ("", "it", "that", "this"):
-        return None
+    if m is not None and m["what"].strip(" ,.!").lower() in _IT:
+        about = _ABOUT.match(before.strip(" ,.!"))
+        return (_topic(about["what"]) or None) if about else None
     if m is not None:
-        what = m["what"].strip(" ,.!")
+        what = re.split(r",|;|\s+(?:and|but|because|cause|cuz|as|since|so)\s+", m["what"])[0]
+        what = what.strip(" ,.!")
         if _STATEMENT.match(what):
             found = _targets(match(what))
             if found:
                 return found
         return _topic(what) or None
-    after = _AFTER_ALL.match(clause)
-    if after is not None:
-        stmt = after["stmt"]
-        positive = _NEGATED.sub(lambda n: f"{n['who']} {n['be']} ", stmt, count=1)
-        if positive != stmt:
-            found = _targets(match(positive))
-            if found:
-                return found
+    after = _AFTER_ALL.search(clause)
+    if after is not None:  # "I'm not moving to Perth after all"
+        positive = f"{after['who']} {after['be']} {after['rest']}"
+        found = _targets(match(positive))
+        if found:
+            return found
+        last = positive.split()[-1]
+        return _topic(last) or None  # "I'm not allergic after all"
     m = _OFF.match(clause) or _CALLED_OFF.match(clause)
     if m is not None:
         what = trim(m["what"])

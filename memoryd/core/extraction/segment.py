@@ -378,7 +378,8 @@ def clauses(text: str) -> list[Clause]:
                 part = _last_statement(part)
             if not part:
                 continue
-            standing = _STANDING_REQUEST.match(part)  # "can you always use metric?"
+            # "can you always use metric?" sets an instruction; "... if you were me?" not
+            standing = _STANDING_REQUEST.match(part) and not _IF.search(part)
             if not standing and (_QUESTION.match(part) or (question and _WH.match(part))):
                 after_question = True
                 continue
@@ -387,7 +388,7 @@ def clauses(text: str) -> list[Clause]:
                 continue
             if after_question and not part.lower().startswith(("i ", "i'", "my ", "we")):
                 continue
-            if _HYPOTHETICAL.search(part) and not _INSTRUCTION_OK.match(part):
+            if _HYPOTHETICAL.search(part) and not (standing or _INSTRUCTION_OK.match(part)):
                 continue
             out.append(Clause(restore(part), question))
     return out
@@ -403,6 +404,7 @@ _STANDING_REQUEST = re.compile(
     r".{0,60}\b(?:from\s+now\s+on|going\s+forward|in\s+future|every\s+time|anymore)\b)",
     re.IGNORECASE,
 )
+_IF = re.compile(r"\b(?:if|were|rather|unless|suppose|imagine)\b", re.IGNORECASE)
 _INSTRUCTION_OK = re.compile(
     r"^(?:I would (?:like|prefer|love) (?:you|it if you|answers|responses|replies)"
     r"|I would (?:like|love) to (?!know|ask|see|get|have|check|understand|find|try|make|"
