@@ -144,7 +144,7 @@ def _topic(what: str) -> tuple[str, ...]:
 
 
 _ABOUT = re.compile(r"^(?:about|re|regarding|as\s+for|on)\s+(?P<what>.{2,60})$", re.IGNORECASE)
-_IT = frozenset({"", "it", "that", "this", "them", "those", "all\s+that"})
+_IT = frozenset({"", "it", "that", "this", "them", "those", "all that"})
 
 
 def retraction(clause: str, match: Match, before: str = "") -> tuple[str, ...] | None:
