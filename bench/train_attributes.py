@@ -1,6 +1,6 @@
 """Train the attribute classifier and measure it against the rules (issue 38).
 
-``python -m bench.train_attributes`` embeds ``bench/data/attributes/train.jsonl`` with
+``python -m bench.train_attributes`` embeds ``bench/data/attributes/train*.jsonl`` with
 the packaged MiniLM, fits a softmax regression (plain numpy, L2, full-batch gradient
 descent), and writes the weights the engine ships
 (``memoryd/engine/attribute_model.npz``). It then scores ``dev.jsonl`` three ways: the
@@ -80,7 +80,8 @@ def per_register(pred: list[str], rows: list[dict[str, Any]]) -> dict[str, float
 def main() -> int:
     started = time.perf_counter()
     info = machine.machine()
-    train, dev = load("train.jsonl"), load("dev.jsonl")
+    train = load("train.jsonl") + load("train2.jsonl")  # two authors, one held-out dev
+    dev = load("dev.jsonl")
     labels = sorted({r["attribute"] for r in train})
     index = {name: i for i, name in enumerate(labels)}
     embedder = MiniLMEmbedder()

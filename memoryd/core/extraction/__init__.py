@@ -19,6 +19,7 @@ from typing import Any
 
 from memoryd.core.extraction.attributes import ALIASES, attribute_of, by_name, refine
 from memoryd.core.extraction.context import about, follow_up
+from memoryd.core.extraction.lists import fallback
 from memoryd.core.extraction.retract import retraction
 from memoryd.core.extraction.rules import Draft
 from memoryd.core.extraction.segment import (
@@ -185,6 +186,9 @@ def _extract(
             topic = None
             continue
         drafts = _match(clause.text) or follow_up(clause.text, topic)
+        if not drafts and clause.listed is not None:  # "Upcoming: dentist 4 Feb"
+            listed = fallback(clause.listed, clause.item)
+            drafts = [listed] if listed is not None else []
         topic = next(iter(drafts), None) or about(clause.text)
         unread = not drafts and source == "user" and not clause.question
         if unread and _FIRST_PERSON.match(clause.text) and len(clause.text.split()) >= 3:

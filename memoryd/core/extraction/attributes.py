@@ -15,7 +15,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ALIASES", "ATTRIBUTES", "Attribute", "attribute_of", "by_name", "refine"]
+__all__ = [
+    "ALIASES",
+    "ATTRIBUTES",
+    "Attribute",
+    "attribute_of",
+    "by_name",
+    "refine",
+    "units_slot",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +82,14 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     _a("answer_language", True, "the language answers should be in", "instruction:language"),
     _a("answer_length", True, "short or detailed answers", "instruction:length"),
     _a("answer_format", True, "bullets, tables, plain text", "instruction:format"),
-    _a("units", True, "metric or imperial, currency, date format", "instruction:units", "timezone"),
+    _a(
+        "units",
+        True,
+        "metric or imperial, currency, date format (one per dimension)",
+        "instruction:units",
+        "instruction:units",
+        "timezone",
+    ),
     _a("tone", True, "formal or casual, emojis or not", "instruction:tone"),
     # many values at a time
     _a(
@@ -179,6 +194,32 @@ _LENGTH = re.compile(
     r"verbose|thorough|comprehensive|water\s+it\s+down|one[- ]liners?|tl;?dr)\b",
     re.IGNORECASE,
 )
+_UNITS = re.compile(
+    r"\b(?:metric|imperial|celsius|fahrenheit|kilos?|kilograms?|stones?|pounds|kg|lbs?|miles|"
+    r"km|kilomet(?:er|re)s|litres|liters|gallons|feet|inches|cm|24[- ]hour|12[- ]hour|"
+    r"dd/mm|mm/dd|yyyy|currency|rupees|euros|dollars)\b",
+    re.IGNORECASE,
+)
+_DIMENSIONS = (
+    ("temperature", re.compile(r"\b(?:celsius|fahrenheit|centigrade|°[cf])\b", re.I)),
+    ("distance", re.compile(r"\b(?:miles|km|kilomet(?:er|re)s|feet|inches|cm|metres|meters)\b", re.I)),
+    ("weight", re.compile(r"\b(?:kilos?|kilograms?|kg|stones?|pounds|lbs?|grams)\b", re.I)),
+    ("time", re.compile(r"\b(?:24[- ]hour|12[- ]hour|am/pm)\b", re.I)),
+    ("date", re.compile(r"\b(?:dd/mm|mm/dd|yyyy|dates?)\b", re.I)),
+    ("volume", re.compile(r"\b(?:litres|liters|gallons|cups|ml)\b", re.I)),
+    ("currency", re.compile(r"\b(?:currency|rupees|euros|dollars|pounds\s+sterling|yen|inr|usd|eur|gbp)\b", re.I)),
+)
+
+
+def units_slot(text: str) -> str:
+    """Units are one value per dimension: Celsius and km are both current; miles
+    replaces km. "metric"/"imperial" name the whole system."""
+    for name, pattern in _DIMENSIONS:
+        if pattern.search(text):
+            return f"instruction:units:{name}"
+    return "instruction:units"
+
+
 _TONE = re.compile(
     r"\b(?:formal|informal|casual|friendly|blunt|polite|emojis?|sarcas\w*|jokes?|"
     r"professional\s+tone|tone)\b",
@@ -208,6 +249,8 @@ def refine(slot: str, single: bool, clause: str, value: str) -> tuple[str, bool]
         _THEME.search(value)
     ):
         return "instruction:theme", True
+    if name == "instruction" and _UNITS.search(value):
+        return units_slot(value), True
     if name == "instruction":
         if _LENGTH.search(value):
             return "instruction:length", True

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from memoryd.core.extraction import lexicon as lx
+from memoryd.core.extraction.attributes import units_slot
 from memoryd.core.extraction.grammar import pronouns, rewrite
 from memoryd.core.extraction.values import (
     ADV,
@@ -379,7 +380,7 @@ def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
     if lang and (spoken or value.lower().split()[:4].count(lang) or lang in value.lower()[:30]):
         slot = "instruction:language"
     elif _UNITS.search(value):
-        slot = "instruction:units"
+        slot = units_slot(value)
     elif _LENGTH.search(value) and re.search(
         r"\b(?:answers?|responses?|replies|explanations?|it)\b", value, re.I
     ):
@@ -494,6 +495,8 @@ def bare_job(m: re.Match[str], clause: str) -> list[Draft] | None:
     """Learner's "I am product manager in a startup" (no article): a job when the words
     name one, else nothing (this rule comes last: "I am tired" is no job)."""
     value = trim(m["v"])
+    if re.match(r"(?:a|an|the)\s", value, re.I):
+        return None  # "I am a nurse": the rule for "I'm a/an X" reads it
     role = re.split(r"\s+(?:in|at|for|with)\s+", value, maxsplit=1)[0].strip()
     head = role.lower().split()[-1] if role.split() else ""
     if not head or not _is_job(role.lower(), head):

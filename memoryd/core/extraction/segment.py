@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memoryd.core.extraction.lists import Listed, is_label, parse, statements
 from memoryd.core.extraction.subject import restore
 from memoryd.core.extraction.typos import correct
 
@@ -201,6 +202,8 @@ _COMPOUND = re.compile(
 class Clause:
     text: str
     question: bool  # the sentence it came from ends with "?"
+    listed: Listed | None = None  # the labelled list it is an item of ("Likes: ...")
+    item: str = ""  # that item as written
 
 
 #: A longer message is a document the user pasted: statements about themselves sit at
@@ -359,7 +362,18 @@ def clauses(text: str) -> list[Clause]:
     """The candidate clauses of a message, in order, minus everything that is not the
     user stating something: see the module docstring."""
     out: list[Clause] = []
+    label = ""  # a list's label that ended a sentence of its own ("Dietary stuff:")
     for raw, end in sentences(text):
+        if label:
+            raw, label = f"{label}: {raw}", ""
+        if end == ":" and is_label(raw):
+            label = raw
+            continue
+        listed = parse(raw) if ":" in raw or "-" in raw else None
+        if listed is not None and "?" not in end:  # "About me: 34, live in Seoul, ..."
+            for item, statement in zip(listed.items, statements(listed), strict=False):
+                out.append(Clause(restore(statement), False, listed, item))
+            continue
         sentence = strip_leader(raw)
         kind = task(sentence, end)
         if kind == "payload":
