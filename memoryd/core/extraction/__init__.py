@@ -118,6 +118,7 @@ def _fact(draft: Draft, source: str, clause: str = "") -> Fact | None:
     if attribute is not None and attribute.name in _OPINIONS and _NEGATIVE.search(draft.content):
         # "I don't drink coffee anymore" retires "I live on coffee" whatever slot it has
         thing = draft.value if draft.value not in ("likes", "dislikes") else _thing(slot)
+        thing = _STILL.sub("", thing.split(",")[0]).strip()
         if len(thing) >= 3:
             replaces = (*replaces, *(f"{p}:*~{thing}" for p in _POSITIVE_PREFIXES))
     key = f"{slot}:{value}" if single and not slot.endswith(value) else slot
@@ -134,6 +135,9 @@ _NEGATIVE = re.compile(
     r"(?:gone|went)\s+off|avoids?|anymore|over)\b",
     re.IGNORECASE,
 )
+
+
+_STILL = re.compile(r"(?:\s+(?:anymore|any\s+more|now|these\s+days|again|altogether))+$", re.I)
 
 
 def _thing(slot: str) -> str:

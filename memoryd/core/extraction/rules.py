@@ -125,14 +125,28 @@ _ORG = re.compile(
 )
 
 
+_NOT_ORG = frozenset(
+    "home,school,night,nights,weekends,work,uni,college,church,hospital,office,nightshift,"
+    "times,least,most,all,it,this,that,the,a,an,my,our,their,his,her,some,any,one,two,"
+    "lunch,dinner,breakfast,midnight,noon,dawn,first,last,same,different,moment,minute".split(",")
+)
+_LOWER_ORG = re.compile(r"(?P<org>[a-z][a-z0-9&'-]{2,30})(?=\s*$|\s*,|\s+(?:in|on|as|for|since|now)\b)")
+
+
 def works(m: re.Match[str], clause: str) -> list[Draft] | None:
     """Employer (and role) from "I work at X (as a Y)" and the like: one memory whose
     slot is the employer and that also retires the old role when it names one."""
     value = trim(m["v"])
     named = re.match(r"(?:the\s+|a\s+|an\s+)?(?-i:[A-Z0-9])|(?:a|an|the)\s", value)
     remote = re.match(r"(?:home|remotely|remote)\b", value, re.I)
-    if deictic(value) or not (named or remote):
+    typed = _LOWER_ORG.match(value)  # "i work at salesforce" typed in a hurry
+    if typed and typed["org"] in _NOT_ORG:
+        typed = None
+    if deictic(value) or not (named or remote or typed):
         return None
+    if typed and not named:
+        org = typed["org"]
+        return one("work", "employer", org, said(m), single=True)
     as_role = re.search(r"\s+as\s+(?:an?\s+|the\s+)?(?P<role>.+)$", value, re.I)
     org_text = value[: as_role.start()] if as_role else value
     org = _ORG.match(org_text)

@@ -322,7 +322,15 @@ def expand(text: str) -> str:
             return word
         return out[0].upper() + out[1:] if word[0].isupper() and out[0] != "I" else out
 
-    return _CONTRACTION.sub(swap, text)
+    return _POSSESSIVE_IS.sub(r"\g<who> is \g<verb>", _CONTRACTION.sub(swap, text))
+
+
+#: "my cat's called Vegemite", "the baby's due in May": a noun's "'s" before a verb
+_POSSESSIVE_IS = re.compile(
+    r"(?P<who>\b[A-Za-z]+)'s\s+(?P<verb>called|named|due|been|going|getting|moving|"
+    r"starting|now|still|off|back|allergic|vegan|vegetarian|a|an|"
+    r"doing|living|working|studying)\b"
+)
 
 
 def _unquote(m: re.Match[str]) -> str:
@@ -443,9 +451,27 @@ def strip_leader(part: str) -> str:
     Trader", "wiped the drive and put fedora on it") its "I" back."""
     stripped = _LEADER.sub("", part, count=1).strip(" ,;:-")
     stripped = stripped or part
-    if _DROPPED_SUBJECT.match(stripped):
+    if _DROPPED_SUBJECT.match(stripped) or _DROPPED_NOT.match(stripped):
         return "I " + stripped[0].lower() + stripped[1:]
+    if _DROPPED_AM.match(stripped):
+        return "I am " + stripped[0].lower() + stripped[1:]
     return stripped
+
+
+#: "dont drink coffee anymore", "never liked olives": the same dropped "I"
+_DROPPED_NOT = re.compile(
+    r"^(?:do\s+not|don't|never|no\s+longer)\s+(?:eat|drink|like|love|smoke|own|live|work|"
+    r"speak|play|watch|listen|liked|loved|enjoy|enjoyed)\b",
+    re.IGNORECASE,
+)
+#: "On keto at the moment", "Allergic to cats", "Based in Leeds": a dropped "I am"
+_DROPPED_AM = re.compile(
+    r"^(?:on\s+(?:a\s+|the\s+)?(?:keto|paleo|low[- ]carb|low[- ]fodmap|vegan|vegetarian|"
+    r"carnivore|gluten[- ]free|dairy[- ]free|whole30|mediterranean|intermittent)\b|"
+    r"(?:allergic|intolerant)\s+to\b|based\s+(?:in|out\s+of)\b|originally\s+from\b|"
+    r"married\s+(?:to|with)\b|vegan\b|vegetarian\b|pescatarian\b)",
+    re.IGNORECASE,
+)
 
 
 #: A clause opening on a verb in the past tense states what its writer did: people

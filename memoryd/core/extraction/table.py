@@ -125,7 +125,9 @@ rule("diet", rf"^I\s+{ADV}(?:quit|gave\s+up|stopped|cut\s+out|cut|do\s+not\s+(?:
 rule("diet", rf"^I\s+(?:only|strictly)\s+(?:eat|drink|buy|cook\s+with)\s+{V}", r.simple("diet", "diet:eats:{}"))
 rule("diet", rf"^{SUBJ}\s+{ADV}keep\s+(?:a\s+)?(?P<v>kosher|halal|vegetarian|vegan|gluten-free|plant-based)\s+(?:kitchen|home|house|household)\b", r.simple("diet", "diet", single=True))
 rule("diet", rf"^I\s+am\s+(?:not|no\s+longer)\s+(?:a\s+|an\s+)?(?P<v>{_DIET_WORDS})\b", r.simple("diet", "diet", single=True))
-rule("diet", rf"^{SUBJ}\s+{ADV}(?:do\s+not|never|no\s+longer|stopped|quit|gave\s+up|cut\s+out)\s+(?:eat|eating|drink|drinking|touch|consume|having)\s+{V}", r.simple("diet", "diet:avoid:{}"))
+rule("diet", rf"^{SUBJ}\s+{ADV}(?:do\s+not|never|no\s+longer|stopped|quit|gave\s+up|cut\s+out|am\s+not|are\s+not)\s+(?:eat|eating|drink|drinking|touch|consume|having)\s+{V}", r.simple("diet", "diet:avoid:{}"))
+rule("diet", rf"^I\s+(?:have\s+)?{ADV}(?:gave\s+up|given\s+up|quit|stopped|dropped|ditched|came\s+off|come\s+off)\s+(?:on\s+)?(?:being\s+)?(?:a\s+|an\s+|the\s+)?{_DIETV}", r.simple("diet", "diet", single=True))
+rule("diet", rf"^I\s+am\s+(?:no\s+longer|not)\s+(?:on\s+|doing\s+)(?:a\s+|the\s+)?{_DIETV}", r.simple("diet", "diet", single=True))
 rule("diet", r"^no\s+(?P<v>.+?)\s+for\s+me\b", r.simple("diet", "diet:avoid:{}"))
 rule("diet", rf"^I\s+am\s+(?:trying\s+to\s+)?(?:cutting|cut)\s+(?:out|back\s+on|down\s+on)\s+{V}", r.simple("diet", "diet:cut:{}"))
 rule("diet", rf"^I\s+{ADV}(?:eat|drink)\s+(?P<v>halal|kosher|organic|decaf.*|oat\s+milk.*|plant-based.*|eggs.*|fish.*|meat.*|dairy.*)", r.simple("diet", "diet:eats:{}"))
@@ -284,11 +286,13 @@ rule("likes", r"^(?P<v>.{2,60}?)\s+(?:is|are)\s+(?:\w+\s+)?(?:disgusting|gross|a
 rule("likes", r"^(?P<v>[\w' -]{2,40}?)\s*(?:>|>>|beats|over)\s*(?P<w>[\w' -]{2,40}?)(?:\s*,?\s*(?:always|any\s+day|every\s+time|forever))?$", r.prefers)
 rule("likes", rf"^{SUBJ}\s+{ADV}(?:have\s+never|never|have\s+not\s+ever|have\s+always|always)\s+(?:really\s+)?(?:liked|loved|enjoyed|been\s+a\s+fan\s+of|been\s+into|cared\s+for|hated|disliked)\s+{V}", r.likes)
 rule("likes", rf"^{SUBJ}\s+{ADV}(?:do\s+not|did\s+not|never|no\s+longer|cannot|really\s+do\s+not|honestly\s+do\s+not)\s+(?:really\s+|much\s+|particularly\s+|even\s+)?(?:like|love|enjoy|care\s+for|eat|fancy|get\s+along\s+with|trust)\s+{V}", r.likes)
-rule("likes", rf"^{SUBJ}\s+{ADV}(?:hate|dislike|detest|loathe|despise|cannot\s+stand|can\s+not\s+stand|cannot\s+bear|avoid|have\s+gone\s+off|went\s+off|am\s+done\s+with|am\s+over)\s+{V}", r.likes)
+rule("likes", rf"^{SUBJ}\s+{ADV}(?:hate|dislike|detest|loathe|despise|cannot\s+stand|can\s+not\s+stand|cannot\s+bear|avoid|(?:have\s+)?(?:gone|went)\s+(?:right\s+|completely\s+|totally\s+|a\s+bit\s+)?off|am\s+done\s+with|am\s+over)\s+{V}", r.likes)
 rule("likes", rf"^I\s+am\s+(?:not\s+(?:really\s+|much\s+of\s+|at\s+all\s+)?(?:a\s+(?:big\s+|huge\s+)?fan\s+of|into|keen\s+on|a\s+fan\s+of|fond\s+of|crazy\s+about)|no\s+fan\s+of|sick\s+of|tired\s+of)\s+{V}", r.likes)
 rule("likes", rf"^{SUBJ}\s+{ADV}(?:like|love|adore|enjoy|dig|appreciate|treasure|live\s+for|cannot\s+get\s+enough\s+of|fancy|support|root\s+for|cheer\s+for|follow|collect|binge|am\s+loving|am\s+enjoying|have\s+been\s+loving|have\s+been\s+enjoying)\s+{V}", r.likes)
 rule("likes", rf"^I\s+(?:have\s+)?{ADV}(?:am|become|became|been)\s+{ADV}(?:(?:a\s+)?(?:big|huge|massive|die-hard|diehard|lifelong|longtime|long-time)\s+fan\s+of|a\s+fan\s+of|fond\s+of|obsessed\s+with|crazy\s+about|passionate\s+about|nuts\s+about|mad\s+about|really\s+into|super\s+into|big\s+into|into|addicted\s+to|hooked\s+on|in\s+love\s+with)\s+{V}", r.likes)
 rule("likes", r"^(?:(?:a\s+)?(?:big|huge|massive|die-hard|diehard|lifelong)\s+)?(?P<v>.{2,40}?)\s+(?:fan|lover|nerd|addict|enthusiast|junkie|fanatic)\s+here\b", r.likes)
+# a change of heart in any words, marked by "anymore" and its kin
+rule("likes", rf"^(?:I|we)\s+{ADV}(?:do\s+not|no\s+longer|never|am\s+not|are\s+not|stopped|quit|gave\s+up(?:\s+on)?|(?:have\s+)?(?:gone|went)\s+off|packed\s+in|dropped|ditched)\s+(?:\w+ing\s+|really\s+|much\s+|even\s+)?(?P<v>[\w' -]{{3,40}}?)\s+(?:anymore|any\s+more|altogether|for\s+good|these\s+days|now)\b", r.likes)
 # -- plans and goals ----------------------------------------------------------------
 _GOING = (
     r"(?:going|heading|flying|travell?ing|driving|moving|relocating|off|taking\s+a\s+trip|"
