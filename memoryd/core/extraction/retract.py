@@ -52,7 +52,7 @@ _ABOUT_FORGET = re.compile(
     re.I,
 )
 _AFTER_ALL = re.compile(
-    r"\b(?P<who>I|we)\s+(?P<be>am|are|will|do|have)\s+not\s+(?P<rest>.+?)\s+after\s+all\b",
+    r"(?:\b(?P<who>I|we)\s+(?P<be>am|are|will|do|have)\s+)?\bnot\s+(?P<rest>.+?)\s+after\s+all\b",
     re.IGNORECASE,
 )
 _OFF = re.compile(
@@ -128,22 +128,53 @@ def _targets(drafts: list[Draft]) -> tuple[str, ...]:
     return tuple(out)
 
 
+_STOP = frozenset(
+    "that this the a an my our new old thing things stuff bit part about what told said you "
+    "i me it whole whatever everything anything all plan plans idea booking rule rules info "
+    "information from earlier before please pls".split()
+)
+
+
+def _words(what: str) -> str:
+    """The words that name it: the proper nouns ("that new hobby at the Depot" ->
+    "Depot"; "Char Dham plan" -> "Char Dham"), else the last content word."""
+    names = re.findall(r"(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+))*", what)
+    names = [n for n in names if n.lower() not in _STOP and n not in ("I",)]
+    if names:
+        return names[-1]
+    content = [w for w in re.findall(r"[\w'-]+", what.lower()) if w not in _STOP]
+    return content[-1] if content else ""
+
+
 def _topic(what: str) -> tuple[str, ...]:
     what = trim(what)
     low = re.sub(r"^(?:my|our|the|me\s+being|being|me)\s+", "", what.lower()).strip()
     low = re.sub(r"\s+(?:thing|stuff|bit|part|business)$", "", low)
     if not low:
         return ()
-    said = (f"*~{low}",) if len(low) >= 3 else ()
+    named = _words(what)
+    said = (f"*~{named}",) if len(named) >= 3 else ()
     if low in _TOPICS:
         return _TOPICS[low] + said
-    words = low.split()
-    if words and words[-1] in _TOPICS:
-        return _TOPICS[words[-1]] + said
+    for word in reversed(low.split()):
+        if word in _TOPICS:
+            return _TOPICS[word] + said
     return said
 
 
+_WRONG = re.compile(
+    r"^(?:(?:turns\s+out|it\s+turns\s+out|actually|so)\s+)*(?:(?:that|the|my|our)\s+)?(?P<what>[\w' -]{2,40}?)"
+    r"(?:\s+thing)?\s+(?:was|is)\s+(?:wrong|not\s+true|a\s+mistake|incorrect|a\s+false\s+alarm|"
+    r"nothing|off|cancell?ed|scrapped|not\s+happening|dead)\b",
+    re.IGNORECASE,
+)
+#: what ``subject.restore`` puts before a subjectless clause ("that allergy thing was
+#: wrong" read as "I have a that allergy ...")
+_RESTORED = re.compile(r"^I\s+(?:have\s+a|have|am\s+a|am)\s+(?=(?:that|the|this)\s)", re.I)
 _ABOUT = re.compile(r"^(?:about|re|regarding|as\s+for|on)\s+(?P<what>.{2,60})$", re.IGNORECASE)
+_FROM_MEMORY = re.compile(
+    r"\s+(?:from\s+(?:your\s+)?(?:memory|memories|notes)|please|pls|too|as\s+well|now)\b.*$", re.I
+)
 _IT = frozenset({"", "it", "that", "this", "them", "those", "all that"})
 
 
@@ -151,6 +182,7 @@ def retraction(clause: str, match: Match, before: str = "") -> tuple[str, ...] |
     """What ``clause`` withdraws (supersede targets), or None when it withdraws
     nothing. ``match`` is the rule table, to read a withdrawn statement as captured;
     ``before`` is the clause before it ("About the pilates, please forget it")."""
+    clause = _RESTORED.sub("", clause)
     m = (
         _WHATEVER.match(clause)
         or _ABOUT_FORGET.match(clause)
@@ -158,7 +190,7 @@ def retraction(clause: str, match: Match, before: str = "") -> tuple[str, ...] |
         or _NEVER_MIND.match(clause)
         or _DONT_KEEP.match(clause)
     )
-    if m is not None and m["what"].strip(" ,.!").lower() in _IT:
+    if m is not None and _FROM_MEMORY.sub("", m["what"]).strip(" ,.!").lower() in _IT:
         about = _ABOUT.match(before.strip(" ,.!"))
         return (_topic(about["what"]) or None) if about else None
     if m is not None:
@@ -171,17 +203,30 @@ def retraction(clause: str, match: Match, before: str = "") -> tuple[str, ...] |
         return _topic(what) or None
     after = _AFTER_ALL.search(clause)
     if after is not None:  # "I'm not moving to Perth after all"
-        positive = f"{after['who']} {after['be']} {after['rest']}"
+        who, be = (
+            after["who"] or "I",
+            after["be"]
+            or (
+                "am"
+                if after["rest"].endswith("ing") or after["rest"].split()[0].endswith("ing")
+                else "do"
+            ),
+        )
+        positive = f"{who} {be} {after['rest']}"
         found = _targets(match(positive))
         if found:
             return found
         last = positive.split()[-1]
         return _topic(last) or None  # "I'm not allergic after all"
+    wrong = _WRONG.match(clause)
+    if wrong is not None:  # "that allergy thing was wrong", "Char Dham plan is cancelled"
+        return _topic(wrong["what"]) or None
     m = _OFF.match(clause) or _CALLED_OFF.match(clause)
     if m is not None:
         what = trim(m["what"])
         event = "wedding" if what.lower() in ("wedding", "marriage") else slugify(what, 60)
-        return (f"plan:{event}", f"*~{what}") if len(what) >= 3 else None
+        named = _words(what)
+        return (f"plan:{event}", f"*~{named}") if len(named) >= 3 else None
     m = _GONE.match(clause) or _DIED.match(clause)
     if m is not None:
         what = trim(m.group("what") or m.groupdict().get("what2") or "")
