@@ -129,7 +129,7 @@ def _fact(draft: Draft, source: str, clause: str = "") -> Fact | None:
 
 
 _OPINIONS = frozenset({"like", "food_avoidance", "hobby", "habit", "diet"})
-_POSITIVE_PREFIXES = ("opinion", "favorite", "diet", "hobbies", "preference")
+_POSITIVE_PREFIXES = ("opinion", "favorite", "diet", "hobbies", "preference", "habit")
 _NEGATIVE = re.compile(
     r"\b(?:not|never|no\s+longer|dislikes?|hates?|cannot\s+stand|stopped|quit|gave\s+up|"
     r"(?:gone|went)\s+off|avoids?|anymore|over)\b",

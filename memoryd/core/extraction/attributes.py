@@ -143,7 +143,12 @@ _PREFIXES = sorted(
 #: Rule slots that are another name for a single attribute's own slot: a fact there is
 #: stored under the attribute's slot and also retires memories an older version filed
 #: under the alias.
-ALIASES: dict[str, str] = {"laptop": "computer", "car": "vehicle", "nickname": "preferred_name"}
+ALIASES: dict[str, str] = {
+    "laptop": "computer",
+    "car": "vehicle",
+    "nickname": "preferred_name",
+    "student": "school",
+}
 
 
 def by_name(name: str) -> Attribute | None:
@@ -197,7 +202,7 @@ _LENGTH = re.compile(
 _UNITS = re.compile(
     r"\b(?:metric|imperial|celsius|fahrenheit|kilos?|kilograms?|stones?|pounds|kg|lbs?|miles|"
     r"km|kilomet(?:er|re)s|litres|liters|gallons|feet|inches|cm|24[- ]hour|12[- ]hour|"
-    r"dd/mm|mm/dd|yyyy|currency|rupees|euros|dollars)\b",
+    r"dd/mm|mm/dd|yyyy|currency|rupees|euros|dollars|nzd|aud|cad|usd|gbp|inr)\b",
     re.IGNORECASE,
 )
 _DIMENSIONS = (
@@ -207,7 +212,14 @@ _DIMENSIONS = (
     ("time", re.compile(r"\b(?:24[- ]hour|12[- ]hour|am/pm)\b", re.I)),
     ("date", re.compile(r"\b(?:dd/mm|mm/dd|yyyy|dates?)\b", re.I)),
     ("volume", re.compile(r"\b(?:litres|liters|gallons|cups|ml)\b", re.I)),
-    ("currency", re.compile(r"\b(?:currency|rupees|euros|dollars|pounds\s+sterling|yen|inr|usd|eur|gbp)\b", re.I)),
+    (
+        "currency",
+        re.compile(
+            r"\b(?:currency|rupees|euros|dollars|pounds\s+sterling|yen|inr|usd|eur|gbp|nzd|aud|"
+            r"cad|prices?\s+in)\b",
+            re.I,
+        ),
+    ),
 )
 
 

@@ -288,6 +288,9 @@ SINGLE_POSSESSIONS = frozenset({"vehicle", "laptop", "computer", "phone", "home"
 #: Endings and words that make "I'm a/an X" an occupation.
 OCCUPATION_SUFFIXES = ("er", "or", "ist", "ian", "ant", "ent", "eer", "ary", "ive", "ect")
 OCCUPATIONS = frozenset(
+    "sales rep,rep,pharma rep,sales representative,hygienist,dental hygienist,paramedic,"
+    "paralegal,lawyer,solicitor,barrister,cashier,barista,bank teller,teller,".split(",")
+) | frozenset(
     "engineer,developer,programmer,designer,nurse,doctor,physician,surgeon,dentist,"
     "teacher,professor,lecturer,student,researcher,scientist,analyst,consultant,"
     "manager,lead,director,founder,co-founder,cofounder,ceo,cto,cfo,coo,vp,intern,"

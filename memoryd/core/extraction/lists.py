@@ -60,6 +60,7 @@ _KINDS: dict[str, tuple[str, ...]] = {
         "rules", "preferences", "few rules for you", "rules for you", "a few rules",
         "house rules", "instructions", "formatting", "style", "settings", "my preferences",
         "update to my preferences", "ground rules", "some rules", "how i like answers",
+        "prefs", "few prefs", "my prefs", "a few prefs", "preferences for you",
     ),
 }  # fmt: skip
 _BY_LABEL = {label: kind for kind, labels in _KINDS.items() for label in labels}

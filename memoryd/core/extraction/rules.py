@@ -378,6 +378,16 @@ _LENGTH = re.compile(
 )
 
 
+_VERB_FIRST = (
+    r"(?:answer|reply|respond|write|talk|speak|use|avoid|keep|make|include|add|mention|show|give|"
+    r"cite|list|format|put|start|end|provide|convert|quote|default|stop|skip|explain|call|"
+    r"address|refer|assume|remember|sign|spell|label|round|express|measure|stick|limit|focus|"
+    r"prefer|suggest|recommend|tell|ask|double-check|check|treat|consider|switch|return|output|"
+    r"translate|prioriti[sz]e|favou?r|go|be|do|don't|never|always|only|no|not|drop|leave|"
+    r"let|try|please|pls|i|we|my|our|set|put|move|flip|change|reply|just|dont)\b"
+)
+
+
 def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
     """A standing instruction to the assistant. Language, units and answer length are
     one at a time ("switch to metric" replaces "use imperial")."""
@@ -401,6 +411,8 @@ def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
         slot = "instruction:length"
     else:
         single = False
+    if not re.match(_VERB_FIRST, value, re.I):
+        value = f"use {value}"  # "Celsius from here on": use Celsius
     verb = re.sub(r"^do\s+not\s+", "not ", value, flags=re.I)
     content = f"User wants the assistant to {pronouns(verb[0].lower() + verb[1:])}"
     if re.match(r"(?:I|we)\b", value):
@@ -509,8 +521,9 @@ def bare_job(m: re.Match[str], clause: str) -> list[Draft] | None:
     """Learner's "I am product manager in a startup" (no article): a job when the words
     name one, else nothing (this rule comes last: "I am tired" is no job)."""
     value = trim(m["v"])
-    if re.match(r"(?:a|an|the)\s", value, re.I):
+    if re.match(r"(?:a|an|the)\s", value, re.I) and m.string.lower().startswith("i "):
         return None  # "I am a nurse": the rule for "I'm a/an X" reads it
+    value = re.sub(r"^(?:a|an)\s+", "", value, flags=re.I)
     role = re.split(r"\s+(?:in|at|for|with)\s+", value, maxsplit=1)[0].strip()
     head = role.lower().split()[-1] if role.split() else ""
     if not head or not _is_job(role.lower(), head):
@@ -518,3 +531,9 @@ def bare_job(m: re.Match[str], clause: str) -> list[Draft] | None:
     statement = f"I am a {value}"
     inner = re.match(r"^I\s+am\s+a\s+(?P<v>.+)$", statement)
     return im_a(inner, statement) if inner else None
+
+
+def diet_is(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """ "count me as pescatarian now": the diet, said plainly."""
+    value = trim(m["v"])
+    return one("diet", "diet", value, f"User is {value}", single=True)

@@ -449,6 +449,7 @@ def strip_leader(part: str) -> str:
     """Drop discourse markers ("Actually,", "btw", "As I said,") before the clause, and
     give a chat clause that dropped its subject ("Just finished my first week at Auto
     Trader", "wiped the drive and put fedora on it") its "I" back."""
+    part = _WHEN_LEADER.sub("", part, count=1).strip(" ,;:-") or part
     stripped = _LEADER.sub("", part, count=1).strip(" ,;:-")
     stripped = stripped or part
     if _DROPPED_SUBJECT.match(stripped) or _DROPPED_NOT.match(stripped):
@@ -469,7 +470,20 @@ _DROPPED_AM = re.compile(
     r"^(?:on\s+(?:a\s+|the\s+)?(?:keto|paleo|low[- ]carb|low[- ]fodmap|vegan|vegetarian|"
     r"carnivore|gluten[- ]free|dairy[- ]free|whole30|mediterranean|intermittent)\b|"
     r"(?:allergic|intolerant)\s+to\b|based\s+(?:in|out\s+of)\b|originally\s+from\b|"
-    r"married\s+(?:to|with)\b|vegan\b|vegetarian\b|pescatarian\b)",
+    r"married\s+(?:to|with)\b|vegan\b|vegetarian\b|pescatarian\b|"
+    r"on\s+(?:a|an|my)\s+(?:macbook|mac|iphone|pixel|galaxy|android|thinkpad|surface|"
+    r"chromebook|windows|linux|ubuntu|fedora|dell|lenovo|samsung|oneplus)\b)",
+    re.IGNORECASE,
+)
+
+
+#: "Since March I am divorced", "Because of my ulcer I am not eating spicy food", "As I
+#: told before, ...": a time or reason before the statement
+_WHEN_LEADER = re.compile(
+    r"^(?:(?:since|from|as\s+of|starting|in|after|because\s+of|due\s+to|thanks\s+to)\s+"
+    r"(?:(?:my|the|a|an|this|that|last|next|early|late|mid)\s+)?[\w-]+(?:\s+[\w-]+)?\s*,?\s+"
+    r"(?=(?:I|we)\s+(?:am|are|have|was|were|do|did|no\s+longer|got|moved|started)\b)|"
+    r"as\s+I\s+(?:told|said|mentioned|wrote)(?:\s+(?:you|before|earlier|already))*\s*,?\s+)",
     re.IGNORECASE,
 )
 
