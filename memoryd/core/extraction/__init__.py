@@ -121,6 +121,11 @@ def _fact(draft: Draft, source: str, clause: str = "") -> Fact | None:
         thing = _STILL.sub("", thing.split(",")[0]).strip()
         if len(thing) >= 3:
             replaces = (*replaces, *(f"{p}:*~{thing}" for p in _POSITIVE_PREFIXES))
+    if attribute is not None and not single and _STILL_SAID.search(clause):
+        # "Still playing the tabla": the same thing again, not a second one
+        head = _thing(slot)
+        if len(head) >= 3:
+            replaces = (*replaces, f"{slot.split(':')[0]}:*~{head.split()[-1]}")
     key = f"{slot}:{value}" if single and not slot.endswith(value) else slot
     content = _clip(" ".join(draft.content.split()).rstrip(" ,;:"))
     kind = "episodic" if draft.episodic or draft.kind in _EPISODIC else "factual"
@@ -137,6 +142,7 @@ _NEGATIVE = re.compile(
 )
 
 
+_STILL_SAID = re.compile(r"\b(?:still|as\s+before|same\s+as\s+before|again)\b", re.I)
 _STILL = re.compile(r"(?:\s+(?:anymore|any\s+more|now|these\s+days|again|altogether))+$", re.I)
 
 

@@ -89,6 +89,10 @@ _add(
 SINGLE_TECH = frozenset({"editor", "os"})
 
 LANGUAGES = frozenset(
+    "twi,ga,ewe,akan,yoruba,igbo,hausa,swahili,zulu,xhosa,afrikaans,amharic,somali,maori,"
+    "māori,te reo,te reo māori,samoan,tongan,fijian,tagalog,filipino,cebuano,ilocano,"
+    "javanese,sundanese,indonesian,malay,bahasa,thai,lao,khmer,burmese,vietnamese,"
+    "irish,gaelic,scottish gaelic,welsh,breton,basque,catalan,galician,"
     "english,spanish,french,german,italian,portuguese,dutch,swedish,norwegian,danish,"
     "finnish,icelandic,polish,czech,slovak,hungarian,romanian,bulgarian,greek,turkish,"
     "russian,ukrainian,belarusian,serbian,croatian,bosnian,slovenian,macedonian,"

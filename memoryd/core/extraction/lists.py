@@ -19,7 +19,7 @@ from memoryd.core.extraction.values import Draft, slug
 
 __all__ = ["Listed", "fallback", "is_label", "parse", "statements"]
 
-_LABEL = re.compile(r"^\s*(?P<label>[A-Za-z][\w '/&-]{1,40}?)\s*[:\u2013\u2014-]\s+(?P<items>\S.*)$")
+_LABEL = re.compile(r"^\s*(?P<label>[A-Za-z][\w ',/&-]{1,40}?)\s*[:\u2013\u2014-]\s+(?P<items>\S.*)$")
 
 #: label words -> what the list holds
 _KINDS: dict[str, tuple[str, ...]] = {
@@ -41,8 +41,10 @@ _KINDS: dict[str, tuple[str, ...]] = {
     "things": (
         "gear", "devices", "my devices", "kit", "tech", "setup", "things", "my things",
         "stuff", "hardware", "equipment", "updated devices", "my gear", "my kit", "my tech",
-        "my setup", "what i own", "i own", "i have", "current devices",
+        "my setup", "what i own", "i own", "i have", "current devices", "gear i own",
+        "stuff i own", "things i own", "tech i use",
     ),
+    "languages": ("languages", "language", "languages i speak", "i speak", "spoken languages"),
     "family": ("family", "family stuff", "household", "the family", "fam", "my family", "home life"),
     "hobbies": (
         "hobbies", "things i do for fun", "for fun", "interests", "free time", "pastimes",
@@ -86,7 +88,12 @@ def _kind(label: str) -> str | None:
         if shorter == low:
             break
         low = shorter
+    if _SELF_WORDS.search(low) and len(low.split()) <= 8:  # "quick context so you get it"
+        return "self"
     return _BY_LABEL.get(low)
+
+
+_SELF_WORDS = re.compile(r"\b(?:about\s+me|context|profile|background|nutshell|bio|intro)\b")
 
 
 def _items(text: str) -> list[str]:
@@ -106,7 +113,7 @@ def _items(text: str) -> list[str]:
     items: list[str] = []
     for part in out:
         part = re.sub(r"^(?:and|&|plus|also)\s+", "", part.strip(), flags=re.I)
-        items.extend(re.split(r"\s+(?:and|&)\s+(?=\S)", part))
+        items.extend(part.split(" \x00 ") if "(" in part else re.split(r"\s+(?:and|&)\s+(?=\S)", part))
     return [i.strip(" .!") for i in items if i.strip(" .!")]
 
 
@@ -157,7 +164,9 @@ def _self(item: str) -> list[str]:
     number = _NUMBER.match(item)
     if number:
         return [f"I am {number['n']} years old"]
-    if re.match(r"(?:living|based|originally|from|married|single|engaged|divorced|raised|born)\b", low):
+    if low.startswith("born "):
+        return [f"I was {item}"]
+    if re.match(r"(?:living|based|originally|from|married|single|engaged|divorced|raised)\b", low):
         return [f"I am {item}"]
     if _SELF_VERB.match(item):
         return [f"I {item}"]
@@ -201,6 +210,8 @@ def statements(listed: Listed) -> list[str]:
                 out.append(f"I have {item}")
             else:
                 out.append(item)
+        elif listed.kind == "languages":
+            out.append(f"I speak {item}")
         elif listed.kind == "hobbies":
             out.append(f"my hobbies include {item}")
         elif listed.kind == "diet":
@@ -217,12 +228,14 @@ _FALLBACK = {
     "likes": ("likes", "opinion", "User likes {}"),
     "dislikes": ("likes", "opinion", "User dislikes {}"),
     "things": ("possessions", "owns", "User has {}"),
+    "languages": ("languages", "language", "languages i speak", "i speak", "spoken languages"),
     "family": ("family", "family", "User's family: {}"),
     "hobbies": ("hobbies", "hobbies", "User's hobbies include {}"),
     "plans": ("plans", "plan", "User has coming up: {}"),
     "diet": ("diet", "diet:eats", "User's diet: {}"),
     "rules": ("instructions", "instruction", "User wants the assistant to use {}"),
     "self": ("identity", "identity", "User: {}"),
+    "languages": ("languages", "language", "User speaks {}"),
 }
 
 

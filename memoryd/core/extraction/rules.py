@@ -58,7 +58,7 @@ def simple(
 
 def name_of(slot: str, render: str) -> Build:
     def build(m: re.Match[str], clause: str) -> list[Draft] | None:
-        value = trim(m["v"])
+        value = trim(m["v"].split(",")[0])  # "Kofi, nobody uses Kwabena"
         words = value.split()
         if not words or len(words) > 4 or deictic(value) or value.lower() in lx.NOT_NAMES:
             return None
@@ -359,7 +359,7 @@ def language(m: re.Match[str], clause: str) -> list[Draft] | None:
         return None
     learning = re.search(
         r"learn|study|studying|practi|brush|taking|classes|lessons|duolingo|\bstart|\bbegan|"
-        r"\bbegin|picked\s+up|took\s+up",
+        r"\bbegin|picked\s+up|picking\s+up|took\s+up",
         m.string,
         re.I,
     )

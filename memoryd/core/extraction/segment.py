@@ -453,7 +453,9 @@ def strip_leader(part: str) -> str:
     stripped = _LEADER.sub("", part, count=1).strip(" ,;:-")
     stripped = stripped or part
     if _DROPPED_SUBJECT.match(stripped) or _DROPPED_NOT.match(stripped):
-        return "I " + stripped[0].lower() + stripped[1:]
+        first = stripped.split()[0].lower()
+        be = "I have " if first == "been" else "I am " if first.endswith("ing") else "I "
+        return be + stripped[0].lower() + stripped[1:]
     if _DROPPED_AM.match(stripped):
         return "I am " + stripped[0].lower() + stripped[1:]
     return stripped
@@ -480,9 +482,11 @@ _DROPPED_AM = re.compile(
 #: "Since March I am divorced", "Because of my ulcer I am not eating spicy food", "As I
 #: told before, ...": a time or reason before the statement
 _WHEN_LEADER = re.compile(
-    r"^(?:(?:since|from|as\s+of|starting|in|after|because\s+of|due\s+to|thanks\s+to)\s+"
+    r"^(?:(?:since|from|as\s+of|starting|in|after|because\s+of|due\s+to|thanks\s+to|besides|"
+    r"apart\s+from|other\s+than|on\s+top\s+of|except\s+for|like)\s+"
     r"(?:(?:my|the|a|an|this|that|last|next|early|late|mid)\s+)?[\w-]+(?:\s+[\w-]+)?\s*,?\s+"
-    r"(?=(?:I|we)\s+(?:am|are|have|was|were|do|did|no\s+longer|got|moved|started)\b)|"
+    r"(?=(?:I|we)\s+(?:am|are|have|was|were|do|did|no\s+longer|got|moved|started|can|also|"
+    r"speak|live|work)\b)|"
     r"as\s+I\s+(?:told|said|mentioned|wrote)(?:\s+(?:you|before|earlier|already))*\s*,?\s+)",
     re.IGNORECASE,
 )
@@ -500,9 +504,12 @@ _DROPPED_SUBJECT = re.compile(
     r"deleted|updated|edited|fixed|signed|indeed|need|speed|seed|feed|bed|red|shed|employed|"
     r"enrolled|obsessed|located|settled|diagnosed|retired|stationed|registered|qualified|"
     r"certified|trained|licensed|vaccinated|hooked|addicted|inspired|blessed)\b)"
-    r"(?:[a-z]{3,}ed|got|made|took|left|quit|began|bought|sold|went|found|caved|"
+    r"(?:(?:[a-z]{3,}ed|got|made|took|left|quit|began|bought|sold|went|found|caved|"
     r"picked|started|landed|joined|moved|switched|traded|swapped|upgraded|transferred|"
     r"became|grew|broke|fell|won|lost|met|had|spent|sent|built|gave|drove|flew|ran|"
-    r"wrote|did|came|kept|sat|passed)\s+(?!(?:you|it\s+is|that\s+is)\b)\S",
+    r"wrote|did|came|kept|sat|passed|tore|hurt|cut|put|split|shut|wore|swam|rode)\s+|"
+    r"(?:been|picking|learning|studying|doing|taking|working|living|planning|training|"
+    r"getting|starting|teaching|playing|building|writing|saving)\s+(?=\S+\s))"
+    r"(?!(?:you|it\s+is|that\s+is)\b)\S",
     re.IGNORECASE,
 )

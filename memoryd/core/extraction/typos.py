@@ -346,6 +346,11 @@ _GRAMMAR: tuple[tuple[re.Pattern[str], Any], ...] = (
         ),
         "my ",
     ),
+    # "my husband he is doctor" = "my husband is doctor"
+    (
+        re.compile(r"\b(?P<who>[Mm]y\s+[a-z-]+)\s+(?:he|she|they)\s+(?=(?:is|are|was|works|lives|has)\b)"),
+        r"\g<who> ",
+    ),
     # "I stop being vegan", "I stopped being a vegetarian" = "I am no longer vegan"
     (
         re.compile(
@@ -356,5 +361,5 @@ _GRAMMAR: tuple[tuple[re.Pattern[str], Any], ...] = (
 )
 _GRAMMAR_CUE = re.compile(
     r"\b(?:after\s+[a-z]+ing|having|have\s+\d+|am\s+born|(?:I|[Ww]e)\s+(?:not|no)|[Mm]e\s+\w+|"
-    r"being)\b"
+    r"being|[Mm]y\s+[a-z-]+\s+(?:he|she|they))\b"
 )
