@@ -218,15 +218,15 @@ def retraction(clause: str, match: Match, before: str = "") -> tuple[str, ...] |
             return found
         last = positive.split()[-1]
         return _topic(last) or None  # "I'm not allergic after all"
-    wrong = _WRONG.match(clause)
-    if wrong is not None:  # "that allergy thing was wrong", "Char Dham plan is cancelled"
-        return _topic(wrong["what"]) or None
     m = _OFF.match(clause) or _CALLED_OFF.match(clause)
     if m is not None:
         what = trim(m["what"])
         event = "wedding" if what.lower() in ("wedding", "marriage") else slugify(what, 60)
         named = _words(what)
         return (f"plan:{event}", f"*~{named}") if len(named) >= 3 else None
+    wrong = _WRONG.match(clause)
+    if wrong is not None:  # "that allergy thing was wrong", "Char Dham plan is cancelled"
+        return _topic(wrong["what"]) or None
     m = _GONE.match(clause) or _DIED.match(clause)
     if m is not None:
         what = trim(m.group("what") or m.groupdict().get("what2") or "")

@@ -276,6 +276,15 @@ def pet(m: re.Match[str], clause: str) -> list[Draft] | None:
     return one("pets", f"pet:{kind}", kind_text, content)
 
 
+_SPEECH = re.compile(
+    r"(?:always\s+|just\s+|also\s+|once\s+|never\s+)?(?:keeps?\s+(?:telling|saying|asking|insisting)|"
+    r"says|said|told|tells|asked|asks|called|calls|rang|texted|messaged|emailed|went\s+on|"
+    r"goes\s+on|thinks|thought|reckons|reckoned|claims|claimed|insists|insisted|"
+    r"used\s+to\s+(?:say|tell)|wants\s+me|wanted\s+me|swears|swore)\b",
+    re.IGNORECASE,
+)
+
+
 def relation(m: re.Match[str], clause: str) -> list[Draft] | None:
     """ "my brother Tom lives in Oslo", "my wife, Aiko, is a doctor", "my son is 5"."""
     rel = re.sub(
@@ -288,6 +297,8 @@ def relation(m: re.Match[str], clause: str) -> list[Draft] | None:
         return None
     rest = trim(m["v"])
     if re.match(r"(?:tongue|language|land|country|board|nature)\b", rest, re.I):
+        return None
+    if _SPEECH.match(rest):  # "my sister keeps telling everyone I'm ...": their words
         return None
     if not rest or deictic(rest):
         return None
@@ -537,3 +548,11 @@ def diet_is(m: re.Match[str], clause: str) -> list[Draft] | None:
     """ "count me as pescatarian now": the diet, said plainly."""
     value = trim(m["v"])
     return one("diet", "diet", value, f"User is {value}", single=True)
+
+
+def known_possession(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """ "upgraded to a Ranger": a possession only when the lexicon knows the thing (a
+    switch of editor or of city is read by other rules)."""
+    if find(lx.POSSESSIONS, trim(m["v"])) is None:
+        return None
+    return possession(m, clause)

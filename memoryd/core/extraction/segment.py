@@ -126,6 +126,21 @@ _HYPOTHETICAL = re.compile(
     r"|\b(?:wish|wished|someday|some\s+day|one\s+day|hypothetically|were\s+I)\b",
     re.IGNORECASE,
 )
+#: A moment, not a fact: what the user is doing right now, or a one-off mishap.
+_TRANSIENT = re.compile(
+    r"^(?:I\s+am|we\s+are)\s+(?:just\s+|currently\s+|now\s+|still\s+)?(?:sitting|standing|waiting|"
+    r"stuck|lying|typing|queuing|queueing|sat|stood|parked|on\s+hold|on\s+the\s+(?:train|bus|"
+    r"phone|way|tube|plane|road)|in\s+(?:a|the)\s+(?:meeting|queue|line|call|lift|elevator|"
+    r"taxi|uber|car|airport|waiting\s+room)|not\s+sure|unsure|wondering|confused|trying\s+to\s+"
+    r"(?:decide|figure|work\s+out|understand))\b"
+    r"|^my\s+(?:flight|train|bus|meeting|order|package|parcel|delivery|internet|wifi|wi-fi|"
+    r"battery|connection|call|appointment|taxi|uber|lift)\s+(?:is|was|has\s+been|got|keeps)\s+"
+    r"(?:delayed|late|cancell?ed|stuck|down|broken|dead|slow|lost|dropping|running\s+late)\b"
+    r"|^I\s+have\s+(?:just\s+)?(?:spilled|spilt|dropped|broken|lost|forgotten|missed|burnt|burned)\s+"
+    r"(?:my\s+|the\s+|a\s+|some\s+)?(?:tea|coffee|water|keys|phone|train|bus|flight|wallet|"
+    r"password|dinner|toast|bag|glasses)",
+    re.IGNORECASE,
+)
 _WH = re.compile(r"^(?:when|where)\b", re.IGNORECASE)
 _QUESTION = re.compile(
     r"^(?:so\s+|and\s+|but\s+|also\s+|ok\s+|okay\s+|hey\s+|hi\s+|quick question:?\s+)*"
@@ -411,6 +426,8 @@ def clauses(text: str) -> list[Clause]:
             if after_question and not part.lower().startswith(("i ", "i'", "my ", "we")):
                 continue
             if _HYPOTHETICAL.search(part) and not (standing or _INSTRUCTION_OK.match(part)):
+                continue
+            if _TRANSIENT.search(part):  # "I'm sitting in a café", "my flight is delayed"
                 continue
             out.append(Clause(restore(part), question))
     return out
