@@ -101,7 +101,7 @@ def _long_enough(value: str) -> bool:
     return any(c.isalnum() and unicodedata.east_asian_width(c) in {"W", "F"} for c in value)
 
 
-def _fact(draft: Draft, source: str, clause: str = "") -> Fact | None:
+def _fact(draft: Draft, source: str, clause: str = "", still: bool = False) -> Fact | None:
     slot = ":".join(filter(None, (slugify(part, 60) for part in draft.slot.split(":"))))
     value = slugify(draft.value)
     if not slot or not value or not _long_enough(draft.value.strip()):
@@ -121,11 +121,11 @@ def _fact(draft: Draft, source: str, clause: str = "") -> Fact | None:
         thing = _STILL.sub("", thing.split(",")[0]).strip()
         if len(thing) >= 3:
             replaces = (*replaces, *(f"{p}:*~{thing}" for p in _POSITIVE_PREFIXES))
-    if attribute is not None and not single and _STILL_SAID.search(clause):
+    if attribute is not None and not single and (still or _STILL_SAID.search(clause)):
         # "Still playing the tabla": the same thing again, not a second one
-        head = _thing(slot)
-        if len(head) >= 3:
-            replaces = (*replaces, f"{slot.split(':')[0]}:*~{head.split()[-1]}")
+        heads = [w for w in re.findall(r"[\w'-]{3,}", draft.value) if w.lower() not in _GENERIC]
+        if heads:  # "playing the tabla most evenings" -> tabla
+            replaces = (*replaces, f"{slot.split(':')[0]}:*~{heads[0]}")
     key = f"{slot}:{value}" if single and not slot.endswith(value) else slot
     content = _clip(" ".join(draft.content.split()).rstrip(" ,;:"))
     kind = "episodic" if draft.episodic or draft.kind in _EPISODIC else "factual"
@@ -142,6 +142,11 @@ _NEGATIVE = re.compile(
 )
 
 
+_GENERIC = frozenset(
+    "the and playing doing going learning making having taking most some every each week weeks "
+    "weekend weekends evening evenings morning mornings day days night nights still again now "
+    "time times lot lots bit really very".split()
+)
 _STILL_SAID = re.compile(r"\b(?:still|as\s+before|same\s+as\s+before|again)\b", re.I)
 _STILL = re.compile(r"(?:\s+(?:anymore|any\s+more|now|these\s+days|again|altogether))+$", re.I)
 
@@ -204,7 +209,7 @@ def _extract(
         if unread and _FIRST_PERSON.match(clause.text) and len(clause.text.split()) >= 3:
             leftovers.append(clause.text)
         for draft in drafts:
-            fact = _fact(draft, source, clause.text)
+            fact = _fact(draft, source, clause.text, clause.still)
             if fact is not None and fact.key not in seen:
                 seen.add(fact.key)
                 facts.append(fact)

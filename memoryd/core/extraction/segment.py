@@ -141,6 +141,11 @@ _TRANSIENT = re.compile(
     r"password|dinner|toast|bag|glasses)",
     re.IGNORECASE,
 )
+_STILL = re.compile(
+    r"^\s*(?:(?:yeah|yes|yep|ok|and|so)\s*,?\s+)?(?:still|as\s+(?:I\s+)?(?:said|told|mentioned)|"
+    r"same\s+as\s+before|again|like\s+I\s+said)\b",
+    re.IGNORECASE,
+)
 _WH = re.compile(r"^(?:when|where)\b", re.IGNORECASE)
 _QUESTION = re.compile(
     r"^(?:so\s+|and\s+|but\s+|also\s+|ok\s+|okay\s+|hey\s+|hi\s+|quick question:?\s+)*"
@@ -219,6 +224,7 @@ class Clause:
     question: bool  # the sentence it came from ends with "?"
     listed: Listed | None = None  # the labelled list it is an item of ("Likes: ...")
     item: str = ""  # that item as written
+    still: bool = False  # it restates ("still", "as I said"): the same fact, not a new one
 
 
 #: A longer message is a document the user pasted: statements about themselves sit at
@@ -397,6 +403,7 @@ def clauses(text: str) -> list[Clause]:
             for item, statement in zip(listed.items, statements(listed), strict=False):
                 out.append(Clause(restore(statement), False, listed, item))
             continue
+        restates = _STILL.match(raw) is not None
         sentence = strip_leader(raw)
         kind = task(sentence, end)
         if kind == "payload":
@@ -410,6 +417,8 @@ def clauses(text: str) -> list[Clause]:
         sentence = _CARRY.sub(", I ", _COMPOUND.sub("we ", sentence))
         after_question = False
         for part in _CLAUSE_SPLIT.split(sentence):
+            # "Still playing the tabla": the same fact again
+            still = restates or _STILL.match(part) is not None
             part = strip_leader(part.strip(" ,;:-\u2026"))
             if len(part) > MAX_CLAUSE_CHARS:
                 part = _last_statement(part)
@@ -429,7 +438,7 @@ def clauses(text: str) -> list[Clause]:
                 continue
             if _TRANSIENT.search(part):  # "I'm sitting in a café", "my flight is delayed"
                 continue
-            out.append(Clause(restore(part), question))
+            out.append(Clause(restore(part), question, still=still))
     return out
 
 
