@@ -422,6 +422,11 @@ def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
         slot = "instruction:length"
     else:
         single = False
+    past = re.match(r"(gave|used|kept|wrote|answered|replied|talked|went|made|stuck|called)\b", value, re.I)
+    if past:  # "I'd rather you gave me the long version"
+        present = {"gave": "give", "used": "use", "kept": "keep", "wrote": "write", "went": "go",
+                   "made": "make", "stuck": "stick"}.get(past[1].lower(), past[1].lower()[:-2])
+        value = present + value[past.end() :]
     if not re.match(_VERB_FIRST, value, re.I):
         value = f"use {value}"  # "Celsius from here on": use Celsius
     verb = re.sub(r"^do\s+not\s+", "not ", value, flags=re.I)

@@ -455,6 +455,7 @@ _STANDING_REQUEST = re.compile(
 _IF = re.compile(r"\b(?:if|were|rather|unless|suppose|imagine)\b", re.IGNORECASE)
 _INSTRUCTION_OK = re.compile(
     r"^(?:I would (?:like|prefer|love) (?:you|it if you|answers|responses|replies)"
+    r"|I would (?:rather|much rather|prefer) (?:that |if )?you\b"
     r"|I would (?:like|love) to (?!know|ask|see|get|have|check|understand|find|try|make|"
     r"confirm|order|book|buy|cancel|change|add|remove|start|begin|share|show|discuss|talk|"
     r"go over|create|write|draft|generate|build|fix|convert|compare|be\b))",
@@ -499,6 +500,7 @@ _DROPPED_AM = re.compile(
     r"carnivore|gluten[- ]free|dairy[- ]free|whole30|mediterranean|intermittent)\b|"
     r"(?:allergic|intolerant)\s+to\b|based\s+(?:in|out\s+of)\b|originally\s+from\b|"
     r"married\s+(?:to|with)\b|vegan\b|vegetarian\b|pescatarian\b|"
+    r"(?:a\s+)?(?:big|huge|massive|die-hard|diehard|lifelong|long-time|longtime)\s+fan\s+of\b|"
     r"on\s+(?:a|an|my)\s+(?:macbook|mac|iphone|pixel|galaxy|android|thinkpad|surface|"
     r"chromebook|windows|linux|ubuntu|fedora|dell|lenovo|samsung|oneplus)\b)",
     re.IGNORECASE,
@@ -510,10 +512,13 @@ _DROPPED_AM = re.compile(
 _WHEN_LEADER = re.compile(
     r"^(?:(?:since|from|as\s+of|starting|in|after|because\s+of|due\s+to|thanks\s+to|besides|"
     r"apart\s+from|other\s+than|on\s+top\s+of|except\s+for|like)\s+"
-    r"(?:(?:my|the|a|an|this|that|last|next|early|late|mid)\s+)?[\w-]+(?:\s+[\w-]+)?\s*,?\s+"
+    r"(?:(?:my|the|a|an|this|that|last|next|early|late|mid)\s+)?(?!(?:I|we)\b)[\w-]+"
+    r"(?:\s+(?!(?:I|we)\b)[\w-]+){0,6}?\s*,?\s+"
     r"(?=(?:I|we)\s+(?:am|are|have|was|were|do|did|no\s+longer|got|moved|started|can|also|"
     r"speak|live|work)\b)|"
-    r"as\s+I\s+(?:told|said|mentioned|wrote)(?:\s+(?:you|before|earlier|already))*\s*,?\s+)",
+    r"as\s+I\s+(?:told|said|mentioned|wrote)(?:\s+(?:you|before|earlier|already))*\s*,?\s+|"
+    r"I\s+(?:just\s+)?(?:found\s+out|heard|learned|learnt|realised|realized|got\s+(?:word|the\s+news))"
+    r"(?:\s+[\w-]+){0,3}?\s+that\s+(?=(?:I|my|we)\b))",
     re.IGNORECASE,
 )
 
@@ -535,7 +540,8 @@ _DROPPED_SUBJECT = re.compile(
     r"became|grew|broke|fell|won|lost|met|had|spent|sent|built|gave|drove|flew|ran|"
     r"wrote|did|came|kept|sat|passed|tore|hurt|cut|put|split|shut|wore|swam|rode)\s+|"
     r"(?:been|picking|learning|studying|doing|taking|working|living|planning|training|"
-    r"getting|starting|teaching|playing|building|writing|saving)\s+(?=\S+\s))"
+    r"getting|starting|teaching|playing|building|writing|saving|trying|finishing|spending|"
+    r"tramping|surfing|running|cycling|hiking|training)\s+(?=\S+\s))"
     r"(?!(?:you|it\s+is|that\s+is)\b)\S",
     re.IGNORECASE,
 )

@@ -346,6 +346,8 @@ _GRAMMAR: tuple[tuple[re.Pattern[str], Any], ...] = (
         ),
         "my ",
     ),
+    # "please not use emoji" = "please do not use"
+    (re.compile(r"\b(?P<p>[Pp]lease|pls)\s+not\s+(?=[a-z]+)"), r"\g<p> do not "),
     # "my husband he is doctor" = "my husband is doctor"
     (
         re.compile(r"\b(?P<who>[Mm]y\s+[a-z-]+)\s+(?:he|she|they)\s+(?=(?:is|are|was|works|lives|has)\b)"),
@@ -361,5 +363,5 @@ _GRAMMAR: tuple[tuple[re.Pattern[str], Any], ...] = (
 )
 _GRAMMAR_CUE = re.compile(
     r"\b(?:after\s+[a-z]+ing|having|have\s+\d+|am\s+born|(?:I|[Ww]e)\s+(?:not|no)|[Mm]e\s+\w+|"
-    r"being|[Mm]y\s+[a-z-]+\s+(?:he|she|they))\b"
+    r"being|[Mm]y\s+[a-z-]+\s+(?:he|she|they)|(?:[Pp]lease|pls)\s+not)\b"
 )
