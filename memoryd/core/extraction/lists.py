@@ -44,6 +44,11 @@ _KINDS: dict[str, tuple[str, ...]] = {
         "my setup", "what i own", "i own", "i have", "current devices", "gear i own",
         "stuff i own", "things i own", "tech i use",
     ),
+    "stack": (
+        "stack", "tech stack", "our stack", "infra stack", "our infra stack", "tools",
+        "tooling", "tech", "our tech", "dev setup", "dev stack", "my stack", "the stack",
+        "infra", "infrastructure",
+    ),
     "languages": ("languages", "language", "languages i speak", "i speak", "spoken languages"),
     "family": ("family", "family stuff", "household", "the family", "fam", "my family", "home life"),
     "hobbies": (
@@ -184,6 +189,8 @@ def _self(item: str) -> list[str]:
 
 
 def _rule(item: str) -> str:
+    if re.match(r"(?:I|my|we|our)\b", item, re.I):
+        return item
     if re.match(r"(?:no|never|always|use|keep|avoid|don't|do\s+not|only|stop|please)\b", item, re.I):
         return item
     if re.match(r"(?:dates?|times?|distances?|weights?|temperatures?|prices?)\s", item, re.I):
@@ -210,6 +217,9 @@ def statements(listed: Listed) -> list[str]:
                 out.append(f"I have {item}")
             else:
                 out.append(item)
+        elif listed.kind == "stack":
+            team = "We" if listed.label.lower().startswith("our") else "I"
+            out.append(f"{team} use {item}")
         elif listed.kind == "languages":
             out.append(f"I speak {item}")
         elif listed.kind == "hobbies":
@@ -228,6 +238,11 @@ _FALLBACK = {
     "likes": ("likes", "opinion", "User likes {}"),
     "dislikes": ("likes", "opinion", "User dislikes {}"),
     "things": ("possessions", "owns", "User has {}"),
+    "stack": (
+        "stack", "tech stack", "our stack", "infra stack", "our infra stack", "tools",
+        "tooling", "tech", "our tech", "dev setup", "dev stack", "my stack", "the stack",
+        "infra", "infrastructure",
+    ),
     "languages": ("languages", "language", "languages i speak", "i speak", "spoken languages"),
     "family": ("family", "family", "User's family: {}"),
     "hobbies": ("hobbies", "hobbies", "User's hobbies include {}"),
@@ -235,13 +250,21 @@ _FALLBACK = {
     "diet": ("diet", "diet:eats", "User's diet: {}"),
     "rules": ("instructions", "instruction", "User wants the assistant to use {}"),
     "self": ("identity", "identity", "User: {}"),
+    "stack": (
+        "stack", "tech stack", "our stack", "infra stack", "our infra stack", "tools",
+        "tooling", "tech", "our tech", "dev setup", "dev stack", "my stack", "the stack",
+        "infra", "infrastructure",
+    ),
     "languages": ("languages", "language", "User speaks {}"),
+    "stack": ("stack", "tool:other", "User uses {}"),
 }
 
 
 def fallback(listed: Listed, item: str) -> Draft | None:
     """A fact of the list's kind for an item no rule read ("Upcoming: dentist 4 Feb")."""
     kind, prefix, reads = _FALLBACK[listed.kind]
+    if re.match(r"(?:I|I'm|I've|my|we|we're|our)\b", item, re.I):
+        return None  # a statement among the items is read as one, or not at all
     if listed.kind == "self" or len(item) < 2:
         return None  # "About me" fragments no rule reads are too vague to keep
     value = item.strip()

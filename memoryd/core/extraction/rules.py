@@ -173,6 +173,8 @@ def tech(mode: str, *, lenient: bool = False) -> Build:
         if mode == "switch" and found and found not in " ".join(value.lower().split()[:3]):
             found = None  # "moved to Kyoto in the spring" names no tool it moved to
         owned = find(lx.POSSESSIONS, value)
+        if found and lx.TECH[found] == "os":
+            owned = None  # "ubuntu on my laptop" names the OS, not the laptop
         team = bool(re.match(r"(?:we|our)\b", clause, re.I))
         content = said(m, team=team)
         kind = lx.POSSESSIONS.get(owned or "")

@@ -477,6 +477,7 @@ def strip_leader(part: str) -> str:
     give a chat clause that dropped its subject ("Just finished my first week at Auto
     Trader", "wiped the drive and put fedora on it") its "I" back."""
     part = _WHEN_LEADER.sub("", part, count=1).strip(" ,;:-") or part
+    part = _ABOUT_LEADER.sub("", part, count=1).strip(" ,;:-") or part
     stripped = _LEADER.sub("", part, count=1).strip(" ,;:-")
     stripped = stripped or part
     if _DROPPED_SUBJECT.match(stripped) or _DROPPED_NOT.match(stripped):
@@ -507,6 +508,15 @@ _DROPPED_AM = re.compile(
 )
 
 
+#: "Change on prices, show them in dollars", "Stoked, landed a gig": a word or a topic
+#: before the comma
+_ABOUT_LEADER = re.compile(
+    r"^(?:(?:small\s+|quick\s+|one\s+)?(?:change|update|correction|news|edit)\s+(?:on|to|re|about|"
+    r"regarding)\s+[\w' -]{1,30}\s*[,:]\s+|(?:stoked|gutted|chuffed|buzzing|thrilled|excited|"
+    r"yay|woohoo|finally|wow|omg|sadly|luckily|anyway|well|right|great|good\s+news|bad\s+news|"
+    r"big\s+news|news)\s*[,!:]+\s+)",
+    re.IGNORECASE,
+)
 #: "Since March I am divorced", "Because of my ulcer I am not eating spicy food", "As I
 #: told before, ...": a time or reason before the statement
 _WHEN_LEADER = re.compile(

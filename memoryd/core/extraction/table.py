@@ -154,6 +154,7 @@ _SWITCH = (
 )
 rule("stack", rf"^(?:{SUBJ}\s+(?:have\s+|had\s+)?)?{ADV}{_SWITCH}\s+(?:over\s+)?(?:(?:our|my|the|everything|it\s+all|all|it|them|stuff)(?:\s+[\w.-]+){{0,2}}\s+)?(?:over\s+)?(?:from\s+\S+(?:\s+\S+)?\s+)?to\s+(?:a\s+|an\s+|the\s+)?{V}", r.tech("switch"))
 rule("stack", rf"^(?:everything|it\s+all|all\s+of\s+it|our\s+stuff|the\s+app|our\s+app|the\s+site|prod|production)\s+(?:now\s+)?(?:lives|runs|is\s+hosted|sits|is)\s+(?:on|in)\s+{V}", r.tech("switch"))
+rule("stack", rf"^{SUBJ}\s+(?:have\s+)?{ADV}(?:brought\s+in|added|adopted|introduced|rolled\s+out|started\s+using|moved\s+some\s+\w+\s+to)\s+{V}", r.tech("use"))
 rule("stack", rf"^{SUBJ}\s+{ADV}(?:wiped\s+\w+\s+\w+\s+and\s+)?(?:installed|reinstalled|set\s+up|put)\s+(?:a\s+|an\s+)?{V}", r.tech("switch"))
 rule("possessions", rf"^(?:I|we)\s+{ADV}(?:traded|swapped|part-exchanged|exchanged)\s+(?:it|her|him|that|the\s+\w+|my\s+(?:old\s+)?\w+(?:\s+\w+)?|our\s+(?:old\s+)?\w+)\s+in\s+for\s+(?:a\s+|an\s+|the\s+)?{V}", r.possession)
 rule("possessions", rf"^(?:I|we)\s+{ADV}(?:took|got|bought|picked\s+up|buy|purchased)\s+(?:now\s+)?(?:a\s+|an\s+|the\s+|our\s+|my\s+)?(?:new\s+)?(?P<v>(?:[\w-]+\s+)?(?-i:[A-Z][\w-]*)(?:\s+[\w-]+){{0,3}})", r.possession)
@@ -214,11 +215,11 @@ rule("work", rf"^I\s+{ADV}(?:left|quit|lost|resigned\s+from)\s+(?P<v>my\s+(?:job
 rule("work", rf"^I\s+{ADV}teach\s+{V}", r.simple("work", "occupation", single=True))
 rule("work", rf"^I\s+{ADV}do\s+(?P<v>.+?\s+(?:for|at)\s+(?-i:[A-Z]).*)", r.simple("work", "occupation", single=True))
 # -- education ----------------------------------------------------------------------
+rule("education", rf"^I\s+am\s+{ADV}(?:doing|finishing|starting|in)\s+(?:my\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?(?:undergrad|degree|masters?|master's|phd|bachelor's|bachelors|mba|diploma|course|studies|first\s+year|second\s+year|third\s+year|final\s+year|\w+\s+year)\b.*?\b(?:at|in)\s+(?P<v>(?-i:[A-Z])[\w&.'-]*(?:\s+(?-i:[A-Z])[\w&.'-]*)*)", r.simple("education", "school", single=True))
 rule("education", rf"^I\s+{ADV}(?:study|am\s+studying|have\s+been\s+studying|am\s+majoring\s+in|major\s+in)\s+{V}", r.simple("education", "education:current", single=True))
 rule("education", rf"^I\s+{ADV}(?:studied|majored\s+in|minored\s+in|did\s+my\s+\w+(?:'s)?\s+(?:degree\s+)?in|read)\s+{V}", r.simple("education", "education:{}"))
 rule("education", r"^I\s+(?:have|hold|got|earned|completed|finished|am\s+doing|am\s+finishing|am\s+working\s+on|am\s+writing|am\s+pursuing|am\s+taking)\s+(?:a|an|my)\s+(?P<v>(?:[\w'-]+\s+){0,2}(?:degree|phd|ph\.d\.|doctorate|masters?|master's|bachelor's|bachelors|mba|bsc|msc|ba|ma|diploma|certificate|certification|thesis|dissertation|capstone|course|bootcamp|a-levels?|gcses?|abitur|baccalaureate|bac|matric|leaving\s+cert|ib|high\s+school|undergrad|apprenticeship|residency|fellowship)\b.*)", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+{ADV}(?:did|finished|completed|got)\s+my\s+(?P<v>(?:undergrad|degree|masters?|master's|phd|bachelor's|bachelors|mba|training|residency|a-levels|studies)\s+(?:at|in|from)\s+.+)", r.simple("education", "education:{}"))
-rule("education", rf"^I\s+am\s+{ADV}(?:doing|finishing|starting|in)\s+(?:my\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?(?:undergrad|degree|masters?|master's|phd|bachelor's|bachelors|mba|diploma|course|studies|first\s+year|second\s+year|third\s+year|final\s+year|\w+\s+year)\b.*?\b(?:at|in)\s+(?P<v>(?-i:[A-Z])[\w&.'-]*(?:\s+(?-i:[A-Z])[\w&.'-]*)*)", r.simple("education", "school", single=True))
 rule("education", rf"^I\s+{ADV}(?:changed|switched)\s+(?:my\s+)?(?:major|course|degree|programme|program|studies)\s+to\s+{V}", r.simple("education", "education:current", single=True))
 rule("education", rf"^I\s+{ADV}(?:graduated|graduate|dropped\s+out)\s+(?:from\s+|of\s+)?{V}", r.simple("education", "education:{}"))
 rule("education", rf"^I\s+{ADV}(?:go\s+to|attend|attended|went\s+to|am\s+at|am\s+enrolled\s+at|am\s+enrolled\s+in|study\s+at)\s+(?P<v>(?:the\s+)?(?-i:[A-Z]).*)", r.simple("education", "school", single=True))
@@ -246,7 +247,7 @@ rule("pets", r"^I\s+am\s+(?:a\s+)?(?P<kind>dog|cat)\s+(?:owner|mom|dad|parent|pe
 # -- family ---------------------------------------------------------------------------
 _RELMOD = r"(?:(?:new|current|ex-?|late|former|old|future|soon-to-be|little|big|older|younger|baby|eldest|oldest|youngest|twin|two|three|teenage|adult|step-?|grown-up|\d+-year-old)\s+)*"
 rule("family", rf"^(?:my|our)\s+(?P<rel>{_RELMOD}(?:{_REL_WORDS}|family))(?P<tail>'s\s+name\s+is|\s+is\s+(?:called|named)|\s+name\s+is|,)?\s+{V}", r.relation)
-rule("family", r"^(?:my\s+\w+\s+and\s+I|we)\s+(?:have|are\s+raising|are\s+expecting)\s+(?P<v>.+)", r.simple("family", "family:{}"))
+rule("family", r"^(?:my\s+\w+\s+and\s+I|we)\s+(?:have|are\s+raising|are\s+expecting)\s+(?P<v>(?!(?:also|just|already|recently|finally|never|been|got|gotten|brought|had|done|made|moved|started|switched|decided|added|bought|sold|taken|seen|booked|found|left|put|set)\b)(?![a-z]+ed\b).+)", r.simple("family", "family:{}"))
 rule("family", r"^(?:I|we)\s+(?:am|are|were|was|have\s+been|got)\s+(?:\w+\s+)?blessed\s+with\s+(?P<v>(?:a\s+|our\s+|a\s+baby\s+|baby\s+)?(?:baby|boy|girl|son|daughter|twins|child|grandson|granddaughter)\b.*)", r.simple("family", "family:{}"))
 rule("family", rf"^{_HAVE_VERB}\s+(?P<v>(?:a|an)\s+\d{{1,2}}[- ](?:year|yr|month)[- ]old\b(?!\s+(?:{_PET_WORDS})).*)", r.simple("family", "family:{}"))
 rule("family", rf"^{_HAVE_VERB}\s+(?P<v>{_NUM}\s+(?:\w+\s+)?(?:kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings?|grandkids|grandchildren|twins|stepkids|stepsons?|stepdaughters?|boys|girls|baby|toddler|teenagers?|teens|grandsons?|granddaughters?|nieces?|nephews?)\b.*)", r.simple("family", "family:{}"))
@@ -375,7 +376,7 @@ rule("instructions", r"^(?:let's|lets|let\s+us)\s+(?P<v>(?:go\s+back\s+to|switch
 # segment lets a polite question through only when it sets a standing instruction
 rule("instructions", r"^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+|ever\s+)?(?P<v>.{3,140}?)(?:\s+please)?$", r.instruction)
 # a standing instruction in any words, marked as one by "from now on" and its kin
-rule("instructions", r"^(?:(?:now|so|and|but|ok|okay|also)\s+)*(?:(?:from\s+now(?:\s+on)?|now\s+onwards?|henceforth|going\s+forward|from\s+here\s+on(?:\s+out)?|in\s+future)\s*,?\s+)(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|can\s+you\s+|you\s+(?:will\s+|must\s+|should\s+)?(?=answer|reply|respond|write|talk|speak|use|give|call|keep))?(?P<v>(?!I\b|we\b).{3,120})$", r.instruction)
+rule("instructions", r"^(?:(?:now|so|and|but|ok|okay|also)\s+)*(?:(?:from\s+now(?:\s+on)?|(?:now\s+)?onwards?|henceforth|going\s+forward|from\s+here\s+on(?:\s+out)?|in\s+future)\s*,?\s+)(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|can\s+you\s+|you\s+(?:will\s+|must\s+|should\s+)?(?=answer|reply|respond|write|talk|speak|use|give|call|keep))?(?P<v>(?!I\b|we\b).{3,120})$", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|let's\s+|lets\s+)?(?P<v>(?!I\b|we\b)(?:reply|answer|respond|talk|speak|write|go|give|use|keep|do|switch|stick)\b.{3,120}?)(?:\s+only)?\s*,?\s+(?:from\s+now(?:\s+on)?|(?:from\s+)?now\s+onwards?|onwards|going\s+forward|from\s+here\s+on(?:\s+out)?)(?:\s*,.*)?$", r.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:distances|weights?|temperatures?|heights?|prices|amounts|measurements|times|dates)\s+(?:in|as)\s+\S.{0,60})$", r.instruction)
 rule("instructions", r"^(?:now\s+|so\s+)?(?:please\s+|pls\s+)?(?:you\s+can\s+)?(?P<v>(?:talk|speak|write|chat)\s+(?:(?:to|with)\s+me\s+)?(?:more\s+|very\s+|a\s+bit\s+)?(?:casual|casually|formal|formally|informal|informally|politely|plainly|simply|directly|bluntly|professionally)\b.*)", r.instruction)

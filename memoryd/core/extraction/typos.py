@@ -271,7 +271,9 @@ def _fix(token: str) -> str | None:
     if len(token) < 5 or token in known or not token.isalpha():
         return None
     options = [w for w in _candidates(token, index) if _one_slip(token, w)]
-    return options[0] if len(options) == 1 else None
+    if len(options) != 1 or options[0].rstrip("s") == token.rstrip("s"):
+        return None  # "preferences" is the plural of a target, not a slip of it
+    return options[0]
 
 
 def correct(text: str) -> str:
