@@ -12,6 +12,7 @@ stores it (``MemoryEngine.reconcile``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -178,7 +179,27 @@ def extract(text: object, *, source: str = "user") -> tuple[list[Fact], list[str
             found = found[: MAX_CLAUSES - _TAIL_CLAUSES] + found[-_TAIL_CLAUSES:]  # allergic"
         found = found[-MAX_CLAUSES:] if i else found[:MAX_CLAUSES]
         _extract(found, source, facts, seen, leftovers)
-    return facts, leftovers
+    return _merged(facts), leftovers
+
+
+def _merged(facts: list[Fact]) -> list[Fact]:
+    """One memory per single attribute per message: "I stop being vegan, now I eat fish"
+    is one change of diet, and two facts of one slot would retire each other."""
+    out: list[Fact] = []
+    by_slot: dict[str, int] = {}
+    for fact in facts:
+        at = by_slot.get(fact.slot or "") if fact.single and not fact.is_retraction else None
+        if at is None:
+            if fact.single and fact.slot and not fact.is_retraction:
+                by_slot[fact.slot] = len(out)
+            out.append(fact)
+            continue
+        first = out[at]
+        if fact.content.lower() not in first.content.lower():
+            second = fact.content if fact.content.startswith("User") else fact.content[0].lower() + fact.content[1:]
+            content = _clip(f"{first.content}; {second}")
+            out[at] = dataclasses.replace(first, content=content, replaces=first.replaces + fact.replaces)
+    return out
 
 
 _TAIL_CLAUSES = 10  # of a long one-window message, the clauses read from its end

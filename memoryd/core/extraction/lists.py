@@ -27,7 +27,7 @@ _KINDS: dict[str, tuple[str, ...]] = {
         "about me", "me", "profile", "quick profile", "bits about me", "me in a nutshell",
         "nutshell", "updated nutshell", "context", "background", "intro", "a bit about me",
         "some context", "about myself", "info", "details", "my details", "personal",
-        "same as before", "update", "updated", "recap", "summary", "stats", "quick intro",
+        "same as before", "recap", "summary", "stats", "quick intro",
         "bio", "my bio", "who i am", "basics", "the basics", "facts about me", "me stuff",
     ),
     "likes": (
@@ -163,6 +163,7 @@ _NOW = re.compile(r"^(?:finally|now|still)\s+", re.I)
 
 def _self(item: str) -> list[str]:
     """A fragment about the writer, as the statements it could be (first that reads)."""
+    item = re.sub(r"^(?:so|and|but|then|plus)\s+", "", item, flags=re.I)
     low = item.lower()
     if re.match(r"(?:I|my|we|our)\b", item, re.I):
         return [item]

@@ -171,6 +171,17 @@ _WRONG = re.compile(
 #: what ``subject.restore`` puts before a subjectless clause ("that allergy thing was
 #: wrong" read as "I have a that allergy ...")
 _RESTORED = re.compile(r"^I\s+(?:have\s+a|have|am\s+a|am)\s+(?=(?:that|the|this)\s)", re.I)
+_MEDS_WORDS = frozenset(
+    "tablets pills meds medication medications medicine medicines antibiotics painkillers "
+    "prescription injections jabs".split()
+)
+_STOPPED_MEDS = re.compile(
+    r"^(?:I|we)\s+(?:have\s+)?(?:\w+\s+)?(?:stopped|quit|came\s+off|come\s+off|finished|"
+    r"am\s+off|am\s+done\s+with|no\s+longer\s+take|do\s+not\s+take)\s+(?:taking\s+)?(?:the|my|all\s+the|"
+    r"all\s+my)\s+(?P<what>tablets|pills|meds|medications?|medicines?|antibiotics|painkillers|"
+    r"prescription|injections|jabs|[\w-]+(?=\s+(?:tablets|pills|completely|altogether|now)))\b",
+    re.IGNORECASE,
+)
 _ABOUT = re.compile(r"^(?:about|re|regarding|as\s+for|on)\s+(?P<what>.{2,60})$", re.IGNORECASE)
 _FROM_MEMORY = re.compile(
     r"\s+(?:from\s+(?:your\s+)?(?:memory|memories|notes)|please|pls|too|as\s+well|now)\b.*$", re.I
@@ -227,6 +238,12 @@ def retraction(clause: str, match: Match, before: str = "") -> tuple[str, ...] |
     wrong = _WRONG.match(clause)
     if wrong is not None:  # "that allergy thing was wrong", "Char Dham plan is cancelled"
         return _topic(wrong["what"]) or None
+    stopped = _STOPPED_MEDS.match(clause)
+    if stopped is not None:  # "I've stopped the tablets completely"
+        drug = stopped["what"].lower()
+        if drug in _MEDS_WORDS:
+            return ("health:medication:*",)
+        return (f"*~{stopped['what']}",)
     m = _GONE.match(clause) or _DIED.match(clause)
     if m is not None:
         what = trim(m.group("what") or m.groupdict().get("what2") or "")

@@ -265,6 +265,9 @@ def favorite(m: re.Match[str], clause: str) -> list[Draft] | None:
     )
 
 
+_ANOTHER = re.compile(r"\b(?:second|another|third|fourth|new|also|too|as\s+well|other)\b", re.I)
+
+
 def pet(m: re.Match[str], clause: str) -> list[Draft] | None:
     """ "my dog is called Rex", "I have a cat named Luna", "our dog Pepper ..."."""
     kind_text = m["kind"].lower()
@@ -274,6 +277,8 @@ def pet(m: re.Match[str], clause: str) -> list[Draft] | None:
     name = trim(m["v"]) if m["v"] else ""
     content = said(m)
     if name and not deictic(name) and len(name.split()) <= 4 and name.lower() not in lx.NOT_NAMES:
+        if _ANOTHER.search(clause):  # "a second greyhound, Pickle": one more, not a rename
+            return one("pets", f"pet:{kind}:name:{slug(name)}", name, content)
         return one("pets", f"pet:{kind}:name", name, content, single=True)
     return one("pets", f"pet:{kind}", kind_text, content)
 

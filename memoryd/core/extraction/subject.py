@@ -91,12 +91,16 @@ _NOT_SOMEONE = frozenset(
 )
 
 
+_JOINER = re.compile(r"^(?:so|and|but|then|now|plus|though|because|cause|cos|coz)\s+(?=(?:I|we|my|our)\b)", re.I)
+
+
 def _lower_first(part: str) -> str:
     return part[0].lower() + part[1:] if part[:1].isupper() and part[1:2].islower() else part
 
 
 def restore(part: str) -> str:
     """``part`` with its implied "I" put back, or unchanged."""
+    part = _JOINER.sub("", part, count=1)  # "so I have stopped the tablets"
     if re.match(r"(?:I|we|my|our)\b", part, re.IGNORECASE):
         return part
     here = _HERE.match(part)
