@@ -283,3 +283,111 @@ def test_an_llm_slot_given_as_an_attribute_name_is_stored_as_its_slot() -> None:
     target = by_name("job_title")
     assert target is not None
     assert op.slot == target.storage_slot == "occupation"
+
+
+# -- lists, learner's grammar, units, restatements -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (
+            "About me: 34, live in Seoul, originally from Daegu, work for a shipping company.",
+            {"age", "home", "hometown", "employer"},
+        ),
+        (
+            "My gear: iPhone 13, HP EliteBook, and a 2012 Toyota Corolla.",
+            {"phone", "computer", "vehicle"},
+        ),
+        ("Likes: cold brew, Murakami. Dislikes: podcasts.", {"like"}),
+        (
+            "Few rules for you: 1) British spelling 2) no bullet points",
+            {"instruction", "answer_format"},
+        ),
+        ("Upcoming: dentist 4 Feb, Anna's hen do 15 March", {"plan"}),
+    ],
+)
+def test_a_labelled_list_is_read_item_by_item(message: str, expected: set[str]) -> None:
+    facts = extract_facts(message)
+    assert {f.attribute for f in facts} == expected
+    assert len(facts) >= 2
+
+
+def test_a_field_is_not_a_list() -> None:
+    assert [f.content for f in extract_facts("Name: Wayra Quispe")] == [
+        "User's name is Wayra Quispe"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("said", "means"),
+    [
+        ("I am after starting a new job with Apple", "I have started a new job with Apple"),
+        ("We are having one Indie dog", "We have one Indie dog"),
+        ("I have 42 years", "I am 42 years old"),
+        ("I am born in Recife", "I was born in Recife"),
+        ("I not like reggaeton", "I do not like reggaeton"),
+        ("Me sister Orla", "my sister Orla"),
+        ("My husband he is doctor", "My husband is doctor"),
+        ("I stop being vegan", "I am no longer vegan"),
+    ],
+)
+def test_learners_and_regional_grammar_is_read_in_the_rules_shape(said: str, means: str) -> None:
+    assert correct(said) == means
+
+
+def test_units_are_one_value_per_dimension(engine: MemoryEngine) -> None:
+    current = _after(
+        engine, "Preferences: Celsius, km, 24-hour clock.", "distances in miles please"
+    )
+    assert _holding(current, "Celsius")
+    assert _holding(current, "24-hour")
+    assert _holding(current, "miles")
+    assert not _holding(current, "km")
+
+
+def test_two_facts_of_one_single_attribute_in_one_message_are_one_memory(
+    engine: MemoryEngine,
+) -> None:
+    current = _after(engine, "I am vegan", "I stop being vegan, now I eat fish and egg again.")
+    (diet,) = _holding(current, "vegan")
+    assert "no longer vegan" in diet
+    assert "fish" in diet
+
+
+def test_a_restated_fact_is_one_memory(engine: MemoryEngine) -> None:
+    current = _after(
+        engine,
+        "I've been learning the tabla for a few years.",
+        "Still playing the tabla most evenings.",
+    )
+    assert len(_holding(current, "tabla")) == 1
+
+
+def test_a_second_pet_is_added_not_renamed(engine: MemoryEngine) -> None:
+    current = _after(
+        engine, "I've got a greyhound called Dot.", "We've adopted a second greyhound, Pickle."
+    )
+    assert _holding(current, "Dot")
+    assert _holding(current, "Pickle")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Today I have headache, I think because no sleep.",
+        "Right now I'm sitting in a café in Rome and the wifi is awful.",
+        "Now I am in the airport, my flight is delayed 2 hours.",
+        "My sister keeps telling everyone that I'm the irresponsible one.",
+        "I'm not sure whether I'm an introvert or just tired.",
+        "Would you always pick the cheapest option if you were me?",
+    ],
+)
+def test_moments_hedges_and_other_peoples_words_store_nothing(message: str) -> None:
+    assert extract_facts(message) == []
+
+
+def test_a_polite_standing_request_is_an_instruction() -> None:
+    (fact,) = extract_facts("Can you always give temperatures in Celsius please?")
+    assert fact.attribute == "units"
+    assert extract_facts("Can you help me with my essay?") == []
