@@ -80,9 +80,7 @@ def back(facts: list[Fact], leftovers: list[str], model: AttributeModel | None) 
     if model is None:
         return facts
     movable = [
-        i
-        for i, f in enumerate(facts)
-        if not f.is_retraction and f.source == "user" and f.clause and not f.clause.startswith("\x00")
+        i for i, f in enumerate(facts) if not f.is_retraction and f.source == "user" and f.clause
     ]
     texts = [facts[i].clause for i in movable] + leftovers
     if not texts:
@@ -91,7 +89,7 @@ def back(facts: list[Fact], leftovers: list[str], model: AttributeModel | None) 
     if not labels:
         return facts
     out = list(facts)
-    held = {f.attribute for f in facts if by_name(f.attribute or "") and by_name(f.attribute or "").single}  # type: ignore[union-attr]
+    held = {f.attribute for f in facts if f.single}  # a rule's own single reading wins
     for i, (attribute, p) in zip(movable, labels, strict=False):
         if attribute == NONE or attribute in held:
             continue

@@ -144,9 +144,43 @@ _NEGATIVE = re.compile(
 
 
 _GENERIC = frozenset(
-    "the and playing doing going learning making having taking most some every each week weeks "
-    "weekend weekends evening evenings morning mornings day days night nights still again now "
-    "time times lot lots bit really very".split()
+    [
+        "the",
+        "and",
+        "playing",
+        "doing",
+        "going",
+        "learning",
+        "making",
+        "having",
+        "taking",
+        "most",
+        "some",
+        "every",
+        "each",
+        "week",
+        "weeks",
+        "weekend",
+        "weekends",
+        "evening",
+        "evenings",
+        "morning",
+        "mornings",
+        "day",
+        "days",
+        "night",
+        "nights",
+        "still",
+        "again",
+        "now",
+        "time",
+        "times",
+        "lot",
+        "lots",
+        "bit",
+        "really",
+        "very",
+    ]
 )
 _STILL_SAID = re.compile(r"\b(?:still|as\s+before|same\s+as\s+before|again)\b", re.I)
 _STILL = re.compile(r"(?:\s+(?:anymore|any\s+more|now|these\s+days|again|altogether))+$", re.I)
@@ -196,9 +230,12 @@ def _merged(facts: list[Fact]) -> list[Fact]:
             continue
         first = out[at]
         if fact.content.lower() not in first.content.lower():
-            second = fact.content if fact.content.startswith("User") else fact.content[0].lower() + fact.content[1:]
+            second = fact.content
+            if not second.startswith("User"):
+                second = second[0].lower() + second[1:]
             content = _clip(f"{first.content}; {second}")
-            out[at] = dataclasses.replace(first, content=content, replaces=first.replaces + fact.replaces)
+            replaces = first.replaces + fact.replaces
+            out[at] = dataclasses.replace(first, content=content, replaces=replaces)
     return out
 
 

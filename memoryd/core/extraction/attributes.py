@@ -207,7 +207,10 @@ _UNITS = re.compile(
 )
 _DIMENSIONS = (
     ("temperature", re.compile(r"\b(?:celsius|fahrenheit|centigrade|°[cf])\b", re.I)),
-    ("distance", re.compile(r"\b(?:miles|km|kilomet(?:er|re)s|feet|inches|cm|metres|meters)\b", re.I)),
+    (
+        "distance",
+        re.compile(r"\b(?:miles|km|kilomet(?:er|re)s|feet|inches|cm|metres|meters)\b", re.I),
+    ),
     ("weight", re.compile(r"\b(?:kilos?|kilograms?|kg|stones?|pounds|lbs?|grams)\b", re.I)),
     ("time", re.compile(r"\b(?:24[- ]hour|12[- ]hour|am/pm)\b", re.I)),
     ("date", re.compile(r"\b(?:dd/mm|mm/dd|yyyy|dates?)\b", re.I)),

@@ -19,7 +19,9 @@ from memoryd.core.extraction.values import Draft, slug
 
 __all__ = ["Listed", "fallback", "is_label", "parse", "statements"]
 
-_LABEL = re.compile(r"^\s*(?P<label>[A-Za-z][\w ',/&-]{1,40}?)\s*[:\u2013\u2014-]\s+(?P<items>\S.*)$")
+_LABEL = re.compile(
+    r"^\s*(?P<label>[A-Za-z][\w ',/&-]{1,40}?)\s*[:\u2013\u2014-]\s+(?P<items>\S.*)$"
+)
 
 #: label words -> what the list holds
 _KINDS: dict[str, tuple[str, ...]] = {
@@ -50,7 +52,9 @@ _KINDS: dict[str, tuple[str, ...]] = {
         "infra", "infrastructure",
     ),
     "languages": ("languages", "language", "languages i speak", "i speak", "spoken languages"),
-    "family": ("family", "family stuff", "household", "the family", "fam", "my family", "home life"),
+    "family": (
+        "family", "family stuff", "household", "the family", "fam", "my family", "home life",
+    ),
     "hobbies": (
         "hobbies", "things i do for fun", "for fun", "interests", "free time", "pastimes",
         "weekends", "spare time", "what i do for fun", "my hobbies", "hobby",
@@ -81,7 +85,9 @@ _RELATION = re.compile(
 )
 
 
-_TRAIL = re.compile(r"\s+(?:for\s+context|for\s+you|wise|info|stuff|list|so\s+far|now)$|-wise$", re.I)
+_TRAIL = re.compile(
+    r"\s+(?:for\s+context|for\s+you|wise|info|stuff|list|so\s+far|now)$|-wise$", re.I
+)
 
 
 def _kind(label: str) -> str | None:
@@ -118,7 +124,8 @@ def _items(text: str) -> list[str]:
     items: list[str] = []
     for part in out:
         part = re.sub(r"^(?:and|&|plus|also)\s+", "", part.strip(), flags=re.I)
-        items.extend(part.split(" \x00 ") if "(" in part else re.split(r"\s+(?:and|&)\s+(?=\S)", part))
+        # "two sons (Tomás and Iker)" is one item: "and" splits only outside brackets
+        items.extend([part] if "(" in part else re.split(r"\s+(?:and|&)\s+(?=\S)", part))
     return [i.strip(" .!") for i in items if i.strip(" .!")]
 
 
@@ -154,7 +161,9 @@ _SELF_VERB = re.compile(
     r"married|single|engaged|divorced|raised|born|grew|moved|doing|teach|run|own)\b",
     re.I,
 )
-_NUMBER = re.compile(r"^(?:age\s+|aged\s+)?(?P<n>\d{1,3})(?:\s*(?:now|yo|y/o|years?\s+old))?$", re.I)
+_NUMBER = re.compile(
+    r"^(?:age\s+|aged\s+)?(?P<n>\d{1,3})(?:\s*(?:now|yo|y/o|years?\s+old))?$", re.I
+)
 
 
 _STILL_IN = re.compile(r"^(?:still|now)\s+(?:in\s+)?(?=(?-i:[A-Z]))", re.I)
@@ -192,7 +201,9 @@ def _self(item: str) -> list[str]:
 def _rule(item: str) -> str:
     if re.match(r"(?:I|my|we|our)\b", item, re.I):
         return item
-    if re.match(r"(?:no|never|always|use|keep|avoid|don't|do\s+not|only|stop|please)\b", item, re.I):
+    if re.match(
+        r"(?:no|never|always|use|keep|avoid|don't|do\s+not|only|stop|please)\b", item, re.I
+    ):
         return item
     if re.match(r"(?:dates?|times?|distances?|weights?|temperatures?|prices?)\s", item, re.I):
         return f"write {item}"
@@ -239,23 +250,12 @@ _FALLBACK = {
     "likes": ("likes", "opinion", "User likes {}"),
     "dislikes": ("likes", "opinion", "User dislikes {}"),
     "things": ("possessions", "owns", "User has {}"),
-    "stack": (
-        "stack", "tech stack", "our stack", "infra stack", "our infra stack", "tools",
-        "tooling", "tech", "our tech", "dev setup", "dev stack", "my stack", "the stack",
-        "infra", "infrastructure",
-    ),
-    "languages": ("languages", "language", "languages i speak", "i speak", "spoken languages"),
     "family": ("family", "family", "User's family: {}"),
     "hobbies": ("hobbies", "hobbies", "User's hobbies include {}"),
     "plans": ("plans", "plan", "User has coming up: {}"),
     "diet": ("diet", "diet:eats", "User's diet: {}"),
     "rules": ("instructions", "instruction", "User wants the assistant to use {}"),
     "self": ("identity", "identity", "User: {}"),
-    "stack": (
-        "stack", "tech stack", "our stack", "infra stack", "our infra stack", "tools",
-        "tooling", "tech", "our tech", "dev setup", "dev stack", "my stack", "the stack",
-        "infra", "infrastructure",
-    ),
     "languages": ("languages", "language", "User speaks {}"),
     "stack": ("stack", "tool:other", "User uses {}"),
 }

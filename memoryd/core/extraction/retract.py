@@ -129,9 +129,48 @@ def _targets(drafts: list[Draft]) -> tuple[str, ...]:
 
 
 _STOP = frozenset(
-    "that this the a an my our new old thing things stuff bit part about what told said you "
-    "i me it whole whatever everything anything all plan plans idea booking rule rules info "
-    "information from earlier before please pls".split()
+    [
+        "that",
+        "this",
+        "the",
+        "a",
+        "an",
+        "my",
+        "our",
+        "new",
+        "old",
+        "thing",
+        "things",
+        "stuff",
+        "bit",
+        "part",
+        "about",
+        "what",
+        "told",
+        "said",
+        "you",
+        "i",
+        "me",
+        "it",
+        "whole",
+        "whatever",
+        "everything",
+        "anything",
+        "all",
+        "plan",
+        "plans",
+        "idea",
+        "booking",
+        "rule",
+        "rules",
+        "info",
+        "information",
+        "from",
+        "earlier",
+        "before",
+        "please",
+        "pls",
+    ]
 )
 
 
@@ -141,7 +180,7 @@ def _words(what: str) -> str:
     names = re.findall(r"(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+))*", what)
     names = [n for n in names if n.lower() not in _STOP and n not in ("I",)]
     if names:
-        return names[-1]
+        return str(names[-1])
     content = [w for w in re.findall(r"[\w'-]+", what.lower()) if w not in _STOP]
     return content[-1] if content else ""
 
@@ -163,7 +202,8 @@ def _topic(what: str) -> tuple[str, ...]:
 
 
 _WRONG = re.compile(
-    r"^(?:(?:turns\s+out|it\s+turns\s+out|actually|so)\s+)*(?:(?:that|the|my|our)\s+)?(?P<what>[\w' -]{2,40}?)"
+    r"^(?:(?:turns\s+out|it\s+turns\s+out|actually|so)\s+)*(?:(?:that|the|my|our)\s+)?"
+    r"(?P<what>[\w' -]{2,40}?)"
     r"(?:\s+thing)?\s+(?:was|is)\s+(?:wrong|not\s+true|a\s+mistake|incorrect|a\s+false\s+alarm|"
     r"nothing|off|cancell?ed|scrapped|not\s+happening|dead)\b",
     re.IGNORECASE,
@@ -172,8 +212,20 @@ _WRONG = re.compile(
 #: wrong" read as "I have a that allergy ...")
 _RESTORED = re.compile(r"^I\s+(?:have\s+a|have|am\s+a|am)\s+(?=(?:that|the|this)\s)", re.I)
 _MEDS_WORDS = frozenset(
-    "tablets pills meds medication medications medicine medicines antibiotics painkillers "
-    "prescription injections jabs".split()
+    [
+        "tablets",
+        "pills",
+        "meds",
+        "medication",
+        "medications",
+        "medicine",
+        "medicines",
+        "antibiotics",
+        "painkillers",
+        "prescription",
+        "injections",
+        "jabs",
+    ]
 )
 _STOPPED_MEDS = re.compile(
     r"^(?:I|we)\s+(?:have\s+)?(?:\w+\s+)?(?:stopped|quit|came\s+off|come\s+off|finished|"

@@ -126,11 +126,55 @@ _ORG = re.compile(
 
 
 _NOT_ORG = frozenset(
-    "home,school,night,nights,weekends,work,uni,college,church,hospital,office,nightshift,"
-    "times,least,most,all,it,this,that,the,a,an,my,our,their,his,her,some,any,one,two,"
-    "lunch,dinner,breakfast,midnight,noon,dawn,first,last,same,different,moment,minute".split(",")
+    [
+        "home",
+        "school",
+        "night",
+        "nights",
+        "weekends",
+        "work",
+        "uni",
+        "college",
+        "church",
+        "hospital",
+        "office",
+        "nightshift",
+        "times",
+        "least",
+        "most",
+        "all",
+        "it",
+        "this",
+        "that",
+        "the",
+        "a",
+        "an",
+        "my",
+        "our",
+        "their",
+        "his",
+        "her",
+        "some",
+        "any",
+        "one",
+        "two",
+        "lunch",
+        "dinner",
+        "breakfast",
+        "midnight",
+        "noon",
+        "dawn",
+        "first",
+        "last",
+        "same",
+        "different",
+        "moment",
+        "minute",
+    ]
 )
-_LOWER_ORG = re.compile(r"(?P<org>[a-z][a-z0-9&'-]{2,30})(?=\s*$|\s*,|\s+(?:in|on|as|for|since|now)\b)")
+_LOWER_ORG = re.compile(
+    r"(?P<org>[a-z][a-z0-9&'-]{2,30})(?=\s*$|\s*,|\s+(?:in|on|as|for|since|now)\b)"
+)
 
 
 def works(m: re.Match[str], clause: str) -> list[Draft] | None:
@@ -429,10 +473,19 @@ def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
         slot = "instruction:length"
     else:
         single = False
-    past = re.match(r"(gave|used|kept|wrote|answered|replied|talked|went|made|stuck|called)\b", value, re.I)
+    past = re.match(
+        r"(gave|used|kept|wrote|answered|replied|talked|went|made|stuck|called)\b", value, re.I
+    )
     if past:  # "I'd rather you gave me the long version"
-        present = {"gave": "give", "used": "use", "kept": "keep", "wrote": "write", "went": "go",
-                   "made": "make", "stuck": "stick"}.get(past[1].lower(), past[1].lower()[:-2])
+        present = {
+            "gave": "give",
+            "used": "use",
+            "kept": "keep",
+            "wrote": "write",
+            "went": "go",
+            "made": "make",
+            "stuck": "stick",
+        }.get(past[1].lower(), past[1].lower()[:-2])
         value = present + value[past.end() :]
     if not re.match(_VERB_FIRST, value, re.I):
         value = f"use {value}"  # "Celsius from here on": use Celsius

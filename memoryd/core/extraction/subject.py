@@ -91,7 +91,9 @@ _NOT_SOMEONE = frozenset(
 )
 
 
-_JOINER = re.compile(r"^(?:so|and|but|then|now|plus|though|because|cause|cos|coz)\s+(?=(?:I|we|my|our)\b)", re.I)
+_JOINER = re.compile(
+    r"^(?:so|and|but|then|now|plus|though|because|cause|cos|coz)\s+(?=(?:I|we|my|our)\b)", re.I
+)
 
 
 def _lower_first(part: str) -> str:

@@ -314,9 +314,7 @@ def _after(m: re.Match[str]) -> str:
 _GRAMMAR: tuple[tuple[re.Pattern[str], Any], ...] = (
     # Irish "I'm after moving" = "I have just moved"
     (
-        re.compile(
-            r"\b(?P<who>[A-Za-z]+)\s+(?P<be>am|are|is)\s+after\s+(?P<verb>[a-z]+ing)\b"
-        ),
+        re.compile(r"\b(?P<who>[A-Za-z]+)\s+(?P<be>am|are|is)\s+after\s+(?P<verb>[a-z]+ing)\b"),
         _after,
     ),
     # "I am having two kids" / "we are having one dog" = "have"
@@ -352,7 +350,9 @@ _GRAMMAR: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile(r"\b(?P<p>[Pp]lease|pls)\s+not\s+(?=[a-z]+)"), r"\g<p> do not "),
     # "my husband he is doctor" = "my husband is doctor"
     (
-        re.compile(r"\b(?P<who>[Mm]y\s+[a-z-]+)\s+(?:he|she|they)\s+(?=(?:is|are|was|works|lives|has)\b)"),
+        re.compile(
+            r"\b(?P<who>[Mm]y\s+[a-z-]+)\s+(?:he|she|they)\s+(?=(?:is|are|was|works|lives|has)\b)"
+        ),
         r"\g<who> ",
     ),
     # "I stop being vegan", "I stopped being a vegetarian" = "I am no longer vegan"
