@@ -391,3 +391,12 @@ def test_a_polite_standing_request_is_an_instruction() -> None:
     (fact,) = extract_facts("Can you always give temperatures in Celsius please?")
     assert fact.attribute == "units"
     assert extract_facts("Can you help me with my essay?") == []
+
+
+def test_engine_status_says_whether_the_classifier_backs_the_rules(engine: MemoryEngine) -> None:
+    engine.extract_now("k", "I am part of the team at Infosys now")  # loads it
+    status = engine.status()["extraction"]["classifier"]
+    assert status == {"available": True, "reason": status["reason"]}
+    assert status["reason"].startswith("ready")
+    engine.extraction.attributes = None
+    assert engine.status()["extraction"]["classifier"]["available"] is False

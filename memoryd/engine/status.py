@@ -29,6 +29,9 @@ class StatusHost(LlmHost, Protocol):
     background: BackgroundWorker
     extraction_stats: dict[str, int]
 
+    @property
+    def classifier_status(self) -> dict[str, Any]: ...
+
 
 def _embedding(engine: StatusHost) -> dict[str, Any]:
     if engine.embeddings is None:
@@ -122,7 +125,11 @@ def _status(engine: StatusHost) -> dict[str, Any]:
         },
         "reindex": reindex,
         "extraction": dict(engine.extraction_stats)
-        | {"pending": engine.background.pending, "llm": llm_status(engine)},
+        | {
+            "pending": engine.background.pending,
+            "llm": llm_status(engine),
+            "classifier": engine.classifier_status,
+        },
         "readCache": engine.cache.stats(),
         # Which process answered: behind a load balancer or ``serve --workers`` each
         # keeps its own caches, queues and limits.
