@@ -205,6 +205,9 @@ _UNITS = re.compile(
     r"dd/mm|mm/dd|yyyy|currency|rupees|euros|dollars|nzd|aud|cad|usd|gbp|inr)\b",
     re.IGNORECASE,
 )
+_ADDRESS_ME = re.compile(
+    r"^(?:please\s+)?(?:address|call|refer\s+to)\s+me\s+(?:as\s+)?(?-i:[A-Z])", re.IGNORECASE
+)
 _DIMENSIONS = (
     ("temperature", re.compile(r"\b(?:celsius|fahrenheit|centigrade|°[cf])\b", re.I)),
     (
@@ -264,6 +267,8 @@ def refine(slot: str, single: bool, clause: str, value: str) -> tuple[str, bool]
         _THEME.search(value)
     ):
         return "instruction:theme", True
+    if name == "instruction" and _ADDRESS_ME.match(value):  # "address me as Arindam"
+        return "preferred_name", True
     if name == "instruction" and _UNITS.search(value):
         return units_slot(value), True
     if name == "instruction":

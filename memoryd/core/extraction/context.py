@@ -22,7 +22,7 @@ _NAMED = tuple(
     for pattern in (
         rf"^(?:his|her|its|their|the)\s+name\s+is\s+{NAME}",
         rf"^(?:she|he|it|they)\s+(?:is|are)\s+(?:now\s+)?(?:called\s+|named\s+)?{NAME}",
-        rf"^(?:we|I)\s+(?:named|called)\s+(?:him|her|it|them)\s+{NAME}",
+        rf"^(?:we|I)\s+(?:have\s+)?(?:named|called)\s+(?:him|her|it|them)\s+{NAME}",
     )
 )
 _SELF_NAMED = re.compile(rf"^it\s+is\s+(?:now\s+)?{NAME}", re.IGNORECASE)

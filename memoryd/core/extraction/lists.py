@@ -71,11 +71,16 @@ _KINDS: dict[str, tuple[str, ...]] = {
         "rules", "preferences", "few rules for you", "rules for you", "a few rules",
         "house rules", "instructions", "formatting", "style", "settings", "my preferences",
         "update to my preferences", "ground rules", "some rules", "how i like answers",
-        "prefs", "few prefs", "my prefs", "a few prefs", "preferences for you",
+        "prefs", "few prefs", "my prefs", "a few prefs", "preferences for you", "changes",
+        "new rules", "rule changes", "a few changes", "some changes",
     ),
 }  # fmt: skip
 _BY_LABEL = {label: kind for kind, labels in _KINDS.items() for label in labels}
 _LEAD = re.compile(r"^(?:quick|some|a\s+few|few|my|the|updated|new|current|for\s+context)\s+", re.I)
+_ASKS = re.compile(
+    r"^(?:how|what|why|when|where|who|which|can|could|is|are|do|does|should|would|will|any)\b", re.I
+)
+_NUMBERED_ITEM = re.compile(r"(?:^|\s)\(?\d{1,2}[).]\s")
 _NUMBERED = re.compile(r"(?:^|\s)(?:\(?\d{1,2}[).]|[-\u2022*])\s+")
 _RELATION = re.compile(
     r"^(?:(?:two|three|four|one|\d+)\s+)?(?:"
@@ -148,9 +153,11 @@ def parse(sentence: str) -> Listed | None:
     if m is None:
         return None
     kind = _kind(m["label"])
+    if kind is None and len(_NUMBERED_ITEM.findall(m["items"])) >= 2:
+        kind = "plain"  # "life admin update: 1. we moved out to ... 2. ..."
     if kind is None:
         return None
-    items = _items(m["items"])
+    items = [i for i in _items(m["items"]) if not _ASKS.match(i)]  # "2) can you freeze rice"
     if len(items) < 2 and kind not in ("rules", "likes", "dislikes", "plans"):
         return None  # one item after a label is a field ("Diet: vegan"): the field rules
     return Listed(m["label"].strip(), kind, items)
@@ -259,10 +266,13 @@ _FALLBACK = {
     "languages": ("languages", "language", "User speaks {}"),
     "stack": ("stack", "tool:other", "User uses {}"),
 }
+_NO_FALLBACK = frozenset({"self", "plain"})
 
 
 def fallback(listed: Listed, item: str) -> Draft | None:
     """A fact of the list's kind for an item no rule read ("Upcoming: dentist 4 Feb")."""
+    if listed.kind in _NO_FALLBACK:
+        return None
     kind, prefix, reads = _FALLBACK[listed.kind]
     if re.match(r"(?:I|I'm|I've|my|we|we're|our)\b", item, re.I):
         return None  # a statement among the items is read as one, or not at all

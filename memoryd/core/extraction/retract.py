@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from memoryd.core.extraction import lexicon as lx
 from memoryd.core.extraction.values import Draft, slugify, trim
 
 __all__ = ["retraction"]
@@ -107,6 +108,9 @@ _TOPICS: dict[str, tuple[str, ...]] = {
     "allergy": ("allergy:*",),
     "allergies": ("allergy:*",),
     "allergic": ("allergy:*",),
+    "address": ("home_location",),
+    "address information": ("home_location",),
+    "location": ("home_location",),
 }
 _STATEMENT = re.compile(r"^(?:I|we|my|our)\b", re.IGNORECASE)
 
@@ -182,7 +186,15 @@ def _words(what: str) -> str:
     if names:
         return str(names[-1])
     content = [w for w in re.findall(r"[\w'-]+", what.lower()) if w not in _STOP]
-    return content[-1] if content else ""
+    return _stem(content[-1]) if content else ""
+
+
+def _stem(word: str) -> str:
+    """ "strawberry" and "strawberries" both say "strawberr": the LIKE finds either."""
+    for end, keep in (("ies", 3), ("y", 1), ("es", 2), ("s", 1)):
+        if word.endswith(end) and len(word) - keep >= 4:
+            return word[:-keep]
+    return word
 
 
 def _topic(what: str) -> tuple[str, ...]:
@@ -205,7 +217,9 @@ _WRONG = re.compile(
     r"^(?:(?:turns\s+out|it\s+turns\s+out|actually|so)\s+)*(?:(?:that|the|my|our)\s+)?"
     r"(?P<what>[\w' -]{2,40}?)"
     r"(?:\s+thing)?\s+(?:was|is)\s+(?:wrong|not\s+true|a\s+mistake|incorrect|a\s+false\s+alarm|"
-    r"nothing|off|cancell?ed|scrapped|not\s+happening|dead)\b",
+    r"nothing|off|cancell?ed|scrapped|not\s+happening|dead)\b"
+    r"|^(?:(?:that|the|my|our)\s+)?(?P<what2>[\w' -]{2,40}?)\s+(?:got|has\s+been|have\s+been)\s+"
+    r"(?:cancell?ed|called\s+off|scrapped)\b",
     re.IGNORECASE,
 )
 #: what ``subject.restore`` puts before a subjectless clause ("that allergy thing was
@@ -234,6 +248,33 @@ _STOPPED_MEDS = re.compile(
     r"prescription|injections|jabs|[\w-]+(?=\s+(?:tablets|pills|completely|altogether|now)))\b",
     re.IGNORECASE,
 )
+_NONE_LEFT = re.compile(
+    r"^(?:there\s+is\s+|there's\s+)?no\s+(?:more\s+)?(?P<what>[\w-]+)\s+(?:in\s+the\s+(?:house|family|home)\s+)?"
+    r"(?:anymore|any\s+more|now)\b",
+    re.IGNORECASE,
+)
+_TOOK_OFF = re.compile(
+    r"^(?:the\s+|my\s+)?(?:doc|doctor|gp|specialist|consultant|psychiatrist)\s+(?:has\s+)?"
+    r"(?:took|taken|take)\s+me\s+off\s+(?:the|my|all)\s+(?:[\w-]+\s+)?(?P<what>meds|medication|"
+    r"medicines?|tablets|pills|insulin|[\w-]+)\b",
+    re.IGNORECASE,
+)
+
+
+def _owned(what: str) -> tuple[str, ...] | None:
+    """What a thing the user no longer has retires: its slot when the lexicon knows
+    the kind ("the car" -> the vehicle), and what says the word."""
+    word = what.lower()
+    kind = lx.POSSESSIONS.get(word) or ("pet" if word in lx.PETS else None)
+    slots: tuple[str, ...] = ()
+    if kind == "pet":
+        slots = (f"pet:{lx.PETS[word]}:*",)
+    elif kind in lx.SINGLE_POSSESSIONS:
+        slots = ({"laptop": "computer"}.get(kind, kind),)
+    said = (f"*~{_stem(word)}",) if len(word) >= 3 else ()
+    return (slots + said) or None
+
+
 _ABOUT = re.compile(r"^(?:about|re|regarding|as\s+for|on)\s+(?P<what>.{2,60})$", re.IGNORECASE)
 _FROM_MEMORY = re.compile(
     r"\s+(?:from\s+(?:your\s+)?(?:memory|memories|notes)|please|pls|too|as\s+well|now)\b.*$", re.I
@@ -289,8 +330,11 @@ def retraction(clause: str, match: Match, before: str = "") -> tuple[str, ...] |
         return (f"plan:{event}", f"*~{named}") if len(named) >= 3 else None
     wrong = _WRONG.match(clause)
     if wrong is not None:  # "that allergy thing was wrong", "Char Dham plan is cancelled"
-        return _topic(wrong["what"]) or None
-    stopped = _STOPPED_MEDS.match(clause)
+        return _topic(wrong["what"] or wrong["what2"]) or None
+    none_left = _NONE_LEFT.match(clause)
+    if none_left is not None:  # "No cat in the house anymore"
+        return _owned(none_left["what"])
+    stopped = _STOPPED_MEDS.match(clause) or _TOOK_OFF.match(clause)
     if stopped is not None:  # "I've stopped the tablets completely"
         drug = stopped["what"].lower()
         if drug in _MEDS_WORDS:
@@ -300,5 +344,5 @@ def retraction(clause: str, match: Match, before: str = "") -> tuple[str, ...] |
     if m is not None:
         what = trim(m.group("what") or m.groupdict().get("what2") or "")
         head = what.split()[-1] if what else ""
-        return (f"*~{head}",) if len(head) >= 3 else None
+        return _owned(head) if len(head) >= 3 else None
     return None

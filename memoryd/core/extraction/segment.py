@@ -131,7 +131,9 @@ _TRANSIENT = re.compile(
     r"^(?:I\s+am|we\s+are)\s+(?:just\s+|currently\s+|now\s+|still\s+)?(?:sitting|standing|waiting|"
     r"stuck|lying|typing|queuing|queueing|sat|stood|parked|on\s+hold|on\s+the\s+(?:train|bus|"
     r"phone|way|tube|plane|road)|in\s+(?:a|the)\s+(?:meeting|queue|line|call|lift|elevator|"
-    r"taxi|uber|car|airport|waiting\s+room)|not\s+sure|unsure|wondering|confused|trying\s+to\s+"
+    r"taxi|uber|car|airport|waiting\s+room)|in\s+(?:a\s+|the\s+|my\s+)?(?:\w+\s+)?(?:car|taxi|cab|"
+    r"uber|grab|ola|bus|train|plane|airport|queue|traffic)\b|overthinking|overreacting|losing\s+it|"
+    r"going\s+mad|being\s+(?:silly|paranoid|dramatic)|not\s+sure|unsure|wondering|confused|trying\s+to\s+"
     r"(?:decide|figure|work\s+out|understand))\b"
     r"|^my\s+(?:flight|train|bus|meeting|order|package|parcel|delivery|internet|wifi|wi-fi|"
     r"battery|connection|call|appointment|taxi|uber|lift)\s+(?:is|was|has\s+been|got|keeps)\s+"
@@ -343,10 +345,12 @@ def expand(text: str) -> str:
             return word
         return out[0].upper() + out[1:] if word[0].isupper() and out[0] != "I" else out
 
-    return _POSSESSIVE_IS.sub(r"\g<who> is \g<verb>", _CONTRACTION.sub(swap, text))
+    text = _POSSESSIVE_HAS.sub(r"\g<who> has been", _CONTRACTION.sub(swap, text))
+    return _POSSESSIVE_IS.sub(r"\g<who> is \g<verb>", text)
 
 
 #: "my cat's called Vegemite", "the baby's due in May": a noun's "'s" before a verb
+_POSSESSIVE_HAS = re.compile(r"(?P<who>\b[A-Za-z]+)'s\s+been\b")
 _POSSESSIVE_IS = re.compile(
     r"(?P<who>\b[A-Za-z]+)'s\s+(?P<verb>called|named|due|been|going|getting|moving|"
     r"starting|now|still|off|back|allergic|vegan|vegetarian|a|an|"
@@ -528,7 +532,7 @@ _WHEN_LEADER = re.compile(
     r"speak|live|work)\b)|"
     r"as\s+I\s+(?:told|said|mentioned|wrote)(?:\s+(?:you|before|earlier|already))*\s*,?\s+|"
     r"I\s+(?:just\s+)?(?:found\s+out|heard|learned|learnt|realised|realized|got\s+(?:word|the\s+news))"
-    r"(?:\s+[\w-]+){0,3}?\s+that\s+(?=(?:I|my|we)\b))",
+    r"(?:\s+[\w-]+){0,3}?\s+(?:that\s+)?(?=(?:I|my|we)\s))",
     re.IGNORECASE,
 )
 
@@ -550,7 +554,7 @@ _DROPPED_SUBJECT = re.compile(
     r"became|grew|broke|fell|won|lost|met|had|spent|sent|built|gave|drove|flew|ran|"
     r"wrote|did|came|kept|sat|passed|tore|hurt|cut|put|split|shut|wore|swam|rode)\s+|"
     r"(?:been|picking|learning|studying|doing|taking|working|living|planning|training|"
-    r"getting|starting|teaching|playing|building|writing|saving|trying|finishing|spending|"
+    r"starting|teaching|playing|building|writing|saving|trying|finishing|spending|"
     r"tramping|surfing|running|cycling|hiking|training)\s+(?=\S+\s))"
     r"(?!(?:you|it\s+is|that\s+is)\b)\S",
     re.IGNORECASE,
