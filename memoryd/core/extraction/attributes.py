@@ -205,6 +205,7 @@ _UNITS = re.compile(
     r"dd/mm|mm/dd|yyyy|currency|rupees|euros|dollars|nzd|aud|cad|usd|gbp|inr)\b",
     re.IGNORECASE,
 )
+_ANSWERS = re.compile(r"\b(?:answers?|replies|responses|explanations|output|format)\b", re.I)
 _ADDRESS_ME = re.compile(
     r"^(?:please\s+)?(?:address|call|refer\s+to)\s+me\s+(?:as\s+)?(?-i:[A-Z])", re.IGNORECASE
 )
@@ -267,6 +268,8 @@ def refine(slot: str, single: bool, clause: str, value: str) -> tuple[str, bool]
         _THEME.search(value)
     ):
         return "instruction:theme", True
+    if name == "like" and _FORMAT.search(clause) and _ANSWERS.search(clause):
+        return "instruction:format", True  # "I like answers as tables"
     if name == "instruction" and _ADDRESS_ME.match(value):  # "address me as Arindam"
         return "preferred_name", True
     if name == "instruction" and _UNITS.search(value):

@@ -76,7 +76,8 @@ _GONE = re.compile(
 _DIED = re.compile(
     r"^(?:(?:my|our|the)\s+(?P<what>[\w-]+(?:\s+[\w-]+)?)\s+(?:passed(?:\s+away)?|died|"
     r"was\s+put\s+down|had\s+to\s+be\s+put\s+down)|(?:I|we)\s+(?:had\s+to\s+)?(?:put\s+down|"
-    r"rehomed|gave\s+away|sold)\s+(?:my|our|the)\s+(?P<what2>[\w-]+(?:\s+[\w-]+)?))\b",
+    r"rehomed|gave\s+away|sold)\s+(?:my|our|the)\s+(?P<what2>[\w-]+(?:\s+(?!(?:last|this|next|yesterday|"
+    r"today|on|in|at|for|ago|and|so|but)\b)[\w-]+)?))\b",
     re.IGNORECASE,
 )
 #: "forget my job" names a topic whose memories may not say the word

@@ -381,9 +381,18 @@ def sentences(text: str) -> list[tuple[str, str]]:
     return [(s.strip(), end) for s, end in out if s.strip()]
 
 
+_STANDING_CUE = re.compile(
+    r"\b(?:from\s+now\s+on|from\s+here(?:\s+on)?(?:\s+out)?|going\s+forward|(?:from\s+)?now\s+onwards?|"
+    r"in\s+future|by\s+default|every\s+time|for\s+all\s+future)\s*[.!]?$",
+    re.IGNORECASE,
+)
+
+
 def task(sentence: str, end: str) -> str | None:
     """ "payload" when the rest of the message is material for a task, "creative" when
     only this sentence is a request to make something up, else None."""
+    if _STANDING_CUE.search(sentence):
+        return None  # "continue in English from here on" sets how to answer, it is no task
     if _PAYLOAD.match(sentence) or (end == ":" and _FICTION_CUE.search(sentence)):
         return "payload"
     if _CREATIVE.match(sentence):
@@ -518,6 +527,7 @@ _ABOUT_LEADER = re.compile(
     r"^(?:(?:small\s+|quick\s+|one\s+)?(?:change|update|correction|news|edit)\s+(?:on|to|re|about|"
     r"regarding)\s+[\w' -]{1,30}\s*[,:]\s+|(?:stoked|gutted|chuffed|buzzing|thrilled|excited|"
     r"yay|woohoo|finally|wow|omg|sadly|luckily|anyway|well|right|great|good\s+news|bad\s+news|"
+    r"(?:ok|okay|so)\s+upgraded|upgraded|sorted|done|"
     r"big\s+news|news)\s*[,!:]+\s+)",
     re.IGNORECASE,
 )
