@@ -52,11 +52,20 @@ _KINDS: dict[str, tuple[str, ...]] = {
         "infra", "infrastructure",
     ),
     "languages": ("languages", "language", "languages i speak", "i speak", "spoken languages"),
+    "health": (
+        "health", "health info", "health stuff", "health stuff you should know", "medical",
+        "medical info", "medical stuff", "conditions", "medical history", "health info for you",
+    ),
+    "allergies": (
+        "allergies", "allergy", "my allergy", "my allergies", "allergic to", "intolerances",
+        "food allergies", "allergies and intolerances",
+    ),
     "family": (
         "family", "family stuff", "household", "the family", "fam", "my family", "home life",
     ),
     "hobbies": (
         "hobbies", "things i do for fun", "for fun", "interests", "free time", "pastimes",
+        "stuff i do for fun", "what i do in my free time",
         "weekends", "spare time", "what i do for fun", "my hobbies", "hobby",
     ),
     "plans": (
@@ -77,6 +86,7 @@ _KINDS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 _BY_LABEL = {label: kind for kind, labels in _KINDS.items() for label in labels}
 _LEAD = re.compile(r"^(?:quick|some|a\s+few|few|my|the|updated|new|current|for\s+context)\s+", re.I)
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
 _ASKS = re.compile(
     r"^(?:how|what|why|when|where|who|which|can|could|is|are|do|does|should|would|will|any)\b", re.I
 )
@@ -239,6 +249,15 @@ def statements(listed: Listed) -> list[str]:
         elif listed.kind == "stack":
             team = "We" if listed.label.lower().startswith("our") else "I"
             out.append(f"{team} use {item}")
+        elif listed.kind == "health":
+            if re.match(r"(?:on|taking)\s", item, re.I):
+                out.append(f"I am {item}")
+            elif re.match(r"(?:use|take|had|have)\s", item, re.I):
+                out.append(f"I {item}")
+            else:
+                out.append(f"I have {item}")
+        elif listed.kind == "allergies":
+            out.append("I am allergic to " + _ARTICLE.sub("", item))
         elif listed.kind == "languages":
             out.append(f"I speak {item}")
         elif listed.kind == "hobbies":
@@ -265,6 +284,8 @@ _FALLBACK = {
     "self": ("identity", "identity", "User: {}"),
     "languages": ("languages", "language", "User speaks {}"),
     "stack": ("stack", "tool:other", "User uses {}"),
+    "health": ("health", "health", "User's health: {}"),
+    "allergies": ("allergies", "allergy", "User is allergic to {}"),
 }
 _NO_FALLBACK = frozenset({"self", "plain"})
 

@@ -621,3 +621,10 @@ def known_possession(m: re.Match[str], clause: str) -> list[Draft] | None:
     if find(lx.POSSESSIONS, trim(m["v"])) is None:
         return None
     return possession(m, clause)
+
+
+def as_a(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """ "As a nurse, I ...", "As a bit of an introvert I ...": who the user is."""
+    statement = f"I am a {trim(m['v'])}"
+    inner = re.match(r"^I\s+am\s+a\s+(?P<v>.+)$", statement)
+    return im_a(inner, statement) if inner else None

@@ -128,7 +128,8 @@ _HYPOTHETICAL = re.compile(
 )
 #: A moment, not a fact: what the user is doing right now, or a one-off mishap.
 _TRANSIENT = re.compile(
-    r"^(?:I\s+am|we\s+are)\s+(?:just\s+|currently\s+|now\s+|still\s+)?(?:sitting|standing|waiting|"
+    r"^(?:I\s+am|we\s+are)\s+(?:just\s+|currently\s+|now\s+|still\s+)?(?:sitting\s+(?:in|at|on|here|there|"
+    r"outside|by|with|around)|standing|waiting|"
     r"stuck|lying|typing|queuing|queueing|sat|stood|parked|on\s+hold|on\s+the\s+(?:train|bus|"
     r"phone|way|tube|plane|road)|in\s+(?:a|the)\s+(?:meeting|queue|line|call|lift|elevator|"
     r"taxi|uber|car|airport|waiting\s+room)|in\s+(?:a\s+|the\s+|my\s+)?(?:\w+\s+)?(?:car|taxi|cab|"
@@ -534,7 +535,7 @@ _ABOUT_LEADER = re.compile(
 #: "Since March I am divorced", "Because of my ulcer I am not eating spicy food", "As I
 #: told before, ...": a time or reason before the statement
 _WHEN_LEADER = re.compile(
-    r"^(?:(?:since|from|as\s+of|starting|in|after|because\s+of|due\s+to|thanks\s+to|besides|"
+    r"^(?:(?:since|from|as\s+of|starting|in|after|because\s+of|due\s+to|thanks\s+to|besides|during|"
     r"apart\s+from|other\s+than|on\s+top\s+of|except\s+for|like)\s+"
     r"(?:(?:my|the|a|an|this|that|last|next|early|late|mid)\s+)?(?!(?:I|we)\b)[\w-]+"
     r"(?:\s+(?!(?:I|we)\b)[\w-]+){0,6}?\s*,?\s+"
@@ -564,7 +565,7 @@ _DROPPED_SUBJECT = re.compile(
     r"became|grew|broke|fell|won|lost|met|had|spent|sent|built|gave|drove|flew|ran|"
     r"wrote|did|came|kept|sat|passed|tore|hurt|cut|put|split|shut|wore|swam|rode)\s+|"
     r"(?:been|picking|learning|studying|doing|taking|working|living|planning|training|"
-    r"starting|teaching|playing|building|writing|saving|trying|finishing|spending|"
+    r"starting|teaching|playing|building|writing|saving|trying|finishing|spending|doing|"
     r"tramping|surfing|running|cycling|hiking|training)\s+(?=\S+\s))"
     r"(?!(?:you|it\s+is|that\s+is)\b)\S",
     re.IGNORECASE,

@@ -333,6 +333,13 @@ _GRAMMAR: tuple[tuple[re.Pattern[str], Any], ...] = (
     ),
     # "please not use emoji" = "please do not use"
     (re.compile(r"\b(?P<p>[Pp]lease|pls)\s+not\s+(?=[a-z]+)"), r"\g<p> do not "),
+    # "Me and the girlfriend are off to Lisbon" = "we are off to Lisbon"
+    (
+        re.compile(
+            r"\b(?:[Mm]e|[Mm]yself)\s+and\s+(?:my|the|me)\s+[a-z-]+\s+(?=(?:are|have|were|will)\b)"
+        ),
+        "we ",
+    ),
     # "my husband he is doctor" = "my husband is doctor"
     (
         re.compile(
@@ -350,5 +357,5 @@ _GRAMMAR: tuple[tuple[re.Pattern[str], Any], ...] = (
 )
 _GRAMMAR_CUE = re.compile(
     r"\b(?:after\s+[a-z]+ing|having|have\s+\d+|am\s+born|(?:I|[Ww]e)\s+(?:not|no)|[Mm]e\s+\w+|"
-    r"being|[Mm]y\s+[a-z-]+\s+(?:he|she|they)|(?:[Pp]lease|pls)\s+not)\b"
+    r"being|[Mm]y\s+[a-z-]+\s+(?:he|she|they)|(?:[Pp]lease|pls)\s+not|[Mm]e\s+and|[Mm]yself\s+and)\b"
 )
