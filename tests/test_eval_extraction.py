@@ -239,7 +239,7 @@ def test_a_malformed_line_names_the_file_and_line(
 
 
 def test_a_folder_without_splits_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(labelled.ExtractionDataError, match="no dev/dev2/dev3/test/test2 folder"):
+    with pytest.raises(labelled.ExtractionDataError, match="no dev/dev2/dev3/dev4/dev5/test/test2 folder"):
         labelled.load_labelled(tmp_path)
     with pytest.raises(labelled.ExtractionDataError, match="not a directory"):
         labelled.load_labelled(tmp_path / "missing")
@@ -447,7 +447,7 @@ def test_cli_data_errors_are_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     result = _cli("--data", str(tmp_path))
     assert result.exit_code == 1
     assert "error: data:" in result.stderr
-    assert "no dev/dev2/dev3/test/test2 folder" in result.stderr
+    assert "no dev/dev2/dev3/dev4/dev5/test/test2 folder" in result.stderr
     monkeypatch.setattr(labelled, "default_data_dir", lambda cwd=None: None)
     result = _cli()
     assert result.exit_code == 1

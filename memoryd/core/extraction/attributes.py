@@ -12,6 +12,7 @@ both modes reconcile alike. Pure and stdlib-only.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -155,6 +156,7 @@ def by_name(name: str) -> Attribute | None:
     return _BY_NAME.get(name)
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def attribute_of(slot: str | None) -> Attribute | None:
     """The attribute a stored or rule slot belongs to (None: not in the schema)."""
     if not slot:

@@ -346,7 +346,10 @@ def expand(text: str) -> str:
             return word
         return out[0].upper() + out[1:] if word[0].isupper() and out[0] != "I" else out
 
-    text = _POSSESSIVE_HAS.sub(r"\g<who> has been", _CONTRACTION.sub(swap, text))
+    text = _CONTRACTION.sub(swap, text)
+    if "'s " not in text:
+        return text
+    text = _POSSESSIVE_HAS.sub(r"\g<who> has been", text)
     return _POSSESSIVE_IS.sub(r"\g<who> is \g<verb>", text)
 
 
@@ -382,6 +385,7 @@ def sentences(text: str) -> list[tuple[str, str]]:
     return [(s.strip(), end) for s, end in out if s.strip()]
 
 
+_STANDING_WORD = re.compile(r"\b(?:now|here|forward|future|default|time)\b", re.IGNORECASE)
 _STANDING_CUE = re.compile(
     r"\b(?:from\s+now\s+on|from\s+here(?:\s+on)?(?:\s+out)?|going\s+forward|(?:from\s+)?now\s+onwards?|"
     r"in\s+future|by\s+default|every\s+time|for\s+all\s+future)\s*[.!]?$",
@@ -392,7 +396,7 @@ _STANDING_CUE = re.compile(
 def task(sentence: str, end: str) -> str | None:
     """ "payload" when the rest of the message is material for a task, "creative" when
     only this sentence is a request to make something up, else None."""
-    if _STANDING_CUE.search(sentence):
+    if _STANDING_WORD.search(sentence) and _STANDING_CUE.search(sentence):
         return None  # "continue in English from here on" sets how to answer, it is no task
     if _PAYLOAD.match(sentence) or (end == ":" and _FICTION_CUE.search(sentence)):
         return "payload"
@@ -450,7 +454,7 @@ def clauses(text: str) -> list[Clause]:
                 continue
             if _HYPOTHETICAL.search(part) and not (standing or _INSTRUCTION_OK.match(part)):
                 continue
-            if _TRANSIENT.search(part):  # "I'm sitting in a café", "my flight is delayed"
+            if _TRANSIENT.match(part):  # "I'm sitting in a café", "my flight is delayed"
                 continue
             out.append(Clause(restore(part), question, still=still))
     return out
@@ -490,8 +494,10 @@ def strip_leader(part: str) -> str:
     """Drop discourse markers ("Actually,", "btw", "As I said,") before the clause, and
     give a chat clause that dropped its subject ("Just finished my first week at Auto
     Trader", "wiped the drive and put fedora on it") its "I" back."""
-    part = _WHEN_LEADER.sub("", part, count=1).strip(" ,;:-") or part
-    part = _ABOUT_LEADER.sub("", part, count=1).strip(" ,;:-") or part
+    for leader in (_WHEN_LEADER, _ABOUT_LEADER):
+        m = leader.match(part)
+        if m is not None:
+            part = part[m.end() :].strip(" ,;:-") or part
     stripped = _LEADER.sub("", part, count=1).strip(" ,;:-")
     stripped = stripped or part
     if _DROPPED_SUBJECT.match(stripped) or _DROPPED_NOT.match(stripped):

@@ -60,6 +60,31 @@ def any_rule() -> re.Pattern[str] | None:
         return None
 
 
+#: Rules per block of ``block_rules``: a clause tries each block's alternation (one C
+#: regex call) and walks only the blocks that can match it, in order.
+BLOCK = 24
+
+
+@functools.cache
+def block_rules() -> tuple[tuple[re.Pattern[str] | None, tuple[Rule, ...]], ...]:
+    """The rules in order, in blocks of ``BLOCK`` with each block's alternation (None
+    when it does not compile: then the block is walked rule by rule). With ~370 rules a
+    clause the union accepts walked them all from Python; the blocks skip most of them."""
+    rules = compiled_rules()
+    out = []
+    for start in range(0, len(rules), BLOCK):
+        block = rules[start : start + BLOCK]
+        bare = (re.sub(r"\(\?P<\w+>", "(?:", p) for _, p, _ in _RULES[start : start + BLOCK])
+        try:
+            union: re.Pattern[str] | None = re.compile(
+                "|".join(f"(?:{p})" for p in bare), re.IGNORECASE
+            )
+        except re.error:
+            union = None
+        out.append((union, block))
+    return tuple(out)
+
+
 def _simple(kind: str, slot: str, **kw: bool) -> Build:
     return r.simple(kind, slot, **kw)
 

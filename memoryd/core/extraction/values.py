@@ -4,6 +4,7 @@ how a captured value is trimmed, slugged and checked before it becomes a fact.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -81,6 +82,7 @@ def _is_slug_char(char: str) -> bool:
     return char.isalnum() or unicodedata.category(char).startswith("M")
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def slugify(text: str, limit: int = 40) -> str:
     """Lower-case, non-alphanumeric runs to "_", first `limit` chars, "_" trimmed.
 
