@@ -646,14 +646,19 @@ def glance_section(page: Page) -> str:
     ext = page.get("extraction")
     if ext and ext.get("extraction", {}).get("splits"):
         res = ext["extraction"]
-        s, tg = (
-            res["splits"].get("test") or next(iter(res["splits"].values())),
-            res.get("targets", {}),
-        )
+        tg = res.get("targets", {})
+        held = [n for n in ("test2", "test") if n in res["splits"]] or [next(iter(res["splits"]))]
+
+        def figures(name: str) -> str:
+            sp = res["splits"][name]
+            return (
+                f"{sp['positives']['recall']:.2f} / {sp['negatives']['false_memory_rate']:.2f} / "
+                f"{sp['supersede']['accuracy']:.2f}"
+            )
+
         add(
-            "Extraction, held-out split: recall / false memories / supersede",
-            f"{s['positives']['recall']:.2f} / {s['negatives']['false_memory_rate']:.2f} / "
-            f"{s['supersede']['accuracy']:.2f}",
+            "Extraction, held-out splits: recall / false memories / supersede",
+            "; ".join(f"{n} {figures(n)}" for n in held),
             f"targets \u2265 {tg.get('recall', 0):.2f} / \u2264 "
             f"{tg.get('false_memory_rate', 0):.2f} / \u2265 {tg.get('supersede_accuracy', 0):.2f}",
             "extraction",
@@ -848,8 +853,6 @@ def extraction_reader(page: Page) -> str:
         ),
         speed,
         alone,
-        _labelled_groups(splits, "per_register", "register"),
-        _labelled_groups(splits, "per_attribute", "attribute"),
         measured(page, "extraction"),
         page.plot("extraction-quality", "extraction quality per split"),
     )
@@ -891,6 +894,19 @@ def _labelled_groups(splits: dict[str, Any], key: str, title: str) -> str:
         (f"{n} {m}", f"{n} {m} (n)") for n in named for m in ("recall", "supersede")
     ]
     return table(rows, columns)
+
+
+def extraction_groups(page: Page) -> str:
+    """Recall and supersede per register and per attribute of the labelled splits."""
+    p = page.get("extraction")
+    splits: dict[str, Any] = (p or {}).get("extraction", {}).get("splits", {})
+    if not splits:
+        return _missing("extraction")
+    return _join(
+        _labelled_groups(splits, "per_register", "register"),
+        _labelled_groups(splits, "per_attribute", "attribute"),
+        measured(page, "extraction"),
+    )
 
 
 def gateway_reader(page: Page) -> str:
@@ -1224,6 +1240,7 @@ SECTIONS: dict[str, Any] = {
     "peers-details": peers_details,
     "latency-details": latency_details,
     "extraction-details": extraction_details,
+    "extraction-groups": extraction_groups,
     "gateway-details": gateway_details,
     "load-details": load_details,
 }

@@ -400,3 +400,9 @@ def test_engine_status_says_whether_the_classifier_backs_the_rules(engine: Memor
     assert status["reason"].startswith("ready")
     engine.extraction.attributes = None
     assert engine.status()["extraction"]["classifier"]["available"] is False
+
+
+def test_the_schema_is_documented() -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "extraction.md").read_text()
+    for attribute in ATTRIBUTES:
+        assert f"| `{attribute.name}` | {'one' if attribute.single else 'many'} |" in doc
