@@ -239,7 +239,8 @@ def test_a_malformed_line_names_the_file_and_line(
 
 
 def test_a_folder_without_splits_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(labelled.ExtractionDataError, match="no dev/dev2/dev3/dev4/dev5/test/test2 folder"):
+    splits = "/".join(labelled.SPLITS)
+    with pytest.raises(labelled.ExtractionDataError, match=f"no {splits} folder"):
         labelled.load_labelled(tmp_path)
     with pytest.raises(labelled.ExtractionDataError, match="not a directory"):
         labelled.load_labelled(tmp_path / "missing")

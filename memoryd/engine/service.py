@@ -396,15 +396,6 @@ class MemoryEngine:
             texts, rules_only=rules_only
         )
 
-    @property
-    def classifier_status(self) -> dict[str, Any]:
-        """The attribute classifier backing the rules (issue 38): MiniLM and its weights
-        are loaded on the first extraction that needs them."""
-        model = self.extraction.attributes
-        if model is None:
-            return {"available": False, "reason": "off: the rules alone"}
-        return {"available": model.status.startswith("ready"), "reason": model.status}
-
     def extract_now(
         self,
         owner: str,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Protocol
 
+from memoryd.engine.extraction_jobs import ExtractionJobs
 from memoryd.engine.llm_extraction import LlmHost, llm_status
 from memoryd.errors import UnavailableError
 from memoryd.vectors.indexer import no_vector_store
@@ -28,9 +29,16 @@ class StatusHost(LlmHost, Protocol):
     cache: TTLCache[str, Memory | None]
     background: BackgroundWorker
     extraction_stats: dict[str, int]
+    extraction: ExtractionJobs
 
-    @property
-    def classifier_status(self) -> dict[str, Any]: ...
+
+def _classifier(engine: StatusHost) -> dict[str, Any]:
+    """The attribute classifier backing the rules (issue 38): MiniLM and its weights
+    load on the first extraction that needs them."""
+    model = engine.extraction.attributes
+    if model is None:
+        return {"available": False, "reason": "off: the rules alone"}
+    return {"available": model.status.startswith("ready"), "reason": model.status}
 
 
 def _embedding(engine: StatusHost) -> dict[str, Any]:
@@ -128,7 +136,7 @@ def _status(engine: StatusHost) -> dict[str, Any]:
         | {
             "pending": engine.background.pending,
             "llm": llm_status(engine),
-            "classifier": engine.classifier_status,
+            "classifier": _classifier(engine),
         },
         "readCache": engine.cache.stats(),
         # Which process answered: behind a load balancer or ``serve --workers`` each

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 
 from memoryd.core.extraction import lexicon as lx
-from memoryd.core.extraction.attributes import units_slot
 from memoryd.core.extraction.grammar import pronouns, rewrite
+from memoryd.core.extraction.stack import tech
 from memoryd.core.extraction.values import (
     ADV,
     AM,
@@ -25,7 +25,6 @@ from memoryd.core.extraction.values import (
     V,
     deictic,
     find,
-    first,
     one,
     said,
     slug,
@@ -199,54 +198,6 @@ def works(m: re.Match[str], clause: str) -> list[Draft] | None:
     if not org and re.match(r"(?:home|remotely|remote)\b", org_text, re.I):
         return one("work", "work_pattern", org_text, said(m), single=True)
     return one("work", "employer", name, said(m), single=True, replaces=replaces)
-
-
-_PRIMARY = re.compile(r"\b(?:mostly|mainly|primarily|main|chiefly|predominantly)\b", re.I)
-
-
-def tech(mode: str, *, lenient: bool = False) -> Build:
-    """A tool, language or platform: the lexicon decides the slot. Editors and OSes
-    are one at a time; "mostly"/"main" makes a primary one; a switch retires the
-    category's other tools."""
-
-    def build(m: re.Match[str], clause: str) -> list[Draft] | None:
-        value = trim(m["v"])
-        if deictic(value):
-            return None
-        found = first(lx.TECH, value)
-        if mode == "switch" and found and found not in " ".join(value.lower().split()[:3]):
-            found = None  # "moved to Kyoto in the spring" names no tool it moved to
-        owned = find(lx.POSSESSIONS, value)
-        if found and lx.TECH[found] == "os":
-            owned = None  # "ubuntu on my laptop" names the OS, not the laptop
-        team = bool(re.match(r"(?:we|our)\b", clause, re.I))
-        content = said(m, team=team)
-        kind = lx.POSSESSIONS.get(owned or "")
-        if kind in ("phone", "laptop", "computer", "tablet"):
-            return one("possessions", str(kind), value, content, single=True)
-        if found is None:
-            if not lenient or len(value) < 2:
-                return None
-            return one("stack", f"tool:other:{slug(value)}", value, content)
-        category = lx.TECH[found]
-        if mode == "prefer":
-            return one("stack", f"preference:{category}", value, content, single=True)
-        if mode == "switch" or category in lx.SINGLE_TECH:
-            replaces = (
-                (f"tool:{category}:*", f"preference:{category}", f"primary:{category}")
-                if mode == "switch"
-                else ()
-            )
-            if category in lx.SINGLE_TECH:
-                return one(
-                    "stack", f"tool:{category}", value, content, single=True, replaces=replaces
-                )
-            return one("stack", f"tool:{category}:{slug(found)}", value, content, replaces=replaces)
-        if _PRIMARY.search(clause):
-            return one("stack", f"primary:{category}", value, content, single=True)
-        return one("stack", f"tool:{category}:{slug(found)}", value, content)
-
-    return build
 
 
 def likes(m: re.Match[str], clause: str) -> list[Draft] | None:
@@ -429,73 +380,6 @@ def language(m: re.Match[str], clause: str) -> list[Draft] | None:
     return one("languages", slot, value, said(m))
 
 
-_UNITS = re.compile(
-    r"\b(?:metric|imperial|celsius|fahrenheit|kilograms?|kilos?|stones?|pounds|kg|lbs?|miles|"
-    r"kilometers|kilometres|km|litres|liters|gallons|feet|inches|centimetres|cm)\b",
-    re.I,
-)
-_LENGTH = re.compile(
-    r"\b(?:short|shorter|brief|concise|succinct|detailed|thorough|long|longer|in-depth|in\s+depth|verbose|terse|comprehensive)\b",
-    re.I,
-)
-
-
-_VERB_FIRST = (
-    r"(?:answer|reply|respond|write|talk|speak|use|avoid|keep|make|include|add|mention|show|give|"
-    r"cite|list|format|put|start|end|provide|convert|quote|default|stop|skip|explain|call|"
-    r"address|refer|assume|remember|sign|spell|label|round|express|measure|stick|limit|focus|"
-    r"prefer|suggest|recommend|tell|ask|double-check|check|treat|consider|switch|return|output|"
-    r"translate|prioriti[sz]e|favou?r|go|be|do|don't|never|always|only|no|not|drop|leave|"
-    r"let|try|please|pls|i|we|my|our|set|put|move|flip|change|reply|just|dont)\b"
-)
-
-
-def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
-    """A standing instruction to the assistant. Language, units and answer length are
-    one at a time ("switch to metric" replaces "use imperial")."""
-    value = tidy(m["v"])
-    value = re.sub(
-        r"^(?:please|pls|kindly)\s+|\s+(?:please|pls|plz|thanks|thx)$", "", value, flags=re.I
-    )
-    if len(value) < 3 or deictic(value):
-        return None
-    slot = f"instruction:{slug(value)}"
-    single = True
-    lang = find(lx.LANGUAGES, value)
-    spoken = re.search(r"\b(?:answer|reply|respond|write|talk|speak|in)\b", value, re.I)
-    if lang and (spoken or value.lower().split()[:4].count(lang) or lang in value.lower()[:30]):
-        slot = "instruction:language"
-    elif _UNITS.search(value):
-        slot = units_slot(value)
-    elif _LENGTH.search(value) and re.search(
-        r"\b(?:answers?|responses?|replies|explanations?|it)\b", value, re.I
-    ):
-        slot = "instruction:length"
-    else:
-        single = False
-    past = re.match(
-        r"(gave|used|kept|wrote|answered|replied|talked|went|made|stuck|called)\b", value, re.I
-    )
-    if past:  # "I'd rather you gave me the long version"
-        present = {
-            "gave": "give",
-            "used": "use",
-            "kept": "keep",
-            "wrote": "write",
-            "went": "go",
-            "made": "make",
-            "stuck": "stick",
-        }.get(past[1].lower(), past[1].lower()[:-2])
-        value = present + value[past.end() :]
-    if not re.match(_VERB_FIRST, value, re.I):
-        value = f"use {value}"  # "Celsius from here on": use Celsius
-    verb = re.sub(r"^do\s+not\s+", "not ", value, flags=re.I)
-    content = f"User wants the assistant to {pronouns(verb[0].lower() + verb[1:])}"
-    if re.match(r"(?:I|we)\b", value):
-        content = rewrite(value)
-    return one("instructions", slot, value, content, single=single)
-
-
 def hobby(kind: str = "hobbies") -> Build:
     def build(m: re.Match[str], clause: str) -> list[Draft] | None:
         value = trim(m["v"])
@@ -578,53 +462,3 @@ def habit(m: re.Match[str], clause: str) -> list[Draft] | None:
     name = next((v for k, v in root.items() if what.startswith(k)), what)
     value = trim(m.string[m.start("what") :])
     return one("health", f"habit:{name}", value, said(m), single=True)
-
-
-def status_of_relationship(m: re.Match[str], clause: str) -> list[Draft] | None:
-    """ "we split up", "we divorced": the status changes and the partner is history."""
-    value = trim(m["v"])
-    return one(
-        "family",
-        "relationship_status",
-        value,
-        said(m),
-        single=True,
-        replaces=("family:partner",),
-    )
-
-
-def bare_job(m: re.Match[str], clause: str) -> list[Draft] | None:
-    """Learner's "I am product manager in a startup" (no article): a job when the words
-    name one, else nothing (this rule comes last: "I am tired" is no job)."""
-    value = trim(m["v"])
-    if re.match(r"(?:a|an|the)\s", value, re.I) and m.string.lower().startswith("i "):
-        return None  # "I am a nurse": the rule for "I'm a/an X" reads it
-    value = re.sub(r"^(?:a|an)\s+", "", value, flags=re.I)
-    role = re.split(r"\s+(?:in|at|for|with)\s+", value, maxsplit=1)[0].strip()
-    head = role.lower().split()[-1] if role.split() else ""
-    if not head or not _is_job(role.lower(), head):
-        return None
-    statement = f"I am a {value}"
-    inner = re.match(r"^I\s+am\s+a\s+(?P<v>.+)$", statement)
-    return im_a(inner, statement) if inner else None
-
-
-def diet_is(m: re.Match[str], clause: str) -> list[Draft] | None:
-    """ "count me as pescatarian now": the diet, said plainly."""
-    value = trim(m["v"])
-    return one("diet", "diet", value, f"User is {value}", single=True)
-
-
-def known_possession(m: re.Match[str], clause: str) -> list[Draft] | None:
-    """ "upgraded to a Ranger": a possession only when the lexicon knows the thing (a
-    switch of editor or of city is read by other rules)."""
-    if find(lx.POSSESSIONS, trim(m["v"])) is None:
-        return None
-    return possession(m, clause)
-
-
-def as_a(m: re.Match[str], clause: str) -> list[Draft] | None:
-    """ "As a nurse, I ...", "As a bit of an introvert I ...": who the user is."""
-    statement = f"I am a {trim(m['v'])}"
-    inner = re.match(r"^I\s+am\s+a\s+(?P<v>.+)$", statement)
-    return im_a(inner, statement) if inner else None

@@ -10,9 +10,12 @@ import functools
 import re
 
 from memoryd.core.extraction import fields as f
+from memoryd.core.extraction import instructions as ins
 from memoryd.core.extraction import lexicon as lx
 from memoryd.core.extraction import places
 from memoryd.core.extraction import rules as r
+from memoryd.core.extraction import stack as st
+from memoryd.core.extraction import updates as u
 from memoryd.core.extraction.rules import ADV, NAME, Build, V
 
 _PET_WORDS = "|".join(sorted((re.escape(w) for w in lx.PETS), key=len, reverse=True))
@@ -145,7 +148,7 @@ rule("health", rf"^I\s+{ADV}carry\s+(?:an?\s+)?(?P<v>(?:epipen|epi-pen|inhaler|i
 _DIETV = rf"(?P<v>(?:{_DIET_WORDS})(?:\s+diet)?)"
 rule("diet", rf"^(?:I\s+have\s+|we\s+have\s+|I\s+|we\s+)?{ADV}(?:switched|moved|gone|went|changed|converted|transitioned)\s+(?:over\s+)?to\s+(?:a\s+|an\s+|the\s+|being\s+)?{_DIETV}", r.simple("diet", "diet", single=True))
 rule("diet", rf"^{BE}\s+{ADV}(?:a\s+|an\s+|(?:strictly|fully|mostly|100%|pretty\s+much)\s+)?(?P<v>{_DIET_WORDS})\b", r.im_a)
-rule("diet", rf"^(?:(?:so|and|just)\s+)?(?:count|mark|put|treat)\s+me\s+(?:down\s+)?as\s+(?:a\s+|an\s+)?{_DIETV}", r.diet_is)
+rule("diet", rf"^(?:(?:so|and|just)\s+)?(?:count|mark|put|treat)\s+me\s+(?:down\s+)?as\s+(?:a\s+|an\s+)?{_DIETV}", u.diet_is)
 rule("diet", rf"^{BE}\s+{ADV}(?:on|following|doing|eating|going|trying)\s+(?:a\s+|an\s+|the\s+)?(?:strict\s+|mostly\s+)?{_DIETV}", r.simple("diet", "diet", single=True))
 rule("diet", rf"^{BE}\s+{ADV}(?:on|following|doing)\s+(?:a|an|the)\s+{V}\s+diet\b", r.simple("diet", "diet", single=True))
 rule("diet", rf"^{SUBJ}\s+{ADV}(?:try\s+to\s+|have\s+to\s+|need\s+to\s+|must\s+)?(?:follow|eat|keep|stick\s+to|do|cook)\s+(?:a\s+|an\s+)?(?:strict\s+|mostly\s+)?{_DIETV}", r.simple("diet", "diet", single=True))
@@ -177,13 +180,13 @@ _SWITCH = (
     r"transitioned|upgraded|finished\s+migrating|finished\s+moving|are\s+migrating|"
     r"are\s+moving|am\s+migrating|am\s+switching|are\s+switching)"
 )
-rule("stack", rf"^(?:{SUBJ}\s+(?:have\s+|had\s+)?)?{ADV}{_SWITCH}\s+(?:over\s+)?(?:(?:our|my|the|everything|it\s+all|all|it|them|stuff)(?:\s+[\w.-]+){{0,2}}\s+)?(?:over\s+)?(?:from\s+\S+(?:\s+\S+)?\s+)?to\s+(?:a\s+|an\s+|the\s+)?{V}", r.tech("switch"))
-rule("stack", rf"^(?:everything|it\s+all|all\s+of\s+it|our\s+stuff|the\s+app|our\s+app|the\s+site|prod|production)\s+(?:now\s+)?(?:lives|runs|is\s+hosted|sits|is)\s+(?:on|in)\s+{V}", r.tech("switch"))
-rule("stack", rf"^{SUBJ}\s+(?:have\s+)?{ADV}(?:brought\s+in|added|adopted|introduced|rolled\s+out|started\s+using|moved\s+some\s+\w+\s+to)\s+{V}", r.tech("use"))
-rule("stack", rf"^{SUBJ}\s+{ADV}(?:wiped\s+\w+\s+\w+\s+and\s+)?(?:installed|reinstalled|set\s+up|put)\s+(?:a\s+|an\s+)?{V}", r.tech("switch"))
+rule("stack", rf"^(?:{SUBJ}\s+(?:have\s+|had\s+)?)?{ADV}{_SWITCH}\s+(?:over\s+)?(?:(?:our|my|the|everything|it\s+all|all|it|them|stuff)(?:\s+[\w.-]+){{0,2}}\s+)?(?:over\s+)?(?:from\s+\S+(?:\s+\S+)?\s+)?to\s+(?:a\s+|an\s+|the\s+)?{V}", st.tech("switch"))
+rule("stack", rf"^(?:everything|it\s+all|all\s+of\s+it|our\s+stuff|the\s+app|our\s+app|the\s+site|prod|production)\s+(?:now\s+)?(?:lives|runs|is\s+hosted|sits|is)\s+(?:on|in)\s+{V}", st.tech("switch"))
+rule("stack", rf"^{SUBJ}\s+(?:have\s+)?{ADV}(?:brought\s+in|added|adopted|introduced|rolled\s+out|started\s+using|moved\s+some\s+\w+\s+to)\s+{V}", st.tech("use"))
+rule("stack", rf"^{SUBJ}\s+{ADV}(?:wiped\s+\w+\s+\w+\s+and\s+)?(?:installed|reinstalled|set\s+up|put)\s+(?:a\s+|an\s+)?{V}", st.tech("switch"))
 rule("possessions", rf"^(?:I|we)\s+{ADV}(?:traded|swapped|part-exchanged|exchanged)\s+(?:it|her|him|that|the\s+\w+|my\s+(?:old\s+)?\w+(?:\s+\w+)?|our\s+(?:old\s+)?\w+)\s+in\s+for\s+(?:a\s+|an\s+|the\s+)?{V}", r.possession)
 rule("possessions", rf"^(?:I|we)\s+{ADV}(?:took|got|bought|picked\s+up|buy|purchased)\s+(?:now\s+)?(?:a\s+|an\s+|the\s+|our\s+|my\s+)?(?:new\s+)?(?P<v>(?:[\w-]+\s+)?(?-i:[A-Z][\w-]*)(?:\s+[\w-]+){{0,3}})", r.possession)
-rule("possessions", rf"^(?:I|we)\s+(?:have\s+)?{ADV}(?:upgraded|switched|changed|downsized)\s+to\s+(?:a\s+|an\s+|the\s+|my\s+)?(?P<v>(?:[\w-]+\s+){{0,2}}(?-i:[A-Z0-9])[\w-]*(?:\s+[\w-]+){{0,2}})", r.known_possession)
+rule("possessions", rf"^(?:I|we)\s+(?:have\s+)?{ADV}(?:upgraded|switched|changed|downsized)\s+to\s+(?:a\s+|an\s+|the\s+|my\s+)?(?P<v>(?:[\w-]+\s+){{0,2}}(?-i:[A-Z0-9])[\w-]*(?:\s+[\w-]+){{0,2}})", u.known_possession)
 rule("possessions", rf"^I\s+{ADV}(?:replaced|swapped|traded\s+in|upgraded)\s+my\s+(?:old\s+)?(?P<what>\w+)\s+(?:with|for|to)\s+(?:a\s+|an\s+|the\s+)?{V}", r.possession)
 # -- location -----------------------------------------------------------------------
 _LIVE = r"(?:live|reside|am\s+residing|are\s+residing|stay|am\s+living|are\s+living|am\s+staying|have\s+been\s+living|have\s+lived|lived|have\s+been|am\s+settled|are\s+settled)"
@@ -283,7 +286,7 @@ rule("family", rf"^(?:I|we)\s+{ADV}(?P<v>got\s+(?:married|engaged|divorced)\b.*)
 rule("family", r"^I\s+(?:am\s+)?(?P<v>(?:a|an)\s+(?:\w+\s+)?(?:mom|mum|mother|dad|father|parent|grandma|grandmother|grandpa|grandfather|stepmom|stepdad|single\s+mom|single\s+dad|single\s+parent|foster\s+parent|caregiver\s+for|carer\s+for)\b.*)", r.simple("family", "family:parent", single=True))
 rule("family", r"^(?:we\s+are|I\s+am)\s+(?P<v>expecting\b.*)", r.simple("family", "family:expecting", single=True))
 rule("family", rf"^I\s+{ADV}(?:co-parent|look\s+after|take\s+care\s+of|care\s+for|raise|am\s+raising)\s+(?P<v>my\s+.+)", r.simple("family", "family:{}"))
-rule("family", rf"^(?:I|we)\s+{ADV}(?:have\s+)?(?P<v>(?:divorced|separated|split\s+up|broke\s+up)\b.*)", r.status_of_relationship)
+rule("family", rf"^(?:I|we)\s+{ADV}(?:have\s+)?(?P<v>(?:divorced|separated|split\s+up|broke\s+up)\b.*)", u.status_of_relationship)
 # -- languages ----------------------------------------------------------------------
 rule("languages", r"^as\s+a\s+(?:native|fluent|heritage)\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+speaker\b", r.language)
 rule("languages", r"^(?P<v>[\w-]+)(?:'s|\s+is)\s+my\s+(?:native|first|mother|home|second|third)\s+(?:language|tongue)\b", r.language)
@@ -307,13 +310,13 @@ _USE = (
     r"do\s+(?:all\s+)?(?:my|our|most\s+of\s+(?:my|our))\s+(?:\w+\s+)?(?:work|coding|development|analysis)\s+in|"
     r"have\s+been\s+using|live\s+in|swear\s+by|stick\s+with|stick\s+to)"
 )
-rule("stack", rf"^(?:most|all|much|half)\s+of\s+(?:my|our)\s+(?:code|work|coding|projects?|development|day)\s+(?:is|are)\s+(?:in\s+|spent\s+in\s+)?{V}", r.tech("use"))
-rule("stack", rf"^{SUBJ}\s+{ADV}(?:do|am\s+doing)\s+(?:mostly\s+|mainly\s+)?(?P<v>(?:[\w+#.-]+\s+){{0,2}}(?:development|dev|programming|coding|work|stuff|scripting)\b.*|embedded\s+.+)", r.tech("use"))
-rule("stack", rf"^{SUBJ}\s+{ADV}(?:build|make|write|develop|ship|create)\s+(?:\w+\s+){{0,2}}(?:in|with|on|using)\s+{V}", r.tech("use"))
-rule("stack", rf"^{SUBJ}\s+{ADV}{_USE}\s+(?:everything\s+|it\s+all\s+|all\s+|our\s+\w+\s+|my\s+\w+\s+)?(?:on\s+|to\s+)?{V}", r.tech("use"))
-rule("stack", rf"^(?:my|our)\s+(?:team's\s+|company's\s+|whole\s+)?(?:\w+\s+)?(?:team|company|stack|tech\s+stack|backend|frontend|app|infra|infrastructure|codebase|project|startup|shop|org|product|service|site|website|api|monorepo|pipeline|ci|cd|ci/cd|homelab|home\s+lab|server|servers|nas|setup|cluster|blog|database|db|data\s+warehouse|warehouse|dotfiles|config)\s+(?:uses|is\s+(?:built\s+)?(?:on|in|with)|runs\s+on|runs|is\s+running|is|are|lives\s+on|is\s+hosted\s+on|is\s+written\s+in|relies\s+on|deploys\s+to|sits\s+on|consists\s+of)\s+(?:mostly\s+|basically\s+|entirely\s+|all\s+)?{V}", r.tech("use", lenient=True))
-rule("stack", rf"^my\s+(?:main\s+|primary\s+|favou?rite\s+|go-to\s+)?(?:language|stack|setup|language\s+of\s+choice|daily\s+driver|editor|ide|os|operating\s+system|shell|terminal|browser|distro|cloud|framework|machine|dev\s+machine|work\s+machine)\s+(?:is|are)\s+(?:mostly\s+|basically\s+)?(?:a\s+|an\s+)?{V}", r.tech("use", lenient=True))
-rule("stack", r"^(?:I\s+am|we\s+are)\s+(?:a|an)\s+(?P<v>\S+(?:\s+\S+)?)\s+(?:user|developer|dev|programmer|person|guy|girl|fan|shop|team|house|company|engineer)\b", r.tech("use"))
+rule("stack", rf"^(?:most|all|much|half)\s+of\s+(?:my|our)\s+(?:code|work|coding|projects?|development|day)\s+(?:is|are)\s+(?:in\s+|spent\s+in\s+)?{V}", st.tech("use"))
+rule("stack", rf"^{SUBJ}\s+{ADV}(?:do|am\s+doing)\s+(?:mostly\s+|mainly\s+)?(?P<v>(?:[\w+#.-]+\s+){{0,2}}(?:development|dev|programming|coding|work|stuff|scripting)\b.*|embedded\s+.+)", st.tech("use"))
+rule("stack", rf"^{SUBJ}\s+{ADV}(?:build|make|write|develop|ship|create)\s+(?:\w+\s+){{0,2}}(?:in|with|on|using)\s+{V}", st.tech("use"))
+rule("stack", rf"^{SUBJ}\s+{ADV}{_USE}\s+(?:everything\s+|it\s+all\s+|all\s+|our\s+\w+\s+|my\s+\w+\s+)?(?:on\s+|to\s+)?{V}", st.tech("use"))
+rule("stack", rf"^(?:my|our)\s+(?:team's\s+|company's\s+|whole\s+)?(?:\w+\s+)?(?:team|company|stack|tech\s+stack|backend|frontend|app|infra|infrastructure|codebase|project|startup|shop|org|product|service|site|website|api|monorepo|pipeline|ci|cd|ci/cd|homelab|home\s+lab|server|servers|nas|setup|cluster|blog|database|db|data\s+warehouse|warehouse|dotfiles|config)\s+(?:uses|is\s+(?:built\s+)?(?:on|in|with)|runs\s+on|runs|is\s+running|is|are|lives\s+on|is\s+hosted\s+on|is\s+written\s+in|relies\s+on|deploys\s+to|sits\s+on|consists\s+of)\s+(?:mostly\s+|basically\s+|entirely\s+|all\s+)?{V}", st.tech("use", lenient=True))
+rule("stack", rf"^my\s+(?:main\s+|primary\s+|favou?rite\s+|go-to\s+)?(?:language|stack|setup|language\s+of\s+choice|daily\s+driver|editor|ide|os|operating\s+system|shell|terminal|browser|distro|cloud|framework|machine|dev\s+machine|work\s+machine)\s+(?:is|are)\s+(?:mostly\s+|basically\s+)?(?:a\s+|an\s+)?{V}", st.tech("use", lenient=True))
+rule("stack", r"^(?:I\s+am|we\s+are)\s+(?:a|an)\s+(?P<v>\S+(?:\s+\S+)?)\s+(?:user|developer|dev|programmer|person|guy|girl|fan|shop|team|house|company|engineer)\b", st.tech("use"))
 # -- preferences, likes and dislikes -----------------------------------------------
 _FAV = r"(?:my\s+(?:all-time\s+|absolute\s+|current\s+|personal\s+|top\s+)?(?:favou?rite|fave|fav|go-to)|the\s+best)"
 rule("likes", rf"^I\s+{ADV}(?:much\s+|far\s+|way\s+|definitely\s+|strongly\s+)?(?:prefer|favou?r)\s+{V}", r.prefers)
@@ -372,8 +375,8 @@ _IMPERATIVE = (
     r"return|output|respond|reply|translate|prioriti[sz]e|favou?r|go|be|do\s+not|never|always|"
     r"only|no)"
 )
-rule("instructions", rf"^(?:I\s+(?:want|need|would\s+like|would\s+prefer|prefer|expect)\s+you\s+to\s+|please\s+|pls\s+)?{_QUAL}(?P<v>{_IMPERATIVE}\b.+)", r.instruction)
-rule("instructions", rf"^(?:please\s+)?(?P<v>{_IMPERATIVE}\b.+?(?:from\s+now\s+on|going\s+forward|by\s+default|in\s+(?:the\s+)?future|every\s+time|for\s+all\s+future\s+\w+|for\s+the\s+rest\s+of\s+(?:this\s+|our\s+)?(?:chat|conversation)|in\s+(?:all\s+|every\s+)?(?:your\s+)?(?:answers?|replies|reply|responses?))(?:\s+(?:to|for)\s+me)?(?:\s+please)?)$", r.instruction)
+rule("instructions", rf"^(?:I\s+(?:want|need|would\s+like|would\s+prefer|prefer|expect)\s+you\s+to\s+|please\s+|pls\s+)?{_QUAL}(?P<v>{_IMPERATIVE}\b.+)", ins.instruction)
+rule("instructions", rf"^(?:please\s+)?(?P<v>{_IMPERATIVE}\b.+?(?:from\s+now\s+on|going\s+forward|by\s+default|in\s+(?:the\s+)?future|every\s+time|for\s+all\s+future\s+\w+|for\s+the\s+rest\s+of\s+(?:this\s+|our\s+)?(?:chat|conversation)|in\s+(?:all\s+|every\s+)?(?:your\s+)?(?:answers?|replies|reply|responses?))(?:\s+(?:to|for)\s+me)?(?:\s+please)?)$", ins.instruction)
 _STYLE = (
     r"steps|paragraphs?|tone|formal|informal|casual|format|formatting|dates?|bullet|bullets|markdown|"
     r"emojis?|jargon|units|currency|prices|rupees|euros|dollars|pounds|yen|spelling|sentences|"
@@ -383,31 +386,31 @@ _STYLE = (
     r"vocabulary|slang|swearing|metric|imperial|celsius|fahrenheit|24-hour|12-hour|timezone|"
     r"time\s+zone|code\s+blocks?|type\s+hints|semicolons|tabs|spaces"
 )
-rule("instructions", rf"^(?:please\s+|kindly\s+|pls\s+)?(?P<v>(?:use|be|stop|maintain|give|write|show|format|keep|avoid|answer|reply|respond|explain|include|cite|list|sign|spell|address|round|express|put|add|start|end|skip|drop|limit|prefer|default\s+to|stick\s+to|switch\s+to|go\s+back\s+to|do\s+not|never|always)\b.{{0,160}}?\b(?:{_STYLE})\b.*)", r.instruction)
-rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:always|never|do\s+not\s+ever|do\s+not\s+use|never\s+use|stop\s+using|no\s+more)\s+.+)", r.instruction)
-rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:answer|reply|respond|write|talk|speak|communicate|explain\s+things|give\s+(?:me\s+)?(?:answers|responses|replies|explanations|examples|code))\s+(?:to\s+me\s+)?(?:only\s+|always\s+)?(?:in|using|with)\s+.+)", r.instruction)
-rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:keep\s+(?!it\s+(?:quick|up)\b|going\b|in\s+touch\b|me\s+posted\b)|make\s+(?:all\s+|your\s+|the\s+|any\s+)?(?:answers|responses|replies|explanations|code|examples|summaries|recipes|emails|meal\s+plans|charts|plots)\b).+)", r.instruction)
-rule("instructions", rf"^(?:please\s+|pls\s+)?(?P<v>(?:avoid|do\s+not\s+use|do\s+not\s+include|do\s+not\s+add|do\s+not\s+suggest|do\s+not\s+recommend|do\s+not\s+mention|do\s+not\s+give\s+me|leave\s+out|skip\s+the|no(?!\s+(?:problem|worries|thanks|thank|idea|clue|way|rush|pressure|big\s+deal|need|one|kidding|doubt|offense|offence|matter|luck|longer|more\s+questions)\b)(?=\s+(?:\S+\s+){{0,3}}(?:{_STYLE}|emoji\S*|explanations?|intro\S*|preamble|fluff|filler|waffle|small\s+talk|disclaimers?|warnings?|apolog\S+|exclamation\S*|caps|swearing|slang|jargon|spoilers?|code|comments|bold|italics|hashtags|links|sources|references|onions?|garlic|nuts|pork|beef|meat|dairy|gluten|sugar|alcohol|spice|spicy\s+food)\b|\s+.+?\s+(?:please|pls|plz|ever|in\s+(?:your\s+)?(?:answers?|replies|responses))))\s+.+)", r.instruction)
-rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>use\s+(?:metric|imperial|celsius|fahrenheit|british|american|us|uk|australian|canadian|24-hour|12-hour|oxford|iso|european|plain|simple|bullet|markdown|tabs|spaces|type\s+hints|\w+\s+(?:units|spelling|english|format|dates|style)).*)", r.instruction)
-rule("instructions", r"^(?:please\s+)?(?P<v>(?:explain|talk|write)\s+(?:things\s+|everything\s+|it\s+|concepts\s+)?(?:to\s+me\s+)?(?:like|as\s+though|simply|in\s+simple\s+terms|in\s+plain\s+english|step\s+by\s+step|for\s+a\s+beginner).*)", r.instruction)
-rule("instructions", r"^(?:please\s+)?(?P<v>(?:address|call)\s+me\s+(?:informally|formally|by\s+my\s+(?:first|last)\s+name|as\s+\w+).*)", r.instruction)
-rule("instructions", rf"^I\s+(?:want|need|would\s+like|would\s+prefer|expect)\s+you\s+to\s+{V}", r.instruction)
-rule("instructions", r"^I\s+would\s+(?:rather|prefer|much\s+rather)\s+(?:that\s+|if\s+)?you\s+(?:just\s+)?(?P<v>(?:gave|give|used|use|kept|keep|wrote|write|answered|answer|replied|reply|talked|talk|went|go|made|make|stuck|stick|called|call)\b.{3,140})$", r.instruction)
-rule("instructions", r"^I\s+(?:prefer|like|want|need|would\s+like)\s+(?P<v>(?:short|shorter|brief|concise|detailed|thorough|long|longer|in-depth|bullet[- ]point|step[- ]by[- ]step|simple|plain|\w+,\s+\w+)\s+(?:answers|responses|replies|explanations|summaries).*)", r.instruction)
-rule("instructions", r"^(?P<v>(?:\w+\s+){0,3}\w+\s+(?:commands|code|examples|units|answers|syntax|snippets|spelling))\s+(?:please|pls|plz)$", r.instruction)
-rule("instructions", r"^(?P<v>(?:[\w-]+\s+){0,3}(?:points|lists|tables|bullets|paragraphs|format|markdown|prose|emojis?|spelling|english|celsius|fahrenheit|metric|imperial|answers|replies|responses))\s+(?:please|pls|plz|for\s+me|only)\b", r.instruction)
+rule("instructions", rf"^(?:please\s+|kindly\s+|pls\s+)?(?P<v>(?:use|be|stop|maintain|give|write|show|format|keep|avoid|answer|reply|respond|explain|include|cite|list|sign|spell|address|round|express|put|add|start|end|skip|drop|limit|prefer|default\s+to|stick\s+to|switch\s+to|go\s+back\s+to|do\s+not|never|always)\b.{{0,160}}?\b(?:{_STYLE})\b.*)", ins.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:always|never|do\s+not\s+ever|do\s+not\s+use|never\s+use|stop\s+using|no\s+more)\s+.+)", ins.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:answer|reply|respond|write|talk|speak|communicate|explain\s+things|give\s+(?:me\s+)?(?:answers|responses|replies|explanations|examples|code))\s+(?:to\s+me\s+)?(?:only\s+|always\s+)?(?:in|using|with)\s+.+)", ins.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:keep\s+(?!it\s+(?:quick|up)\b|going\b|in\s+touch\b|me\s+posted\b)|make\s+(?:all\s+|your\s+|the\s+|any\s+)?(?:answers|responses|replies|explanations|code|examples|summaries|recipes|emails|meal\s+plans|charts|plots)\b).+)", ins.instruction)
+rule("instructions", rf"^(?:please\s+|pls\s+)?(?P<v>(?:avoid|do\s+not\s+use|do\s+not\s+include|do\s+not\s+add|do\s+not\s+suggest|do\s+not\s+recommend|do\s+not\s+mention|do\s+not\s+give\s+me|leave\s+out|skip\s+the|no(?!\s+(?:problem|worries|thanks|thank|idea|clue|way|rush|pressure|big\s+deal|need|one|kidding|doubt|offense|offence|matter|luck|longer|more\s+questions)\b)(?=\s+(?:\S+\s+){{0,3}}(?:{_STYLE}|emoji\S*|explanations?|intro\S*|preamble|fluff|filler|waffle|small\s+talk|disclaimers?|warnings?|apolog\S+|exclamation\S*|caps|swearing|slang|jargon|spoilers?|code|comments|bold|italics|hashtags|links|sources|references|onions?|garlic|nuts|pork|beef|meat|dairy|gluten|sugar|alcohol|spice|spicy\s+food)\b|\s+.+?\s+(?:please|pls|plz|ever|in\s+(?:your\s+)?(?:answers?|replies|responses))))\s+.+)", ins.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>use\s+(?:metric|imperial|celsius|fahrenheit|british|american|us|uk|australian|canadian|24-hour|12-hour|oxford|iso|european|plain|simple|bullet|markdown|tabs|spaces|type\s+hints|\w+\s+(?:units|spelling|english|format|dates|style)).*)", ins.instruction)
+rule("instructions", r"^(?:please\s+)?(?P<v>(?:explain|talk|write)\s+(?:things\s+|everything\s+|it\s+|concepts\s+)?(?:to\s+me\s+)?(?:like|as\s+though|simply|in\s+simple\s+terms|in\s+plain\s+english|step\s+by\s+step|for\s+a\s+beginner).*)", ins.instruction)
+rule("instructions", r"^(?:please\s+)?(?P<v>(?:address|call)\s+me\s+(?:informally|formally|by\s+my\s+(?:first|last)\s+name|as\s+\w+).*)", ins.instruction)
+rule("instructions", rf"^I\s+(?:want|need|would\s+like|would\s+prefer|expect)\s+you\s+to\s+{V}", ins.instruction)
+rule("instructions", r"^I\s+would\s+(?:rather|prefer|much\s+rather)\s+(?:that\s+|if\s+)?you\s+(?:just\s+)?(?P<v>(?:gave|give|used|use|kept|keep|wrote|write|answered|answer|replied|reply|talked|talk|went|go|made|make|stuck|stick|called|call)\b.{3,140})$", ins.instruction)
+rule("instructions", r"^I\s+(?:prefer|like|want|need|would\s+like)\s+(?P<v>(?:short|shorter|brief|concise|detailed|thorough|long|longer|in-depth|bullet[- ]point|step[- ]by[- ]step|simple|plain|\w+,\s+\w+)\s+(?:answers|responses|replies|explanations|summaries).*)", ins.instruction)
+rule("instructions", r"^(?P<v>(?:\w+\s+){0,3}\w+\s+(?:commands|code|examples|units|answers|syntax|snippets|spelling))\s+(?:please|pls|plz)$", ins.instruction)
+rule("instructions", r"^(?P<v>(?:[\w-]+\s+){0,3}(?:points|lists|tables|bullets|paragraphs|format|markdown|prose|emojis?|spelling|english|celsius|fahrenheit|metric|imperial|answers|replies|responses))\s+(?:please|pls|plz|for\s+me|only)\b", ins.instruction)
 # a standing instruction without a verb: "Celsius from here on", "bullet points from now on"
-rule("instructions", r"^(?P<v>[\w/ -]{2,40}?)\s+(?:from\s+now\s+on|from\s+here\s+on(?:\s+out)?|going\s+forward|now\s+onwards?|from\s+now|by\s+default)(?:\s*,.*)?$", r.instruction)
-rule("instructions", r"^(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?P<v>(?:switch|change|set|put|move|flip)\s+(?:me|it|things|everything|(?:the|your|my)\s+\w+)?\s*(?:back\s+|over\s+)?(?:to|on|into)\s+(?:dark|light|night)\s+(?:mode|theme)\b.*)", r.instruction)
-rule("instructions", r"^(?:let's|lets|let\s+us)\s+(?P<v>(?:go\s+back\s+to|switch\s+(?:back\s+)?to|stick\s+(?:to|with)|use|do|keep\s+it|go\s+with|go)\s+.{3,100})$", r.instruction)
+rule("instructions", r"^(?P<v>[\w/ -]{2,40}?)\s+(?:from\s+now\s+on|from\s+here\s+on(?:\s+out)?|going\s+forward|now\s+onwards?|from\s+now|by\s+default)(?:\s*,.*)?$", ins.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?P<v>(?:switch|change|set|put|move|flip)\s+(?:me|it|things|everything|(?:the|your|my)\s+\w+)?\s*(?:back\s+|over\s+)?(?:to|on|into)\s+(?:dark|light|night)\s+(?:mode|theme)\b.*)", ins.instruction)
+rule("instructions", r"^(?:let's|lets|let\s+us)\s+(?P<v>(?:go\s+back\s+to|switch\s+(?:back\s+)?to|stick\s+(?:to|with)|use|do|keep\s+it|go\s+with|go)\s+.{3,100})$", ins.instruction)
 # segment lets a polite question through only when it sets a standing instruction
-rule("instructions", r"^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+|ever\s+)?(?P<v>.{3,140}?)(?:\s+please)?$", r.instruction)
+rule("instructions", r"^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+|ever\s+)?(?P<v>.{3,140}?)(?:\s+please)?$", ins.instruction)
 # a standing instruction in any words, marked as one by "from now on" and its kin
-rule("instructions", r"^(?:(?:now|so|and|but|ok|okay|also)\s+)*(?:(?:from\s+now(?:\s+on)?|(?:now\s+)?onwards?|henceforth|going\s+forward|from\s+here\s+on(?:\s+out)?|in\s+future)\s*,?\s+)(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|can\s+you\s+|you\s+(?:will\s+|must\s+|should\s+)?(?=answer|reply|respond|write|talk|speak|use|give|call|keep))?(?P<v>(?!I\b|we\b).{3,120})$", r.instruction)
-rule("instructions", r"^(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|let's\s+|lets\s+)?(?P<v>(?!I\b|we\b)(?:reply|answer|respond|talk|speak|write|go|give|use|keep|do|switch|stick|continue|carry\s+on|stay)\b.{3,120}?)(?:\s+only)?\s*,?\s+(?:from\s+now(?:\s+on)?|(?:from\s+)?now\s+onwards?|onwards|going\s+forward|from\s+here(?:\s+on)?(?:\s+out)?)(?:\s*,.*)?$", r.instruction)
-rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:distances|weights?|temperatures?|heights?|prices|amounts|measurements|times|dates)\s+(?:in|as)\s+\S.{0,60})$", r.instruction)
-rule("instructions", r"^(?:now\s+|so\s+)?(?:please\s+|pls\s+)?(?:you\s+can\s+)?(?P<v>(?:talk|speak|write|chat)\s+(?:(?:to|with)\s+me\s+)?(?:more\s+|very\s+|a\s+bit\s+)?(?:casual|casually|formal|formally|informal|informally|politely|plainly|simply|directly|bluntly|professionally)\b.*)", r.instruction)
-rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:reply|answer|respond|write|talk|speak)\s+(?:to\s+)?me\s+(?:always\s+|only\s+)?in\s+\S.*)", r.instruction)
+rule("instructions", r"^(?:(?:now|so|and|but|ok|okay|also)\s+)*(?:(?:from\s+now(?:\s+on)?|(?:now\s+)?onwards?|henceforth|going\s+forward|from\s+here\s+on(?:\s+out)?|in\s+future)\s*,?\s+)(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|can\s+you\s+|you\s+(?:will\s+|must\s+|should\s+)?(?=answer|reply|respond|write|talk|speak|use|give|call|keep))?(?P<v>(?!I\b|we\b).{3,120})$", ins.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|let's\s+|lets\s+)?(?P<v>(?!I\b|we\b)(?:reply|answer|respond|talk|speak|write|go|give|use|keep|do|switch|stick|continue|carry\s+on|stay)\b.{3,120}?)(?:\s+only)?\s*,?\s+(?:from\s+now(?:\s+on)?|(?:from\s+)?now\s+onwards?|onwards|going\s+forward|from\s+here(?:\s+on)?(?:\s+out)?)(?:\s*,.*)?$", ins.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:distances|weights?|temperatures?|heights?|prices|amounts|measurements|times|dates)\s+(?:in|as)\s+\S.{0,60})$", ins.instruction)
+rule("instructions", r"^(?:now\s+|so\s+)?(?:please\s+|pls\s+)?(?:you\s+can\s+)?(?P<v>(?:talk|speak|write|chat)\s+(?:(?:to|with)\s+me\s+)?(?:more\s+|very\s+|a\s+bit\s+)?(?:casual|casually|formal|formally|informal|informally|politely|plainly|simply|directly|bluntly|professionally)\b.*)", ins.instruction)
+rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:reply|answer|respond|write|talk|speak)\s+(?:to\s+)?me\s+(?:always\s+|only\s+)?in\s+\S.*)", ins.instruction)
 # -- decisions (SPEC §5) ---------------------------------------------------------------
 rule("decision", rf"^I\s+will\s+(?:be\s+)?(?:use|using)\s+{V}", r.simple("decision", "decision:{}", episodic=True))
 rule("decision", rf"^(?:I\s+have\s+|we\s+have\s+|I\s+|we\s+)?(?:chose|chosen|decided\s+(?:on|against)|picked|selected|went\s+with|opted\s+for|settled\s+on|gone\s+with|am\s+going\s+with|are\s+going\s+with)\s+{V}", r.simple("decision", "decision:{}", episodic=True))
@@ -441,9 +444,9 @@ rule("possessions", r"^(?:my|our)\s+(?:new\s+|old\s+|current\s+|first\s+|main\s+
 # -- identity, last: "I'm a/an X", "I'm Maria", durable traits -----------------------
 rule("identity", rf"^I\s+am\s+(?P<v>{_TRAIT_WORDS})\b", r.simple("identity", "trait:{}"))
 rule("identity", r"^I\s+am\s+(?:part\s+|half\s+)?(?P<v>(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)\s+on\s+my\s+(?:mum|mom|mam|dad|father|mother|nan|grandmother|grandfather)(?:'s|s)?\s+side\b", r.simple("identity", "identity:{}"))
-rule("work", r"^(?:(?:and|but|so)\s+)?(?P<v>(?:a\s+|an\s+)?[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3})\s+(?:now|these\s+days|nowadays)$", r.bare_job)
-rule("work", rf"^I\s+am\s+{ADV}(?:now\s+)?(?P<v>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,2}}(?:\s+(?:in|at|for|with)\s+[^,]+)?)(?:\s*,.*)?$", r.bare_job)
-rule("identity", r"^as\s+(?:a\s+bit\s+of\s+|something\s+of\s+)?(?:an?|the)\s+(?P<v>[\w -]{2,40}?)\s*,?\s+(?:I|we)\b", r.as_a)
+rule("work", r"^(?:(?:and|but|so)\s+)?(?P<v>(?:a\s+|an\s+)?[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3})\s+(?:now|these\s+days|nowadays)$", u.bare_job)
+rule("work", rf"^I\s+am\s+{ADV}(?:now\s+)?(?P<v>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,2}}(?:\s+(?:in|at|for|with)\s+[^,]+)?)(?:\s*,.*)?$", u.bare_job)
+rule("identity", r"^as\s+(?:a\s+bit\s+of\s+|something\s+of\s+)?(?:an?|the)\s+(?P<v>[\w -]{2,40}?)\s*,?\s+(?:I|we)\b", u.as_a)
 rule("identity", rf"^I\s+(?:am|have\s+been|was|used\s+to\s+be)\s+{ADV}(?:a|an|the(?:\s+only|\s+sole|\s+lead|\s+main|\s+head)?)\s+{V}", r.im_a)
 rule("identity", r"^I\s+am\s+(?P<v>(?-i:[A-Z][a-z]+)\s+(?-i:[A-Z][a-z]+))(?=\s*$|\s*,)", r.name_of("name", "User's name is {}"))
 rule("identity", rf"^I\s+am\s+{NAME}(?=\s*(?:,|$|!|[\u2014\u2013]|\s+-\s|\s+(?:and|from|here|by)\b))", r.name_of("name", "User's name is {}"))

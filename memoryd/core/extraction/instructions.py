@@ -1,0 +1,81 @@
+"""Standing instructions to the assistant: how a rule's match becomes one, and the
+answer-shape slots that hold one value at a time (language, units per dimension,
+length; ``attributes.refine`` adds format, tone, theme and the name to use).
+"""
+
+from __future__ import annotations
+
+import re
+
+from memoryd.core.extraction import lexicon as lx
+from memoryd.core.extraction.attributes import units_slot
+from memoryd.core.extraction.grammar import pronouns, rewrite
+from memoryd.core.extraction.values import Draft, deictic, find, one, slug, tidy
+
+__all__ = ["instruction"]
+
+_UNITS = re.compile(
+    r"\b(?:metric|imperial|celsius|fahrenheit|kilograms?|kilos?|stones?|pounds|kg|lbs?|miles|"
+    r"kilometers|kilometres|km|litres|liters|gallons|feet|inches|centimetres|cm)\b",
+    re.I,
+)
+_LENGTH = re.compile(
+    r"\b(?:short|shorter|brief|concise|succinct|detailed|thorough|long|longer|in-depth|in\s+depth|verbose|terse|comprehensive)\b",
+    re.I,
+)
+
+
+_VERB_FIRST = (
+    r"(?:answer|reply|respond|write|talk|speak|use|avoid|keep|make|include|add|mention|show|give|"
+    r"cite|list|format|put|start|end|provide|convert|quote|default|stop|skip|explain|call|"
+    r"address|refer|assume|remember|sign|spell|label|round|express|measure|stick|limit|focus|"
+    r"prefer|suggest|recommend|tell|ask|double-check|check|treat|consider|switch|return|output|"
+    r"translate|prioriti[sz]e|favou?r|go|be|do|don't|never|always|only|no|not|drop|leave|"
+    r"let|try|please|pls|i|we|my|our|set|put|move|flip|change|reply|just|dont)\b"
+)
+
+
+def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
+    """A standing instruction to the assistant. Language, units and answer length are
+    one at a time ("switch to metric" replaces "use imperial")."""
+    value = tidy(m["v"])
+    value = re.sub(
+        r"^(?:please|pls|kindly)\s+|\s+(?:please|pls|plz|thanks|thx)$", "", value, flags=re.I
+    )
+    if len(value) < 3 or deictic(value):
+        return None
+    slot = f"instruction:{slug(value)}"
+    single = True
+    lang = find(lx.LANGUAGES, value)
+    spoken = re.search(r"\b(?:answer|reply|respond|write|talk|speak|in)\b", value, re.I)
+    if lang and (spoken or value.lower().split()[:4].count(lang) or lang in value.lower()[:30]):
+        slot = "instruction:language"
+    elif _UNITS.search(value):
+        slot = units_slot(value)
+    elif _LENGTH.search(value) and re.search(
+        r"\b(?:answers?|responses?|replies|explanations?|it)\b", value, re.I
+    ):
+        slot = "instruction:length"
+    else:
+        single = False
+    past = re.match(
+        r"(gave|used|kept|wrote|answered|replied|talked|went|made|stuck|called)\b", value, re.I
+    )
+    if past:  # "I'd rather you gave me the long version"
+        present = {
+            "gave": "give",
+            "used": "use",
+            "kept": "keep",
+            "wrote": "write",
+            "went": "go",
+            "made": "make",
+            "stuck": "stick",
+        }.get(past[1].lower(), past[1].lower()[:-2])
+        value = present + value[past.end() :]
+    if not re.match(_VERB_FIRST, value, re.I):
+        value = f"use {value}"  # "Celsius from here on": use Celsius
+    verb = re.sub(r"^do\s+not\s+", "not ", value, flags=re.I)
+    content = f"User wants the assistant to {pronouns(verb[0].lower() + verb[1:])}"
+    if re.match(r"(?:I|we)\b", value):
+        content = rewrite(value)
+    return one("instructions", slot, value, content, single=single)
