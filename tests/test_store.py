@@ -531,17 +531,19 @@ def test_extraction_stores_user_facts(engine: MemoryEngine) -> None:
     )
     assert engine.drain()
     stored = _by_key(engine, "k")
-    assert "preference:dark_mode" in stored
+    # dark mode is the display theme (issue 38): one value at a time, whatever words
+    assert "instruction:theme:dark_mode" in stored
     decisions = [m for key, m in stored.items() if key.startswith("decision:")]
     assert len(decisions) == 1
     assert "Next.js" in decisions[0].content
     assert decisions[0].type is MemoryType.EPISODIC
     assert len(stored) == 2  # the assistant text was ignored (extractFrom ["user"])
-    pref = stored["preference:dark_mode"]
+    pref = stored["instruction:theme:dark_mode"]
     assert pref.type is MemoryType.FACTUAL
     assert pref.session_id == "s-1"
     assert pref.metadata["category"] == "likes"
-    assert pref.metadata["slot"] == "preference:dark_mode"
+    assert pref.metadata["slot"] == "instruction:theme"
+    assert pref.metadata["attribute"] == "ui_theme"
     assert pref.metadata["source"] == "user"
     assert pref.metadata["extractedAt"].endswith("Z")
 
