@@ -809,6 +809,7 @@ def extraction_reader(page: Page) -> str:
                 "split": {
                     "test": "test (held out)",
                     "test2": "test2 (held out, new)",
+                    "dev6": "dev6 (fresh: written after, never tuned on)",
                     "all": "all",
                 }.get(name, f"{name} (tuned on)"),
                 "positives": s["positives"]["n"],

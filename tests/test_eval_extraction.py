@@ -448,7 +448,7 @@ def test_cli_data_errors_are_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     result = _cli("--data", str(tmp_path))
     assert result.exit_code == 1
     assert "error: data:" in result.stderr
-    assert "no dev/dev2/dev3/dev4/dev5/test/test2 folder" in result.stderr
+    assert f"no {'/'.join(labelled.SPLITS)} folder" in result.stderr
     monkeypatch.setattr(labelled, "default_data_dir", lambda cwd=None: None)
     result = _cli()
     assert result.exit_code == 1

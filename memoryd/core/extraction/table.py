@@ -45,8 +45,7 @@ def rule(kind: str, pattern: str, build: Build) -> None:
 
 @functools.cache
 def compiled_rules() -> tuple[Rule, ...]:
-    """The rules in order, compiled (once per process; ``any_rule`` with them)."""
-    any_rule()
+    """The rules in order, compiled (once per process)."""
     return tuple((kind, re.compile(p, re.IGNORECASE), build) for kind, p, build in _RULES)
 
 
