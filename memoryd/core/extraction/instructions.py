@@ -1,6 +1,6 @@
-"""Standing instructions to the assistant: how a rule's match becomes one, and the
-answer-shape slots that hold one value at a time (language, units per dimension,
-length; ``attributes.refine`` adds format, tone, theme and the name to use).
+"""Standing instructions to the assistant: how a rule's match becomes one. The answer
+language is named here; ``attributes.refine`` files the other one-at-a-time shapes
+(units per dimension, length, format, tone, theme, the name to use).
 """
 
 from __future__ import annotations
@@ -8,22 +8,10 @@ from __future__ import annotations
 import re
 
 from memoryd.core.extraction import lexicon as lx
-from memoryd.core.extraction.attributes import units_slot
 from memoryd.core.extraction.grammar import pronouns, rewrite
 from memoryd.core.extraction.values import Draft, deictic, find, one, slug, tidy
 
 __all__ = ["instruction"]
-
-_UNITS = re.compile(
-    r"\b(?:metric|imperial|celsius|fahrenheit|kilograms?|kilos?|stones?|pounds|kg|lbs?|miles|"
-    r"kilometers|kilometres|km|litres|liters|gallons|feet|inches|centimetres|cm)\b",
-    re.I,
-)
-_LENGTH = re.compile(
-    r"\b(?:short|shorter|brief|concise|succinct|detailed|thorough|long|longer|in-depth|in\s+depth|verbose|terse|comprehensive)\b",
-    re.I,
-)
-
 
 _VERB_FIRST = (
     r"(?:answer|reply|respond|write|talk|speak|use|avoid|keep|make|include|add|mention|show|give|"
@@ -36,8 +24,9 @@ _VERB_FIRST = (
 
 
 def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
-    """A standing instruction to the assistant. Language, units and answer length are
-    one at a time ("switch to metric" replaces "use imperial")."""
+    """A standing instruction to the assistant. The answer language is one at a time;
+    ``attributes.refine`` files units, length, format, tone and theme the same way
+    ("switch to metric" replaces "use imperial")."""
     value = tidy(m["v"])
     value = re.sub(
         r"^(?:please|pls|kindly)\s+|\s+(?:please|pls|plz|thanks|thx)$", "", value, flags=re.I
@@ -50,13 +39,7 @@ def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
     spoken = re.search(r"\b(?:answer|reply|respond|write|talk|speak|in)\b", value, re.I)
     if lang and (spoken or value.lower().split()[:4].count(lang) or lang in value.lower()[:30]):
         slot = "instruction:language"
-    elif _UNITS.search(value):
-        slot = units_slot(value)
-    elif _LENGTH.search(value) and re.search(
-        r"\b(?:answers?|responses?|replies|explanations?|it)\b", value, re.I
-    ):
-        slot = "instruction:length"
-    else:
+    else:  # units, length, format, tone, theme: ``attributes.refine`` reads them
         single = False
     past = re.match(
         r"(gave|used|kept|wrote|answered|replied|talked|went|made|stuck|called)\b", value, re.I
