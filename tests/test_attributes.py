@@ -406,3 +406,18 @@ def test_the_schema_is_documented() -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "extraction.md").read_text()
     for attribute in ATTRIBUTES:
         assert f"| `{attribute.name}` | {'one' if attribute.single else 'many'} |" in doc
+
+
+def test_a_statement_only_the_classifier_reads_is_queued_and_kept(engine: MemoryEngine) -> None:
+    """The gateway's path (``worth_extracting``, then a queued job) keeps what
+    ``extract_now`` keeps: a turn whose only statement no rule reads is still worth a
+    job when the classifier is at hand, and not with the rules alone."""
+    said = "I keep light mode on."
+    assert extract_facts(said) == []
+    assert engine.worth_extracting(said)
+    assert engine.submit_extraction("k", user_text=said, session_id="s") is not None
+    assert engine.drain()
+    (memory,) = engine.list_memories(owner="k").data
+    assert memory.metadata["attribute"] == "ui_theme"
+    engine.extraction.attributes = None
+    assert not engine.worth_extracting(said)

@@ -43,6 +43,7 @@ class AttributeModel:
         self._bias: np.ndarray | None = None
         self._labels: list[str] = []
         self.status = "not loaded"
+        self._available: bool | None = None
 
     def _load(self) -> bool:
         with self._lock:
@@ -74,6 +75,17 @@ class AttributeModel:
             self.status = f"ready ({len(self._labels)} attributes)"
             return True
 
+    def available(self) -> bool:
+        """Whether ``classify`` can answer, without loading anything: the request path
+        asks it to decide whether a turn is worth an extraction job."""
+        if self._loaded:
+            return self._weights is not None
+        if self._available is None:
+            self._available = self._path.is_file() and (
+                self._embedder is not None or _minilm_present()
+            )
+        return self._available
+
     def classify(self, texts: Sequence[str]) -> list[tuple[str, float]] | None:
         if not texts or not self._load():
             return None if not texts or self._weights is None else []
@@ -93,6 +105,17 @@ class AttributeModel:
         probs /= probs.sum(axis=1, keepdims=True)
         best = probs.argmax(axis=1)
         return [(self._labels[i], float(probs[row, i])) for row, i in enumerate(best)]
+
+
+def _minilm_present() -> bool:
+    try:
+        from memoryd.embedding import local_model_files
+    except ImportError:
+        return False
+    try:
+        return local_model_files() is not None
+    except Exception:  # a broken install is the rules alone, never a failed request
+        return False
 
 
 _shared: AttributeModel | None = None

@@ -28,7 +28,7 @@ from collections.abc import Callable, Collection
 from concurrent.futures import Future
 from datetime import datetime, timedelta
 
-from memoryd.core.extraction import Fact, extract, extract_facts, fact_metadata
+from memoryd.core.extraction import Fact, extract, fact_metadata
 from memoryd.engine.attribute_backing import back
 from memoryd.engine.attribute_model import AttributeModel, shared_model
 from memoryd.engine.background import BackgroundWorker
@@ -146,11 +146,17 @@ class ExtractionJobs:
 
     def needs_job(self, texts: Texts, *, rules_only: bool) -> bool:
         """Whether an exchange of ``texts`` could store anything: always with an LLM
-        in the loop; with the rules alone, only when they find a fact. Most turns state
+        in the loop; with the rules, when they find a fact or, with the attribute
+        classifier at hand, a first-person statement it may keep. Most turns state
         none, and queueing them cost two writer transactions and a job for nothing."""
         if not rules_only:
             return True
-        return any(extract_facts(text, source=source) for text, source in texts)
+        classifier = self.attributes is not None and self.attributes.available()
+        for text, source in texts:
+            facts, leftovers = extract(text, source=source)
+            if facts or (leftovers and classifier):
+                return True
+        return False
 
     def _lease(self) -> timedelta:
         return timedelta(seconds=self.lease_s)
