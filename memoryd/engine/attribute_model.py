@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +34,14 @@ class AttributeModel:
     """Lazily loaded; ``classify`` returns ``(attribute, probability)`` per text, or
     None when the model or MiniLM is unavailable (the reason is in ``status``)."""
 
-    def __init__(self, embedder: Any | None = None, path: Path = MODEL_PATH) -> None:
+    def __init__(
+        self,
+        embedder: Any | None = None,
+        path: Path = MODEL_PATH,
+        source: Callable[[], Any | None] | None = None,
+    ) -> None:
         self._embedder = embedder
+        self._source = source  # the engine's own MiniLM, when retrieval runs it
         self._path = path
         self._lock = threading.Lock()
         self._loaded = False
@@ -59,10 +65,14 @@ class AttributeModel:
                 self.status = f"no attribute model ({exc}): rules only"
                 log.warning("attribute classifier unavailable: %s", self.status)
                 return False
+            if self._embedder is None and self._source is not None:
+                try:  # retrieval's MiniLM session, instead of a second one
+                    self._embedder = self._source()
+                except Exception:
+                    log.warning("attribute classifier: the engine's embedder", exc_info=True)
             if self._embedder is None:
                 try:
                     from memoryd.embedding import local_model_files
-                    from memoryd.embedding.onnx_minilm import MiniLMEmbedder
                 except ImportError as exc:  # the local extra is not installed
                     self._weights = None
                     self.status = f"MiniLM not installed ({exc.name}): rules only"
@@ -71,7 +81,7 @@ class AttributeModel:
                     self._weights = None
                     self.status = "MiniLM model files not found: rules only"
                     return False
-                self._embedder = MiniLMEmbedder(threads=1)
+                self._embedder = _own_minilm()
             self.status = f"ready ({len(self._labels)} attributes)"
             return True
 
@@ -105,6 +115,38 @@ class AttributeModel:
         probs /= probs.sum(axis=1, keepdims=True)
         best = probs.argmax(axis=1)
         return [(self._labels[i], float(probs[row, i])) for row, i in enumerate(best)]
+
+
+_own: Any | None = None
+
+
+def _own_minilm() -> Any:
+    """One MiniLM session per process for the classifier when retrieval runs another
+    embedder (or none)."""
+    global _own
+    with _shared_lock:
+        if _own is None:
+            from memoryd.embedding.onnx_minilm import MiniLMEmbedder
+
+            _own = MiniLMEmbedder(threads=1)
+        return _own
+
+
+def engine_minilm(embeddings: Any) -> Callable[[], Any | None]:
+    """A source of the engine's embedder when it is the packaged MiniLM (the space the
+    weights were trained in), else of None."""
+
+    def source() -> Any | None:
+        if embeddings is None:
+            return None
+        from memoryd.embedding import TRANSFORMERS_MODEL
+
+        resolution, embedder = embeddings.current()
+        if resolution.source == "transformers" and resolution.model == TRANSFORMERS_MODEL:
+            return embedder
+        return None
+
+    return source
 
 
 def _minilm_present() -> bool:

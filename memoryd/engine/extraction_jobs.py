@@ -27,10 +27,11 @@ import uuid
 from collections.abc import Callable, Collection
 from concurrent.futures import Future
 from datetime import datetime, timedelta
+from typing import Any
 
 from memoryd.core.extraction import Fact, extract, fact_metadata
 from memoryd.engine.attribute_backing import back
-from memoryd.engine.attribute_model import AttributeModel, shared_model
+from memoryd.engine.attribute_model import AttributeModel, engine_minilm, shared_model
 from memoryd.engine.background import BackgroundWorker
 from memoryd.models import MemoryType, NewMemory, Reconcile, Reconciled, to_iso, utcnow
 from memoryd.storage.base import NewJob, Store
@@ -58,14 +59,20 @@ class ExtractionJobs:
         *,
         lease_s: float = DEFAULT_LEASE_S,
         max_pending: int = DEFAULT_MAX_PENDING,
+        embeddings: Any | None = None,
     ) -> None:
         self.store = store
         self.background = background
         self.reconcile = reconcile
         self.stats = stats
         self.llm: ModeHook | None = None
-        #: the classifier backing the rules (None: the rules alone)
-        self.attributes: AttributeModel | None = shared_model()
+        #: the classifier backing the rules (None: the rules alone); on retrieval's
+        #: MiniLM session when the engine runs one
+        self.attributes: AttributeModel | None = (
+            shared_model()
+            if embeddings is None
+            else AttributeModel(source=engine_minilm(embeddings))
+        )
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.lease_s = lease_s
         self.max_pending = max(1, max_pending)

@@ -120,6 +120,7 @@ class MemoryEngine:
             self.reconcile,
             self.extraction_stats,
             lease_s=config.extraction_lease_s,
+            embeddings=embeddings,
         )
         self.llm_stats = LlmStats(store)  # opt-in LLM extraction (``engine.llm_extraction``)
         self.extraction.llm = partial(extract_with_mode, self)
