@@ -127,7 +127,6 @@ _HYPOTHETICAL = re.compile(
     r"|\b(?:wish|wished|someday|some\s+day|one\s+day|hypothetically|were\s+I)\b",
     re.IGNORECASE,
 )
-#: A moment, not a fact: what the user is doing right now, or a one-off mishap.
 _WH = re.compile(r"^(?:when|where)\b", re.IGNORECASE)
 _QUESTION = re.compile(
     r"^(?:so\s+|and\s+|but\s+|also\s+|ok\s+|okay\s+|hey\s+|hi\s+|quick question:?\s+)*"
