@@ -46,6 +46,7 @@ _LEADER = re.compile(
 )
 
 
+#: A moment, not a fact: what the user is doing right now, or a one-off mishap.
 TRANSIENT = re.compile(
     r"^(?:I\s+am|we\s+are)\s+(?:just\s+|currently\s+|now\s+|still\s+)?(?:sitting\s+(?:in|at|on|here|there|"
     r"outside|by|with|around)|standing|waiting|"
