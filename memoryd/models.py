@@ -25,7 +25,7 @@ class MemoryType(enum.StrEnum):
 
 Strategy = Literal["exact", "semantic", "hybrid"]
 Scope = Literal["session", "apiKey", "global"]
-Tier = Literal["fts5", "vector", "hybrid", "qdrant", "recent"]
+Tier = Literal["fts5", "vector", "hybrid", "qdrant", "recent", "profile", "topic"]
 
 
 def utcnow() -> datetime:
@@ -254,15 +254,52 @@ class Preview:
     total_tokens: int = field(init=False)
     #: Candidates not injected, each with its ``reason`` (relevance floor, budget).
     dropped: list[dict[str, Any]] = field(default_factory=list)
+    #: The profile section that goes ahead of ``hits`` (issue 39).
+    profile: Profile | None = None
 
     def __post_init__(self) -> None:
         self.total_tokens = sum(h.tokens for h in self.hits)
 
     def to_dict(self) -> dict[str, Any]:
+        profile = self.profile or Profile([], [], 0)
         return {
             "memories": [h.to_dict() for h in self.hits],
             "resolution": self.resolution.to_dict(),
             "totalTokensUsed": self.total_tokens,
             "budgetMaxTokens": self.budget_max_tokens,
             "dropped": self.dropped,
+            "profile": profile.to_dict(),
         }
+
+
+@dataclass(slots=True)
+class Profile:
+    """An owner's profile as one request carries it: the memories kept (pinned, the
+    always-on attributes, then those the question's topic bears on), the ones the
+    budget left out, and the budget."""
+
+    hits: list[Hit]
+    dropped: list[Hit]
+    budget_max_tokens: int
+    topics: list[str] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return sum(h.tokens for h in self.hits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "memories": [h.to_dict() | _about(h.memory) for h in self.hits],
+            "totalTokensUsed": self.tokens,
+            "budgetMaxTokens": self.budget_max_tokens,
+            "dropped": [
+                h.to_dict() | _about(h.memory) | {"reason": "over the profile budget"}
+                for h in self.dropped
+            ],
+            "topics": list(self.topics),
+        }
+
+
+def _about(memory: Memory) -> dict[str, Any]:
+    """Why a memory is in a profile: its attribute, and whether it was pinned."""
+    return {"attribute": memory.metadata.get("attribute"), "pinned": memory.metadata.get("pinned")}

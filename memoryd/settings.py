@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from memoryd.core.profile import PROFILE_TOKENS
 from memoryd.errors import ValidationError
 from memoryd.models import utcnow
 from memoryd.storage.base import Store
@@ -60,6 +61,16 @@ class MemorySettings:
     extraction_provider_model: str | None = None
     extraction_timeout_ms: int = 15000
     extraction_daily_token_cap: int = 0  # tokens per UTC day; 0 = no cap
+    #: The profile every request carries (issue 39); 0 turns it off.
+    profile_max_tokens: int = PROFILE_TOKENS
+    #: Keys whose shared memories (stored with no end user) reach the end users they
+    #: name; ``*`` every key. Empty by default: one person's words do not reach another
+    #: (issue 45). Standing instructions given with no end user never do.
+    share_with_end_users: tuple[str, ...] = ()
+
+    def shares(self, key_id: str) -> bool:
+        """Whether this key's shared memories reach the end users it names."""
+        return "*" in self.share_with_end_users or key_id in self.share_with_end_users
 
     @property
     def retrieval_strategy(self) -> str:
@@ -69,6 +80,7 @@ class MemorySettings:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["extract_from"] = list(self.extract_from)
+        data["share_with_end_users"] = list(self.share_with_end_users)
         return {_CAMEL[name]: value for name, value in data.items()}
 
 
@@ -119,6 +131,15 @@ def _normalize_field(name: str, value: object, default: Any) -> Any:
     if name == "extraction_timeout_ms":
         clamped = _clamp_int(value, *EXTRACTION_TIMEOUT_MS)
         return default if clamped is None else clamped
+    if name == "profile_max_tokens":
+        clamped = _clamp_int(value, 0, 2000)
+        return default if clamped is None else clamped
+    if name == "share_with_end_users":
+        if not isinstance(value, list | tuple) or len(value) > 1000:
+            return default
+        if all(isinstance(v, str) and 0 < len(v) <= 200 for v in value):
+            return tuple(dict.fromkeys(value))
+        return default
     if name == "extraction_daily_token_cap":
         if value is None:
             return 0
@@ -183,6 +204,10 @@ def validate_update(partial: Mapping[str, Any]) -> dict[str, Any]:
         snake = _SNAKE[camel]
         if snake == "max_tokens" and not (_is_number(value) and 0 <= value <= 16000):
             raise _bad(camel, "must be a number from 0 to 16000")
+        if snake == "profile_max_tokens" and not (_is_number(value) and 0 <= value <= 2000):
+            raise _bad(camel, "must be a number from 0 (no profile) to 2000")
+        if snake == "share_with_end_users" and _normalize_field(snake, value, None) is None:
+            raise _bad(camel, 'must be a list of key ids (or ["*"] for every key)')
         if snake == "retention_days" and not (
             value is None or (_is_number(value) and 0 <= value <= 365)
         ):

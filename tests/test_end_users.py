@@ -2,7 +2,8 @@
 OpenAI's `user` / `safety_identifier` fields or the `x-memoryd-user` header. Through
 the real gateway (official `openai` client) and REST: what one end user says is theirs,
 another end user of the same key never sees it, and the key's shared memories (stored
-without an end user, as every memory before this release) are seen by all of them.
+without an end user, as every memory before this release) reach them only when the key
+shares them (``shareWithEndUsers``, issue 45).
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ def test_end_users_of_one_key_never_see_each_other(gateway: Gateway) -> None:
     gateway.chat("I'm allergic to penicillin.", user="alice")
     gateway.chat("I live in Oslo.", extra_body={"safety_identifier": "bob"})
 
+    # by default what was said with no end user named reaches no named one (issue 45)
+    assert gateway.chat("hi", user="alice") == ["User is allergic to penicillin"]
+    assert gateway.chat("hi", user="bob") == ["User lives in Oslo"]
+    gateway.engine.settings.update({"shareWithEndUsers": [gateway.owner]})
     alice = gateway.chat("hi", user="alice")
     bob = gateway.chat("hi", extra_body={"safety_identifier": "bob"})
     nobody = gateway.chat("hi")
@@ -70,6 +75,7 @@ def test_an_end_users_own_fact_is_injected_once_and_shadows_the_shared_slot(
 ) -> None:
     """Both copies of a fact the shared memories also hold were injected, and the end
     user's own home sat next to the key's shared one."""
+    gateway.engine.settings.update({"shareWithEndUsers": ["*"]})
     gateway.chat("I'm allergic to penicillin.")
     gateway.chat("I live in Sao Paulo.")
     gateway.chat("I'm allergic to penicillin.", user="dave")
@@ -184,7 +190,9 @@ def test_rest_lists_previews_and_creates_per_end_user(gateway: Gateway) -> None:
         "/api/memory/retrieve-preview",
         json={"apiKeyId": gateway.owner, "userId": "bob", "query": "vegetarian vegan jazz"},
     ).json()
-    assert [m["content"] for m in preview["memories"]] == ["User is vegan"]
+    # a diet is in every request's profile (issue 39), not among the retrieved ones
+    assert [m["content"] for m in preview["profile"]["memories"]] == ["User is vegan"]
+    assert preview["memories"] == []
 
 
 def test_export_and_import_carry_the_end_user(gateway: Gateway) -> None:
@@ -217,6 +225,7 @@ def test_summaries_never_merge_end_users_into_a_shared_memory(gateway: Gateway) 
     from memoryd.models import to_iso, utcnow
 
     old = utcnow() - timedelta(days=90)
+    gateway.engine.settings.update({"shareWithEndUsers": [gateway.owner]})
     add(gateway.engine, gateway.owner, "Shared old note", created_at=old)
     gateway.chat("I'm allergic to peanuts.", user="alice")
     gateway.chat("I live in Oslo.", user="bob")

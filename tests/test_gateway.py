@@ -399,7 +399,7 @@ def test_memory_failure_never_fails_the_request(gateway: Gateway) -> None:
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("store down")
 
-    gateway.engine.retrieve = broken  # type: ignore[method-assign]
+    gateway.engine.recall = broken  # type: ignore[method-assign]
     raw = gateway.client().chat.completions.with_raw_response.create(
         model="m", messages=[{"role": "user", "content": "hiking?"}]
     )

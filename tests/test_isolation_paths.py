@@ -646,8 +646,10 @@ def test_gateway_injects_only_the_callers_memories(
 
 
 def test_gateway_ignores_owner_hints_in_the_request(w: World) -> None:
-    """Nothing in the body or headers can name another owner: only the key counts."""
-    w.engine.settings.update({"scope": "global"})
+    """Nothing in the body or headers can name another owner: only the key counts. (The
+    body's ``user`` names an end user of A: A's shared memories reach it when A shares
+    them, so that there is something to inject.)"""
+    w.engine.settings.update({"scope": "global", "shareWithEndUsers": ["*"]})
     before_b = w.rows(B)
     hints = {
         "x-memoryd-api-key-id": B,

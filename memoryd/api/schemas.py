@@ -206,7 +206,7 @@ class PreviewHit(BaseModel):
     content: str
     score: float
     tokens: int
-    tier: Literal["fts5", "vector", "hybrid", "qdrant", "recent"]
+    tier: Literal["fts5", "vector", "hybrid", "qdrant", "recent", "profile", "topic"]
     vecScore: float | None
     ftsScore: float | None
 
@@ -228,12 +228,32 @@ class PreviewDropped(PreviewHit):
     reason: str  # why it was not injected: the relevance floor, the budget, minScore
 
 
+class ProfileHit(PreviewHit):
+    attribute: str | None  # capture's attribute (why it is in every request)
+    pinned: bool | None  # pinned in (true), kept out (false), or the attribute decides
+
+
+class ProfileDropped(ProfileHit):
+    reason: str
+
+
+class ProfilePublic(BaseModel):
+    """The profile section every request of the owner carries, ahead of ``memories``."""
+
+    memories: list[ProfileHit]
+    totalTokensUsed: int
+    budgetMaxTokens: int
+    dropped: list[ProfileDropped] = []  # over the profile budget
+    topics: list[str] = []  # the advice topics the query names
+
+
 class PreviewResult(BaseModel):
     memories: list[PreviewHit]
     resolution: ResolutionPublic
     totalTokensUsed: int
     budgetMaxTokens: int
     dropped: list[PreviewDropped] = []
+    profile: ProfilePublic
 
 
 class SummarizeRequest(Strict):
@@ -296,6 +316,8 @@ class MemorySettingsPublic(BaseModel):
     extractionProviderModel: str | None
     extractionTimeoutMs: int
     extractionDailyTokenCap: int
+    profileMaxTokens: int
+    shareWithEndUsers: list[str]
 
 
 class MemorySettingsUpdate(Strict):
@@ -325,6 +347,14 @@ class MemorySettingsUpdate(Strict):
     extractionProviderModel: str | None = None
     extractionTimeoutMs: int | None = Field(default=None, ge=100, le=120_000)
     extractionDailyTokenCap: int | None = Field(default=None, ge=0, le=1_000_000_000)
+    profileMaxTokens: int | None = Field(
+        default=None, ge=0, le=2000, description="the profile every request carries; 0: off"
+    )
+    shareWithEndUsers: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        default=None,
+        max_length=1000,
+        description='keys whose shared memories reach their named end users; ["*"]: every key',
+    )
 
 
 def _base_url(value: str) -> str:

@@ -23,6 +23,7 @@ from memoryd.config import EngineConfig
 from memoryd.core import subjects
 from memoryd.core.fts_query import query_tokens
 from memoryd.core.fusion import ContextWeights, apply_context, apply_subjects, score_fuse
+from memoryd.core.profile import INSTRUCTIONS
 from memoryd.core.query import query_window
 from memoryd.core.relevance import Dropped, distinct, relevant
 from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
@@ -145,7 +146,7 @@ class Retriever:
             user_id=user_id,
         )
 
-    def _filter(self, req: Request, settings: MemorySettings) -> Filter:
+    def scope_filter(self, req: Request, settings: MemorySettings) -> Filter:
         now = utcnow()
         owners: tuple[str, ...] | None
         if req.owner is None:
@@ -162,12 +163,16 @@ class Retriever:
             session_id=(req.session_id or "") if req.scope == "session" else None,
             created_after=now - timedelta(days=days) if days else None,
             user_id=req.user_id,
+            # a named end user: the key's shared rows only when the key shares them,
+            # and never the instructions someone gave with no end user (issue 45)
+            shared=req.owner is None or settings.shares(req.owner),
+            unshared=INSTRUCTIONS,
         )
 
     def hidden(self, req: Request, settings: MemorySettings) -> dict[str, int]:
         """How many of the owner's memories expiry and retention keep out of this
         retrieval (previews say so, instead of leaving an old memory silently missing)."""
-        flt = self._filter(req, settings)
+        flt = self.scope_filter(req, settings)
         return self.store.read().hidden_counts(flt)
 
     def run(self, req: Request, settings: MemorySettings) -> tuple[list[Hit], Resolution]:
@@ -180,7 +185,7 @@ class Retriever:
     ) -> tuple[list[Hit], Resolution, list[Dropped]]:
         """``run``, plus every candidate that was not injected and why (previews)."""
         resolution = Resolution(strategy_used=req.strategy, query_truncated=req.query_cut)
-        flt = self._filter(req, settings)
+        flt = self.scope_filter(req, settings)
         query_vector = None
         qdrant_knn = None
         names = resolution.subjects = self._named(req, flt)
@@ -443,20 +448,17 @@ class Retriever:
         return Hit(memory, score, tier, self.tokens(memory.content), **extra)  # type: ignore[arg-type]
 
     def _recent(self, reader: Reader, flt: Filter, req: Request) -> list[Hit]:
-        """Newest first; with a query, ranked by keyword relevance (zero scores dropped)."""
-        if not req.query:
-            rows = reader.recent(flt, req.limit)  # the newest, up to MAX_LIMIT candidates
-            return [self._hit(m, 0.0, "recent") for m in rows]
-        return self._keyword_scored(reader, flt, req, tier="recent")
+        """Newest first, whatever the query says: what the gateway sends under the
+        ``recent`` strategy, so a preview with a query shows the same (issue 39)."""
+        rows = reader.recent(flt, req.limit)  # the newest, up to MAX_LIMIT candidates
+        return [self._hit(m, 0.0, "recent") for m in rows]
 
     def _keyword_scored(self, reader: Reader, flt: Filter, req: Request, tier: str) -> list[Hit]:
-        query = req.query
-        if tier != "recent":
-            # The last rung of a search that found nothing: substrings of "a" or "in"
-            # matched nearly every memory. Only the words a search would use count.
-            query = " ".join(t for t in query_tokens(query) if len(t) > 2)
-            if not query:
-                return []
+        # The last rung of a search that found nothing: substrings of "a" or "in"
+        # matched nearly every memory. Only the words a search would use count.
+        query = " ".join(t for t in query_tokens(req.query) if len(t) > 2)
+        if not query:
+            return []
         scored = []
         for memory in reader.recent(flt, KEYWORD_POOL):
             score = relevance_score(memory.content, memory.key, memory.metadata, query)

@@ -8,9 +8,8 @@ and lifecycle work to ``retrieval`` and ``lifecycle``. No SQL lives here.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
-from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -22,14 +21,12 @@ from memoryd.engine.access import AccessBumps
 from memoryd.engine.background import BackgroundWorker
 from memoryd.engine.extraction_jobs import ExtractionJobs
 from memoryd.engine.keys import KeyService
+from memoryd.engine.lifecycle_api import Lifecycle
 from memoryd.engine.llm_extraction import LlmStats, extract_with_mode
+from memoryd.engine.profile import compose, merge
 from memoryd.engine.providers import Provider, load_providers
 from memoryd.engine.reports import (
-    DecayReport,
     HealthReport,
-    ImportResult,
-    SessionSummary,
-    SummaryReport,
 )
 from memoryd.engine.retrieval import RetrievalOptions, Retriever
 from memoryd.engine.validation import (
@@ -51,6 +48,7 @@ from memoryd.models import (
     MemoryType,
     NewMemory,
     Preview,
+    Profile,
     Reconcile,
     Reconciled,
     utcnow,
@@ -74,7 +72,7 @@ DeleteListener = Callable[[list[tuple[str, int]]], None]
 RetrievalListener = Callable[[list[Hit]], None]
 
 
-class MemoryEngine:
+class MemoryEngine(Lifecycle):
     def __init__(
         self,
         store: Store,
@@ -204,6 +202,25 @@ class MemoryEngine:
             self._notify_write([memory])
         return memory
 
+    def pin(
+        self, memory_id: str, pinned: bool | None, *, owner: str | None = None
+    ) -> Memory | None:
+        """Pin a memory into its owner's profile (True), keep it out (False), or let
+        its attribute decide (None); None when the id is unknown to ``owner``."""
+        current = self.get(memory_id, owner=owner)
+        if current is None:
+            return None
+        metadata = {k: v for k, v in current.metadata.items() if k != "pinned"}
+        if pinned is not None:
+            metadata["pinned"] = pinned
+        return self.update(memory_id, MemoryPatch(metadata=metadata), owner=owner)
+
+    def profile(self, owner: str, query: str = "", **options: Unpack[RetrievalOptions]) -> Profile:
+        """An owner's (end user's) profile as a request with ``query`` would carry it."""
+        settings = self.settings.get()
+        req = self.retriever.resolve(settings, owner=require_owner(owner), query=query, **options)
+        return compose(self.retriever, req, settings)
+
     def delete(self, memory_id: str, *, owner: str | None = None) -> bool:
         if not isinstance(memory_id, str) or not memory_id:
             return False
@@ -319,28 +336,42 @@ class MemoryEngine:
         settings: MemorySettings | None = None,
         **options: Unpack[RetrievalOptions],
     ) -> list[Hit]:
-        """The memories to inject for one request; bumps their access counters. With
-        ``user_id`` (the gateway always gives one; "" = none named) only that end user's
-        memories and the key's shared ones are seen."""
+        """The memories a request's words retrieve (no profile); bumps their access
+        counters. With ``user_id`` (the gateway always gives one; "" = none named) only
+        that end user's memories (and the key's shared ones, when it shares) are seen."""
+        return self.recall(owner, query, settings=settings, profile=False, **options)[1]
+
+    def recall(
+        self,
+        owner: str,
+        query: str | None = None,
+        *,
+        settings: MemorySettings | None = None,
+        profile: bool = True,
+        **options: Unpack[RetrievalOptions],
+    ) -> tuple[Profile, list[Hit]]:
+        """What one chat request carries: the owner's profile (issue 39) and the
+        retrieved memories it does not already hold; bumps their access counters."""
         require_owner(owner)
         settings = settings or self.settings.get()
-        if options.get("max_tokens") is None and settings.max_tokens == 0:
-            return []
         req = self.retriever.resolve(settings, owner=owner, query=query, **options)
-        hits, _ = self.retriever.run(req, settings)
-        if hits:
-            self._bump([h.memory.id for h in hits])
+        prof = compose(self.retriever, req, settings) if profile else Profile([], [], 0)
+        hits: list[Hit] = []
+        if options.get("max_tokens") is not None or settings.max_tokens:
+            hits = merge(prof, self.retriever.run(req, settings)[0])
+        if hits or prof.hits:
+            self._bump([h.memory.id for h in (*prof.hits, *hits)])
         for listener in self.retrieval_listeners:
             try:
                 listener(hits)
             except Exception:
                 log.exception("retrieval listener failed")
-        return hits
+        return prof, hits
 
     def preview(
         self, owner: str | None, query: str | None = None, **options: Unpack[RetrievalOptions]
     ) -> Preview:
-        """A dry run of retrieval (no access bump) with its resolution. ``owner=None``
+        """A dry run of ``recall`` (no access bump) with its resolution. ``owner=None``
         previews across every owner (the admin dashboard)."""
         if owner is not None:
             require_owner(owner)
@@ -348,7 +379,8 @@ class MemoryEngine:
         req = self.retriever.resolve(settings, owner=owner, query=query, **options)
         hits, resolution, dropped = self.retriever.explain(req, settings)
         resolution.hidden = self.retriever.hidden(req, settings)
-        preview = Preview(hits, resolution, budget_max_tokens=req.max_tokens)
+        prof = compose(self.retriever, req, settings)
+        preview = Preview(merge(prof, hits), resolution, req.max_tokens, profile=prof)
         preview.dropped = [d.to_dict() for d in dropped]
         return preview
 
@@ -413,38 +445,6 @@ class MemoryEngine:
 
     def recover_extractions(self) -> int:
         return self.extraction.recover()
-
-    # -- lifecycle (delegated) -----------------------------------------------------------
-
-    def summarize(
-        self, owner: str, session_id: str | None = None, max_tokens: int = 4000
-    ) -> SessionSummary:
-        return lifecycle.summarize(self, require_owner(owner), session_id, max_tokens)
-
-    def summarize_older_than(self, owner: str, days: int, **options: Any) -> SummaryReport:
-        """``lifecycle.summarize_older_than`` (``dry_run``, ``user_id``)."""
-        return lifecycle.summarize_older_than(self, require_owner(owner), days, **options)
-
-    def sweep_decay(
-        self, *, dry_run: bool = False, owner: str | None = None, now: datetime | None = None
-    ) -> DecayReport:
-        return lifecycle.sweep_decay(self, dry_run=dry_run, owner=owner, now=now)
-
-    def gc(self, now: datetime | None = None) -> int:
-        return lifecycle.delete_expired(self, now or utcnow())
-
-    def clear(self, owner: str, **filters: Any) -> int:
-        """``lifecycle.clear``: every match of ``type``, ``older_than``, ``user_id``."""
-        return lifecycle.clear(self, require_owner(owner), **filters)
-
-    def export(self, owner: str, user_id: str | None = None) -> Iterator[dict[str, Any]]:
-        return lifecycle.export(self, require_owner(owner), user_id)
-
-    def import_jsonl(
-        self, lines: Iterable[str | bytes], *, owner: str | None = None, user_id: str | None = None
-    ) -> ImportResult:
-        owner = require_owner(owner) if owner is not None else None
-        return lifecycle.import_jsonl(self, lines, owner=owner, user_id=user_id)
 
     # -- status and shutdown -----------------------------------------------------------
 

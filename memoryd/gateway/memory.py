@@ -9,7 +9,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from memoryd.core.injection import filter_new
+from memoryd.core.injection import Sections, filter_new
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider
 from memoryd.gateway.pipeline import (
@@ -40,13 +40,19 @@ class Prepared:
     extract: bool
     user_id: str = ""  # the key's end user this request names ("" = none)
     hits: list[Hit] = field(default_factory=list)
+    #: The profile section's memories, and how many the profile budget left out.
+    profile: list[Hit] = field(default_factory=list)
+    profile_dropped: int = 0
     memory_error: str | None = None
 
     def headers(self) -> dict[str, str]:
+        every = [*self.profile, *self.hits]
         out = {
-            "x-memoryd-memory-count": str(len(self.hits)),
-            "x-memoryd-memory-tokens": str(sum(h.tokens for h in self.hits)),
-            "x-memoryd-memory-ids": ",".join(h.memory.id for h in self.hits),
+            "x-memoryd-memory-count": str(len(every)),
+            "x-memoryd-memory-tokens": str(sum(h.tokens for h in every)),
+            "x-memoryd-memory-ids": ",".join(h.memory.id for h in every),
+            "x-memoryd-profile-ids": ",".join(h.memory.id for h in self.profile),
+            "x-memoryd-profile-dropped": str(self.profile_dropped),
         }
         if self.session_id:
             out["x-memoryd-session-id"] = self.session_id
@@ -139,23 +145,25 @@ def inject(
         except Exception:  # when in doubt, queue it: the job decides again
             log.warning("extraction pre-check failed", exc_info=True)
     try:
-        query = fmt.query(body) if settings.strategy != "recent" else None
-        hits = engine.retrieve(
+        profile, hits = engine.recall(
             prepared.owner,
-            query,
+            fmt.query(body),
             session_id=prepared.session_id or None,
             settings=settings,
             user_id=prepared.user_id,
         )
+        always = filter_new(profile.hits, body, lambda h: h.memory.content)
         hits = filter_new(hits, body, lambda h: h.memory.content)
         placed = fmt.inject(
             prepared.body,
-            [h.memory.content for h in hits],
+            Sections([h.memory.content for h in always], [h.memory.content for h in hits]),
             prepared.provider,
             prepared.body.get("model"),
         )
         prepared.body = placed.body
-        prepared.hits = hits if placed.placement != "none" else []
+        if placed.placement != "none":
+            prepared.hits, prepared.profile = hits, always
+            prepared.profile_dropped = len(profile.dropped)
     except Exception as exc:  # memory must never fail the chat request
         log.exception("memory retrieval failed; forwarding without memory")
         engine.extraction_stats.setdefault("retrievalFailures", 0)

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from memoryd.errors import UnavailableError
 from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, Reconcile, Reconciled
+from memoryd.storage.drivers import driver_errors as driver_errors
+from memoryd.storage.drivers import register_driver as register_driver
+from memoryd.storage.drivers import storage_error as storage_error
 
 T = TypeVar("T")
 
@@ -53,6 +55,12 @@ class Filter:
     #: An end user of the key sees their own memories and the key's shared ones (""):
     #: never another end user's. None: every end user (admin views).
     user_id: str | None = None
+    #: A named end user sees the key's shared rows too (the key's choice, issue 45) ...
+    shared: bool = True
+    #: ... but never these attributes of them (instructions given with no end user).
+    unshared: tuple[str, ...] = ()
+    #: The profile only: rows pinned into it, or of these attributes and not unpinned.
+    profile: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,33 +184,6 @@ def fault_status(fault: StorageFault | None, **facts: Any) -> dict[str, Any]:
         "since": fault.since,
         "reason": fault.reason,
     } | facts
-
-
-# -- driver errors -------------------------------------------------------------------------
-
-#: Per loaded backend: its driver's error base and the function that turns a storage
-#: failure (disk full, I/O) into ``StorageFullError`` / ``StorageUnavailableError``.
-_DRIVERS: dict[type[Exception], Callable[[BaseException], UnavailableError | None]] = {}
-
-
-def register_driver(
-    error: type[Exception], translate: Callable[[BaseException], UnavailableError | None]
-) -> None:
-    """Called by a backend module on import, so interfaces can map its errors without
-    importing it."""
-    _DRIVERS[error] = translate
-
-
-def driver_errors() -> tuple[type[Exception], ...]:
-    return tuple(_DRIVERS)
-
-
-def storage_error(exc: BaseException) -> UnavailableError | None:
-    """The memoryd error for a storage failure of any loaded backend; None otherwise."""
-    for error, translate in _DRIVERS.items():
-        if isinstance(exc, error):
-            return translate(exc)
-    return None
 
 
 # -- memory rows ---------------------------------------------------------------------------

@@ -97,6 +97,35 @@ def slot_of(metadata: dict[str, Any]) -> str | None:
     return slot if isinstance(slot, str) and slot else None
 
 
+def attribute_of(metadata: dict[str, Any]) -> str | None:
+    """The ``attribute`` column: what capture says the memory is about (the profile
+    and topic lookups seek on it); None without one."""
+    value = metadata.get("attribute")
+    return value[:64] if isinstance(value, str) and value else None
+
+
+def pinned_of(metadata: dict[str, Any]) -> int | None:
+    """The ``pinned`` column: 1 pinned into the profile, 0 kept out of it, None when
+    the attribute decides."""
+    value = metadata.get("pinned")
+    return int(value) if isinstance(value, bool) else None
+
+
+def derived(metadata: dict[str, Any]) -> list[Any]:
+    """The columns copied from metadata on every write, in ``DERIVED`` order."""
+    return [
+        dumps(metadata),
+        slot_of(metadata),
+        subjects_of(metadata),
+        attribute_of(metadata),
+        pinned_of(metadata),
+    ]
+
+
+#: ``derived``'s columns, as an UPDATE's SET list.
+DERIVED = "metadata = ?, slot = ?, subjects = ?, attribute = ?, pinned = ?"
+
+
 def subjects_of(metadata: dict[str, Any]) -> str | None:
     """The ``subjects`` column: metadata's subjects lowercased, sorted, as
     ``"|anna|user|"`` (a LIKE-free membership test is ``'%|anna|%'``); None without."""

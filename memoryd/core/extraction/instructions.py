@@ -58,7 +58,8 @@ def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
     if not re.match(_VERB_FIRST, value, re.I):
         value = f"use {value}"  # "Celsius from here on": use Celsius
     verb = re.sub(r"^do\s+not\s+", "not ", value, flags=re.I)
-    content = f"User wants the assistant to {pronouns(verb[0].lower() + verb[1:])}"
+    own = re.sub(r"\byour\b", "its", verb[0].lower() + verb[1:], flags=re.I)
+    content = f"User wants the assistant to {pronouns(own)}"
     if re.match(r"(?:I|we)\b", value):
         content = rewrite(value)
     return one("instructions", slot, value, content, single=single)

@@ -10,10 +10,10 @@ is complete, and how an error looks to its SDK.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from memoryd.core.injection import Injection
+from memoryd.core.injection import Contents, Injection
 from memoryd.core.wire_errors import openai_error
 from memoryd.engine.providers import Provider, ProviderKind
 from memoryd.gateway.pipeline import end_user, json_type
@@ -137,7 +137,7 @@ class WireFormat:
     def inject(
         self,
         body: Mapping[str, Any],
-        contents: Sequence[str],
+        contents: Contents,
         provider: Provider,
         model: str | None,
     ) -> Injection:

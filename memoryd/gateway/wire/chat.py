@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from memoryd.core.injection import Injection, inject_memory
+from memoryd.core.injection import Contents, Injection, inject_memory
 from memoryd.engine.providers import Provider
 from memoryd.gateway.pipeline import content_problem, content_text, last_user_text
 from memoryd.gateway.wire.base import Assembler, WireFormat, invalid
@@ -110,7 +110,7 @@ class ChatFormat(WireFormat):
     def inject(
         self,
         body: Mapping[str, Any],
-        contents: Sequence[str],
+        contents: Contents,
         provider: Provider,
         model: str | None,
     ) -> Injection:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from memoryd.core.injection import (
+    Contents,
     Injection,
+    Sections,
     caches_messages,
     has_cache_control,
     inject_last_turn,
@@ -151,7 +153,7 @@ class MessagesFormat(WireFormat):
     def inject(
         self,
         body: Mapping[str, Any],
-        contents: Sequence[str],
+        contents: Contents,
         provider: Provider,
         model: str | None,
     ) -> Injection:
@@ -160,7 +162,7 @@ class MessagesFormat(WireFormat):
         if has_cache_control(body):
             # Only ``system``/``tools`` are cached: the block goes after those blocks, and
             # the same memories must give the same bytes on the next turn.
-            contents = sorted(contents)
+            contents = contents.sorted() if isinstance(contents, Sections) else sorted(contents)
         return inject_system(body, contents)
 
     def upstream_url(self, provider: Provider) -> str:

@@ -11,10 +11,10 @@ their outputs, reasoning) carry no words of the user's. The memory block goes in
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from memoryd.core.injection import Injection, inject_instructions
+from memoryd.core.injection import Contents, Injection, inject_instructions
 from memoryd.core.wire_errors import openai_error
 from memoryd.engine.providers import Provider
 from memoryd.gateway.pipeline import json_type
@@ -91,7 +91,7 @@ class ResponsesFormat(WireFormat):
     def inject(
         self,
         body: Mapping[str, Any],
-        contents: Sequence[str],
+        contents: Contents,
         provider: Provider,
         model: str | None,
     ) -> Injection:

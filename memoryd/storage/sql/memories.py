@@ -15,8 +15,7 @@ from typing import Any
 
 from memoryd.models import Memory, MemoryPatch, NewMemory, to_iso
 from memoryd.storage.base import Clearing, Filter, ListQuery, Page
-from memoryd.storage.rows import COLUMNS, escape_like, row_to_memory, slot_of, subjects_of
-from memoryd.storage.rows import dumps as _dumps
+from memoryd.storage.rows import COLUMNS, DERIVED, derived, escape_like, row_to_memory
 from memoryd.storage.sql import context
 
 
@@ -26,9 +25,13 @@ def filter_sql(flt: Filter) -> tuple[str, list[Any]]:
     params: list[Any] = [to_iso(flt.now)]
     if flt.current_only:
         clauses.append("m.superseded_at IS NULL")
-    if flt.user_id is not None:
-        clauses.append("m.user_id IN ('', ?)")
-        params.append(flt.user_id)
+    _end_user(flt, clauses, params)
+    if flt.profile is not None:
+        # the partial index's own WHERE, word for word, so the planner may use it
+        clauses.append("(m.attribute IS NOT NULL OR m.pinned IS NOT NULL)")
+        marks = ", ".join("?" for _ in flt.profile) or "NULL"
+        clauses.append(f"(m.pinned = 1 OR (m.pinned IS NULL AND m.attribute IN ({marks})))")
+        params += flt.profile
     if flt.owners is not None:
         marks = ", ".join("?" for _ in flt.owners) or "NULL"
         clauses.insert(0, f"m.api_key_id IN ({marks})")
@@ -43,6 +46,29 @@ def filter_sql(flt: Filter) -> tuple[str, list[Any]]:
         clauses.append("m.type = ?")
         params.append(flt.type.value)
     return " AND ".join(clauses), params
+
+
+def _end_user(flt: Filter, clauses: list[str], params: list[Any]) -> None:
+    """Which end users' rows a filter sees: a named one's own, and the key's shared
+    ones unless the key keeps them from its end users (and never the ``unshared``
+    attributes of them); with no end user named, the shared ones alone."""
+    if flt.user_id is None:
+        return
+    if not flt.user_id:
+        clauses.append("m.user_id = ''")
+    elif not flt.shared:
+        clauses.append("m.user_id = ?")
+        params.append(flt.user_id)
+    elif flt.unshared:
+        marks = ", ".join("?" for _ in flt.unshared)
+        clauses.append(
+            f"(m.user_id = ? OR (m.user_id = '' AND (m.attribute IS NULL OR "
+            f"m.attribute NOT IN ({marks}))))"
+        )
+        params += [flt.user_id, *flt.unshared]
+    else:
+        clauses.append("m.user_id IN ('', ?)")
+        params.append(flt.user_id)
 
 
 # -- reads ---------------------------------------------------------------------------
@@ -170,9 +196,7 @@ def hidden_counts(conn: Any, flt: Filter) -> dict[str, int]:
     if flt.session_id is not None:
         clauses.append("m.session_id = ?")
         params.append(flt.session_id)
-    if flt.user_id is not None:
-        clauses.append("m.user_id IN ('', ?)")
-        params.append(flt.user_id)
+    _end_user(flt, clauses, params)
     where = " AND ".join(clauses)
     # Two narrow counts rather than one pass over every memory of the owner: few
     # memories carry an expiry (the expires_at index finds them: an expression for the
@@ -278,7 +302,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
         was = context.position_of(conn, existing.id)
         conn.execute(
             "UPDATE memories SET content = ?, type = ?, session_id = ?, expires_at = ?, "
-            "metadata = ?, slot = ?, subjects = ?, updated_at = ?, superseded_at = NULL, "
+            f"{DERIVED}, updated_at = ?, superseded_at = NULL, "
             "superseded_by = NULL, "
             "needs_reindex = CASE WHEN content IS DISTINCT FROM ? THEN 1 ELSE needs_reindex END "
             "WHERE id = ?",
@@ -287,9 +311,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
                 new.type.value,
                 new.session_id,
                 expires,
-                _dumps(merged),
-                slot_of(merged),
-                subjects_of(merged),
+                *derived(merged),
                 to_iso(now),
                 new.content,
                 existing.id,
@@ -304,8 +326,8 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
     created = new.created_at or now
     conn.execute(
         "INSERT INTO memories (id, api_key_id, user_id, session_id, type, key, content, "
-        "metadata, slot, subjects, created_at, updated_at, expires_at, needs_reindex) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,1)",
+        "metadata, slot, subjects, attribute, pinned, created_at, updated_at, expires_at, "
+        "needs_reindex) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)",
         (
             memory_id,
             new.api_key_id,
@@ -314,9 +336,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
             new.type.value,
             key,
             new.content,
-            _dumps(new.metadata or {}),
-            slot_of(new.metadata or {}),
-            subjects_of(new.metadata or {}),
+            *derived(new.metadata or {}),
             to_iso(created),
             to_iso(created),
             expires,
@@ -341,8 +361,8 @@ def update(conn: Any, memory_id: str, patch: MemoryPatch, now: datetime) -> Memo
         sets.append("content = ?")
         params.append(patch.content)
     if patch.metadata is not None:
-        sets.append("metadata = ?, slot = ?, subjects = ?")
-        params += [_dumps(patch.metadata), slot_of(patch.metadata), subjects_of(patch.metadata)]
+        sets.append(DERIVED)
+        params += derived(patch.metadata)
     if patch.clear_expiry:
         sets.append("expires_at = NULL")
     elif patch.expires_at is not None:

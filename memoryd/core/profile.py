@@ -1,0 +1,212 @@
+"""The profile: what every request of an owner carries, whatever it asks (issue 39).
+
+Relevance-gated retrieval brings a memory back when the question shares its words or
+meaning; a standing instruction ("keep answers short") or a constraint ("my partner
+has a nut allergy") must shape answers that share neither. The profile is the few
+memories that always do: the person's standing instructions, how to address them,
+their role, and the health and dietary constraints a careful assistant would not
+advise around, plus anything they pin. Advice questions add the attributes their
+topic bears on ("ideas for my kid's weekend" -> the children; "plan a trip" -> pets,
+family, health). Attributes are capture's schema (``core.extraction.attributes``).
+Pure: the engine reads the rows, this decides order and budget.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+__all__ = [
+    "CONSTRAINTS",
+    "IDENTITY",
+    "INSTRUCTIONS",
+    "PROFILE",
+    "PROFILE_TOKENS",
+    "TOPICS",
+    "fit",
+    "rank",
+    "topics",
+]
+
+T = TypeVar("T")
+
+#: How the person wants to be answered: every question is answered some way.
+INSTRUCTIONS = (
+    "answer_language",
+    "answer_length",
+    "answer_format",
+    "tone",
+    "units",
+    "instruction",
+)
+#: Who they are to the conversation: the name to use, pronouns, their role (the
+#: expertise an answer assumes).
+IDENTITY = ("preferred_name", "name", "pronouns", "job_title")
+#: What no advice may ignore: allergies, diet, conditions and injuries, medication.
+CONSTRAINTS = ("allergy", "diet", "food_avoidance", "health_condition", "medication")
+#: Every always-on attribute, in the order the budget keeps them.
+PROFILE = INSTRUCTIONS + IDENTITY + CONSTRAINTS
+#: The profile's default budget (``profileMaxTokens``; 0 turns the profile off).
+PROFILE_TOKENS = 150
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    name: str
+    cue: re.Pattern[str]
+    attributes: tuple[str, ...]
+
+
+def _cue(*words: str) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(words) + r")\b", re.IGNORECASE)
+
+
+#: Advice topics: the words that name one, and the attributes beyond the profile that
+#: bear on its answer (the profile's constraints are always there).
+TOPICS: tuple[Topic, ...] = (
+    Topic(
+        "childcare",
+        _cue(
+            r"kids?",
+            r"kiddos?",
+            "child",
+            "children",
+            "son",
+            "sons",
+            "daughters?",
+            r"toddlers?",
+            r"bab(?:y|ies)",
+            r"teens?",
+            "teenagers?",
+            "little ones?",
+            r"boys?",
+            r"girls?",
+            "twins",
+            r"babysit\w*",
+            r"nanny",
+            "daycare",
+            "nursery",
+            "preschool",
+            "playdates?",
+            "bedtime",
+            "homework",
+            "school holidays",
+            "half[- ]term",
+            r"parenting",
+            r"family (?:day|outing|activit\w+|holiday|trip)",
+        ),
+        ("family_member", "age"),
+    ),
+    Topic(
+        "travel",
+        _cue(
+            r"trips?",
+            r"travel\w*",
+            r"holidays?",
+            r"vacations?",
+            r"flights?",
+            r"fly(?:ing)?",
+            r"hotels?",
+            r"itinerar\w+",
+            r"pack(?:ing)?",
+            r"destinations?",
+            "abroad",
+            r"road ?trip",
+            r"cruises?",
+            r"airports?",
+            r"getaway",
+            r"weekend away",
+            r"backpack\w*",
+            r"hostels?",
+            r"airbnb",
+            r"visa",
+            r"tours?",
+            r"sightseeing",
+            r"camping",
+            r"staycation",
+            r"honeymoon",
+        ),
+        ("family_member", "pet", "home", "vehicle"),
+    ),
+    Topic(
+        "work",
+        _cue(
+            r"jobs?",
+            r"careers?",
+            r"resume",
+            r"cv",
+            r"interviews?",
+            r"salary",
+            r"promotion",
+            r"boss",
+            r"manager",
+            r"colleagues?",
+            r"cowork\w+",
+            r"meetings?",
+            r"clients?",
+            r"negotiat\w+",
+            r"linkedin",
+            r"pitch",
+            r"presentations?",
+            r"workplace",
+            r"office",
+            r"deadlines?",
+            r"hiring",
+            r"freelanc\w+",
+            r"invoices?",
+            r"taxes",
+            r"tax return",
+            r"business",
+            r"startup",
+            r"team",
+            r"stand-?up",
+            r"performance review",
+            r"upskill\w*",
+            r"certification",
+        ),
+        ("employer", "work", "employment_status", "education", "field_of_study"),
+    ),
+)
+
+
+def topics(query: str) -> list[Topic]:
+    """The advice topics a question names."""
+    return [t for t in TOPICS if t.cue.search(query)] if query else []
+
+
+def rank(
+    items: Sequence[T],
+    attribute: Callable[[T], str | None],
+    pinned: Callable[[T], bool],
+    extra: Sequence[str] = (),
+) -> list[T]:
+    """Pinned first (the person asked for them), then the profile's attributes in
+    ``PROFILE`` order, then a topic's ``extra`` ones; newest first within each (the
+    caller gives them newest first, and the sort is stable)."""
+    order = {name: i for i, name in enumerate((*PROFILE, *extra))}
+    last = len(order)
+
+    def key(item: T) -> int:
+        if pinned(item):
+            return -1
+        return order.get(attribute(item) or "", last)
+
+    return sorted(items, key=key)
+
+
+def fit(items: Sequence[T], budget: int, tokens: Callable[[T], int]) -> tuple[list[T], list[T]]:
+    """Keep items in order while they fit; one that does not is dropped (and said so),
+    and a smaller one after it may still fit."""
+    kept: list[T] = []
+    dropped: list[T] = []
+    used = 0
+    for item in items:
+        cost = tokens(item)
+        if used + cost <= budget:
+            kept.append(item)
+            used += cost
+        else:
+            dropped.append(item)
+    return kept, dropped

@@ -1,0 +1,71 @@
+"""An owner's profile for one request, and retrieval with it: what a chat request
+carries and what a preview shows, from one function, so the two cannot drift apart
+(issue 39). ``core.profile`` decides membership order and the budget; this reads the
+rows through the retrieval filter (the same owners, end user, expiry and retention)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from memoryd.core import profile as core
+from memoryd.core.relevance import distinct
+from memoryd.models import Hit, Memory, Profile
+from memoryd.settings import MemorySettings
+
+if TYPE_CHECKING:
+    from memoryd.engine.retrieval import Request, Retriever
+
+#: Profile rows read per request before ranking (pinned and always-on, newest first).
+CANDIDATES = 64
+
+
+def compose(retriever: Retriever, req: Request, settings: MemorySettings) -> Profile:
+    """The profile section of one request: pinned memories, then the always-on
+    attributes, then those the question's topic bears on, within ``profileMaxTokens``.
+    The whole key's (or end user's) memories, whatever the session scope: a standing
+    instruction is not a session's."""
+    budget = settings.profile_max_tokens
+    if budget <= 0 or req.owner is None:
+        return Profile([], [], budget)
+    found = core.topics(req.query)
+    extra = tuple(dict.fromkeys(a for t in found for a in t.attributes if a not in core.PROFILE))
+    flt = replace(
+        retriever.scope_filter(req, settings),
+        session_id=None,
+        profile=core.PROFILE + extra,
+    )
+    rows = retriever.store.read().recent(flt, CANDIDATES)
+    ranked = core.rank(rows, _attribute, _pinned, extra)
+    always = set(core.PROFILE)
+    hits = [
+        Hit(
+            m,
+            1.0,
+            "profile" if _pinned(m) or _attribute(m) in always else "topic",
+            retriever.tokens(m.content),
+        )
+        for m in ranked
+    ]
+    hits, _ = distinct(hits, [])  # one copy of a fact; an end user's own slot wins
+    kept, dropped = core.fit(hits, budget, lambda h: h.tokens)
+    return Profile(kept, dropped, budget, [t.name for t in found])
+
+
+def merge(profile: Profile, hits: list[Hit]) -> list[Hit]:
+    """The retrieved hits without what the profile already says: the same memory, the
+    same words, or a shared memory of a slot the end user's own profile fact holds."""
+    if not profile.hits:
+        return hits
+    seen = {h.memory.id for h in profile.hits}
+    kept, _ = distinct([*profile.hits, *hits], [])
+    return [h for h in kept if h.memory.id not in seen]
+
+
+def _attribute(memory: Memory) -> str | None:
+    value = memory.metadata.get("attribute")
+    return value if isinstance(value, str) else None
+
+
+def _pinned(memory: Memory) -> bool:
+    return memory.metadata.get("pinned") is True
