@@ -241,6 +241,43 @@ UserGuard = Annotated[
 ]
 
 
+@router.get("/profile", response_model=s.ProfilePublic)
+def get_profile(
+    engine: EngineDep,
+    apiKeyId: Annotated[str, Query(min_length=1, max_length=200)],
+    userId: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+    query: Annotated[str, Query(max_length=4000, description="a request's words")] = "",
+) -> dict[str, Any]:
+    """The profile every request of this key (or its end user) carries, ahead of the
+    retrieved memories: pinned memories, standing instructions, the name to use, role,
+    health and dietary constraints; ``query`` adds what its advice topic bears on."""
+    return engine.profile(apiKeyId, query, user_id=userId or "").to_dict()
+
+
+@router.post("/{memory_id}/pin", response_model=s.MemoryOne)
+def pin_memory(
+    memory_id: str, engine: EngineDep, body: s.PinRequest | None = None, userId: UserGuard = None
+) -> dict[str, Any]:
+    """Pin a memory into its owner's profile (``pinned`` true, the default), keep it
+    out of it (false), or let its attribute decide again (null)."""
+    _belongs(engine, memory_id, userId)
+    pinned = True if body is None else body.pinned
+    memory = engine.pin(memory_id, pinned)
+    if memory is None:
+        raise NotFoundError(f"no memory with id {memory_id}")
+    return {"memory": memory.to_dict()}
+
+
+@router.post("/{memory_id}/unpin", response_model=s.MemoryOne)
+def unpin_memory(memory_id: str, engine: EngineDep, userId: UserGuard = None) -> dict[str, Any]:
+    """Keep a memory out of its owner's profile, even a standing instruction."""
+    _belongs(engine, memory_id, userId)
+    memory = engine.pin(memory_id, False)
+    if memory is None:
+        raise NotFoundError(f"no memory with id {memory_id}")
+    return {"memory": memory.to_dict()}
+
+
 @router.get("/{memory_id}", response_model=s.MemoryOne)
 def get_memory(memory_id: str, engine: EngineDep, userId: UserGuard = None) -> dict[str, Any]:
     memory = engine.get(memory_id)

@@ -228,6 +228,10 @@ class PreviewDropped(PreviewHit):
     reason: str  # why it was not injected: the relevance floor, the budget, minScore
 
 
+class PinRequest(Strict):
+    pinned: bool | None = True  # true: pinned in; false: kept out; null: the attribute decides
+
+
 class ProfileHit(PreviewHit):
     attribute: str | None  # capture's attribute (why it is in every request)
     pinned: bool | None  # pinned in (true), kept out (false), or the attribute decides

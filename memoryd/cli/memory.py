@@ -249,3 +249,61 @@ def memory_update(
     if updated is None:
         raise NotFoundError(f"no memory with id {memory_id}")
     emit(ctx, {"memory": updated.to_dict()}, f"updated {memory_id}")
+
+
+@memory.command("pin")
+@click.argument("memory_id")
+@click.option(
+    "--out",
+    "mode",
+    flag_value="out",
+    help="Keep it out of the profile instead (even a standing instruction).",
+)
+@click.option("--auto", "mode", flag_value="auto", help="Let its attribute decide again.")
+@cli_command
+def memory_pin(ctx: click.Context, memory_id: str, mode: str | None) -> None:
+    """Pin MEMORY_ID into its owner's profile, which every request carries."""
+    pinned = {"out": False, "auto": None}.get(mode or "", True)
+    with local_engine(ctx) as engine:
+        memory = engine.pin(memory_id, pinned)
+    if memory is None:
+        raise NotFoundError(f"no memory with id {memory_id}")
+    state = {True: "pinned", False: "kept out of the profile", None: "attribute decides"}
+    emit(ctx, {"memory": memory.to_dict()}, lambda: click.echo(f"{state[pinned]}: {memory.id}"))
+
+
+@memory.command("unpin")
+@click.argument("memory_id")
+@cli_command
+def memory_unpin(ctx: click.Context, memory_id: str) -> None:
+    """Keep MEMORY_ID out of its owner's profile (``pin --out``)."""
+    with local_engine(ctx) as engine:
+        memory = engine.pin(memory_id, False)
+    if memory is None:
+        raise NotFoundError(f"no memory with id {memory_id}")
+    emit(ctx, {"memory": memory.to_dict()}, lambda: click.echo(f"unpinned: {memory.id}"))
+
+
+@memory.command("profile")
+@click.option("--owner", "-k", required=True, help="Owner (client API key id).")
+@click.option("--user", "user_id", default="", help="End user of the key.")
+@click.option("--query", default="", help="A request's words (adds its advice topic).")
+@cli_command
+def memory_profile(ctx: click.Context, owner: str, user_id: str, query: str) -> None:
+    """The profile every request of OWNER (or its end user) carries."""
+    with local_engine(ctx) as engine:
+        found = engine.profile(owner, query, user_id=user_id)
+
+    def show() -> None:
+        for hit in found.hits:
+            meta = hit.memory.metadata
+            why = "pinned" if meta.get("pinned") is True else meta.get("attribute") or "-"
+            click.echo(f"{hit.memory.id}  {why:16s} {hit.tokens:4d}t  {hit.memory.content}")
+        for hit in found.dropped:
+            click.echo(f"{hit.memory.id}  {'dropped':16s} {hit.tokens:4d}t  {hit.memory.content}")
+        click.echo(
+            f"-- {len(found.hits)} in the profile, {found.tokens}/{found.budget_max_tokens} "
+            f"tokens, {len(found.dropped)} over the budget"
+        )
+
+    emit(ctx, found.to_dict(), show)

@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memoryd.core.extraction import Fact, extract, fact_metadata
+from memoryd.core.extraction.guard import unsafe
 from memoryd.engine.attribute_backing import back
 from memoryd.engine.attribute_model import AttributeModel, engine_minilm, shared_model
 from memoryd.engine.background import BackgroundWorker
@@ -224,7 +225,19 @@ class ExtractionJobs:
         self, owner: str, session_id: str, texts: Texts, user_id: str = ""
     ) -> list[Reconciled]:
         """By ``extractionMode``: the rules below, the LLM, or both. Facts belong to the
-        request's end user of the key (``user_id``; "" = the key's shared memory)."""
+        request's end user of the key (``user_id``; "" = the key's shared memory). A
+        text steering the assistant against others (``core.extraction.guard``) is
+        dropped first, for every mode, and counted."""
+        kept = [(text, source) for text, source in texts if not unsafe(text)]
+        if len(kept) < len(texts):
+            self.stats["guarded"] = self.stats.get("guarded", 0) + len(texts) - len(kept)
+            log.info(
+                "extraction: %d message(s) not kept: they steer the assistant",
+                len(texts) - len(kept),
+            )
+        texts = kept
+        if not texts:
+            return []
         if self.llm is not None:
             rules = lambda: self.rules(owner, session_id, texts, user_id)  # noqa: E731
             return self.llm(owner, session_id, texts, rules, user_id)

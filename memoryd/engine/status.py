@@ -132,7 +132,8 @@ def _status(engine: StatusHost) -> dict[str, Any]:
             ),
         },
         "reindex": reindex,
-        "extraction": dict(engine.extraction_stats)
+        "extraction": {"guarded": 0}  # messages not kept: they steer the assistant
+        | dict(engine.extraction_stats)
         | {
             "pending": engine.background.pending,
             "llm": llm_status(engine),

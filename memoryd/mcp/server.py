@@ -118,6 +118,30 @@ class ClearResult(BaseModel):
     deletedCount: int
 
 
+class ProfileMemory(McpMemory):
+    tokens: int = Field(description="Estimated tokens of the content.")
+    attribute: str | None = Field(description="What it is about (capture's schema).")
+    pinned: bool | None = Field(description="Pinned in, kept out, or the attribute decides.")
+
+
+class ProfileResult(BaseModel):
+    memories: list[ProfileMemory]
+    totalTokens: int
+    budgetMaxTokens: int
+    dropped: list[ProfileMemory] = Field(description="Left out: over the profile budget.")
+
+
+def _profile_memory(hit: Any) -> ProfileMemory:
+    meta = hit.memory.metadata
+    pinned = meta.get("pinned")
+    return ProfileMemory(
+        **McpMemory.of(hit.memory).model_dump(),
+        tokens=hit.tokens,
+        attribute=meta.get("attribute") if isinstance(meta.get("attribute"), str) else None,
+        pinned=pinned if isinstance(pinned, bool) else None,
+    )
+
+
 # -- arguments ---------------------------------------------------------------------------
 
 OwnerArg = Annotated[
@@ -306,6 +330,49 @@ class MemoryTools:
             )
         return ClearResult(deletedCount=count)
 
+    def pin(
+        self,
+        ctx: Context,
+        memoryId: Annotated[str, Field(min_length=1, max_length=200, description="Its id.")],
+        pinned: Annotated[
+            bool | None,
+            Field(
+                description="true: in every request (the profile); false: never in the "
+                "profile, even a standing instruction; null: its attribute decides."
+            ),
+        ] = True,
+        apiKeyId: OwnerArg = None,
+        userId: UserArg = None,
+    ) -> AddResult:
+        owner = _owner(_caller(ctx, self.principal), apiKeyId, write=True)
+        with _tool_errors():
+            found = self.engine.get(memoryId, owner=owner)
+            if found is None or (userId is not None and found.user_id != userId):
+                raise ToolError(f"no memory with id {memoryId} for this owner")
+            memory = self.engine.pin(memoryId, pinned, owner=owner)
+        if memory is None:
+            raise ToolError(f"no memory with id {memoryId} for this owner")
+        return AddResult(memory=McpMemory.of(memory))
+
+    def profile(
+        self,
+        ctx: Context,
+        apiKeyId: OwnerArg = None,
+        userId: UserArg = None,
+        query: Annotated[
+            str, Field(max_length=4000, description="A request's words (its advice topic).")
+        ] = "",
+    ) -> ProfileResult:
+        owner = _owner(_caller(ctx, self.principal), apiKeyId, write=False)
+        with _tool_errors():
+            found = self.engine.profile(owner, query, user_id=userId or "")
+        return ProfileResult(
+            memories=[_profile_memory(h) for h in found.hits],
+            totalTokens=found.tokens,
+            budgetMaxTokens=found.budget_max_tokens,
+            dropped=[_profile_memory(h) for h in found.dropped],
+        )
+
 
 _DESCRIPTIONS = {
     "memory_search": (
@@ -320,6 +387,15 @@ _DESCRIPTIONS = {
         "Delete every memory of the owner that matches the filters (type, created before "
         "olderThan). Without filters it deletes all of the owner's memories."
     ),
+    "memory_pin": (
+        "Pin a memory into the owner's profile, which every request carries whatever it "
+        "asks (pinned=true), keep it out of the profile (false), or let its attribute "
+        "decide (null)."
+    ),
+    "memory_profile": (
+        "The owner's (end user's) profile: the standing instructions, name, role and "
+        "constraints every request carries, within the profile's token budget."
+    ),
 }
 _ANNOTATIONS = {
     "memory_search": ToolAnnotations(read_only_hint=True, open_world_hint=False),
@@ -329,8 +405,16 @@ _ANNOTATIONS = {
     "memory_clear": ToolAnnotations(
         read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
     ),
+    "memory_pin": ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    ),
+    "memory_profile": ToolAnnotations(read_only_hint=True, open_world_hint=False),
 }
-TOOL_NAMES = tuple(p + n for n in _DESCRIPTIONS for p in (PREFIX, ""))
+#: OmniRoute's three tools answer under its names too; memoryd's own only under theirs.
+_OMNIROUTE = ("memory_search", "memory_add", "memory_clear")
+TOOL_NAMES = tuple(
+    p + n for n in _DESCRIPTIONS for p in ((PREFIX, "") if n in _OMNIROUTE else ("",))
+)
 
 
 def _tidy_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -362,17 +446,20 @@ def _no_global_logging_setup() -> Iterator[None]:
 
 
 def build_server(engine: MemoryEngine, *, principal: PrincipalSource | None = None) -> MCPServer:
-    """The MCP server with the six memory tools. ``principal``: the fixed caller of a
-    stdio server; without it each call must come through the HTTP endpoint."""
+    """The MCP server with the memory tools, each under two names. ``principal``: the
+    fixed caller of a stdio server; without it each call must come through the HTTP
+    endpoint."""
     bodies = MemoryTools(engine, principal)
     functions: dict[str, Callable[..., Any]] = {
         "memory_search": bodies.search,
         "memory_add": bodies.add,
         "memory_clear": bodies.clear,
+        "memory_pin": bodies.pin,
+        "memory_profile": bodies.profile,
     }
     tools: list[Tool] = []
     for base, fn in functions.items():
-        for name in (PREFIX + base, base):
+        for name in (PREFIX + base, base) if base in _OMNIROUTE else (base,):
             tool = Tool.from_function(
                 fn, name=name, description=_DESCRIPTIONS[base], annotations=_ANNOTATIONS[base]
             )

@@ -20,6 +20,8 @@ from typing import Any
 
 from memoryd.core.extraction.attributes import ALIASES, attribute_of, by_name, refine
 from memoryd.core.extraction.context import about, follow_up
+from memoryd.core.extraction.guard import unsafe
+from memoryd.core.extraction.instructions import instruction
 from memoryd.core.extraction.lists import fallback
 from memoryd.core.extraction.retract import retraction
 from memoryd.core.extraction.rules import Draft
@@ -29,11 +31,14 @@ from memoryd.core.extraction.segment import (
     Clause,
     clauses,
     prepare,
+    sentences,
     strip_injected,
     windows,
 )
+from memoryd.core.extraction.standing import AND_THEN, directive, stands
 from memoryd.core.extraction.table import block_rules
 from memoryd.core.extraction.values import slugify
+from memoryd.core.profile import INSTRUCTIONS
 from memoryd.core.subjects import of_fact as subjects_of_fact
 
 __all__ = [
@@ -208,20 +213,26 @@ def extract_facts(text: object, *, source: str = "user") -> list[Fact]:
 def extract(text: object, *, source: str = "user") -> tuple[list[Fact], list[str]]:
     """The facts of ``text`` and its leftovers: the user's first-person statements no
     rule read (the engine's attribute classifier may still keep them). Pure."""
-    if not isinstance(text, str) or not text:
-        return [], []
+    if not isinstance(text, str) or not text or unsafe(text):
+        return [], []  # a message steering the assistant keeps nothing (``guard``)
     facts: list[Fact] = []
     leftovers: list[str] = []
     seen: set[str] = set()
     # An exact str copy, so a str subclass cannot override the methods used below.
     parts = windows(str.__str__(text))
     for i, window in enumerate(parts):
-        found = clauses(prepare(window))
+        prepared = prepare(window)
+        found = clauses(prepared)
         # the head of a long message from its start, its tail from its end
         if len(parts) == 1 and len(found) > MAX_CLAUSES:  # keep its end too: "... btw I'm
             found = found[: MAX_CLAUSES - _TAIL_CLAUSES] + found[-_TAIL_CLAUSES:]  # allergic"
         found = found[-MAX_CLAUSES:] if i else found[:MAX_CLAUSES]
         _extract(found, source, facts, seen, leftovers)
+        if source == "user":
+            _standing(prepared, facts, seen)
+    if source != "user":  # instructions are the person's own words, never a reply's
+        facts = [f for f in facts if f.attribute not in INSTRUCTIONS]
+        leftovers = []  # nor does the classifier read a reply's "I" as the person
     return _merged(facts), leftovers
 
 
@@ -278,6 +289,40 @@ def _extract(
         for draft in drafts:
             fact = _fact(draft, source, clause.text, clause.still)
             if fact is not None and fact.key not in seen:
+                seen.add(fact.key)
+                facts.append(fact)
+
+
+#: What a standing request may be filed as: an instruction, or the name to use.
+_ANSWERING = frozenset((*INSTRUCTIONS, "preferred_name", "name", "pronouns"))
+_WHOLE = re.compile(r"(?P<v>.+)", re.DOTALL)
+
+
+def _standing(text: str, facts: list[Fact], seen: set[str]) -> None:
+    """Requests about how to answer the person from now on, in the sentences no rule
+    read as one (``standing``): the rule table on the request's words first ("call me
+    Bazza from now on"), else one instruction in their words."""
+    covered = [f.clause for f in facts if f.attribute in _ANSWERING and f.clause]
+    pieces = []
+    for sentence, _end in sentences(text):
+        lasting = stands(sentence)
+        parts = AND_THEN.split(sentence)  # "keep it short and use bullet points"
+        pieces += [(part, lasting) for part in (parts if len(parts) > 1 else [sentence])]
+    for sentence, lasting in pieces:
+        if any(c in sentence for c in covered):
+            continue
+        found = directive(sentence, lasting)
+        if found is None:
+            continue
+        words, less = found
+        made = [f for d in ([] if less else _match(words)) if (f := _fact(d, "user", sentence))]
+        made = [f for f in made if f.attribute in _ANSWERING]
+        if not made:
+            value = f"not {words}" if less else words
+            drafts = instruction(_WHOLE.match(value), value) or []  # type: ignore[arg-type]
+            made = [f for d in drafts if (f := _fact(d, "user", sentence))]
+        for fact in made:
+            if fact.key not in seen:
                 seen.add(fact.key)
                 facts.append(fact)
 

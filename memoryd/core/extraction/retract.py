@@ -281,7 +281,19 @@ _CUE = re.compile(
     r"\b(?:forget|ignore|disregard|delete|remove|erase|drop|scrap|strike|mind|nvm|nevermind|"
     r"after\s+all|off|cancell?ed|scrapped|longer|passed|died|down|rehomed|gave|sold|wrong|true|"
     r"mistake|incorrect|alarm|nothing|happening|dead|stopped|quit|finished|done|keep|save|store|"
-    r"remember|hold|anymore|more|now)\b",
+    r"remember|hold|anymore|more|now|stop|need|have)\b",
+    re.IGNORECASE,
+)
+# "you can stop using bullet points", "no need to keep it short anymore": a standing
+# instruction taken back (the profile stops carrying it, issue 39)
+_STOP_DOING = re.compile(
+    r"^(?:(?:please|pls|ok|okay|so|and|actually|also|oh|btw|but)\s+)*"
+    r"(?:(?:you|u)\s+(?:can|may|could)\s+(?:now\s+)?stop|feel\s+free\s+to\s+stop|"
+    r"it'?s\s+ok(?:ay)?\s+to\s+stop|(?:there'?s\s+|there\s+is\s+)?no\s+(?:more\s+)?need\s+"
+    r"(?:to|for)|(?:you|u)\s+(?:do\s+not|don'?t|dont)\s+(?:need|have)\s+to)\s+"
+    r"(?:(?:use|using|do|doing|give|giving|add|adding|write|writing|keep|keeping|put|putting|"
+    r"answer|answering|reply|replying|respond|responding|call|calling)\s+(?:me\s+)?)?"
+    r"(?P<what>.+?)(?:\s+(?:any\s*more|from\s+now\s+on|now|with\s+me|for\s+me))*$",
     re.IGNORECASE,
 )
 _ABOUT = re.compile(r"^(?:about|re|regarding|as\s+for|on)\s+(?P<what>.{2,60})$", re.IGNORECASE)
@@ -298,6 +310,10 @@ def retraction(clause: str, match: Match, before: str = "") -> tuple[str, ...] |
     if _CUE.search(clause) is None:  # most clauses withdraw nothing: one search says so
         return None
     clause = _RESTORED.sub("", clause)
+    stop = _STOP_DOING.match(clause)
+    if stop is not None:  # the instructions that say those words
+        named = _words(stop["what"])
+        return (f"instruction:*~{named}",) if len(named) >= 3 else None
     m = (
         _WHATEVER.match(clause)
         or _ABOUT_FORGET.match(clause)

@@ -1,0 +1,135 @@
+"""What capture never keeps: words meant to steer the assistant against other people or
+its operator (issue 45).
+
+A standing instruction is how the assistant should answer *this* person. A message
+that tells the assistant what to say to other people, asks it to collect credentials
+or personal data, promotes links or contact details, or tries to override or reveal
+the system and developer instructions is not one, and neither is anything else it
+says: one such sentence inside a friendly message makes the whole message untrusted,
+so nothing of it is stored (a fact beside an attack is the attack's cover). Pure and
+stdlib-only; the reason names the kind, never the text.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["REASONS", "unsafe"]
+
+_I = re.IGNORECASE
+
+# Other people, as the assistant would meet them: "users", "anyone who asks", "the
+# previous user", "my colleagues who use this".
+_PEOPLE = (
+    r"(?:users?|customers?|clients?|people|ppl|folks|persons?|every\s*one|every1|every\s*body|"
+    r"any\s*one|any1|any\s*body|some\s*one|some1|some\s*body|others|visitors|readers?|callers?|"
+    r"members|whoever|guests|patients|students|buyers|shoppers|viewers|followers|subscribers)"
+)
+_TELL = (
+    r"(?:tell|tel|inform|advise|warn|remind|let|say\s+to|direct|point|send|refer|redirect|"
+    r"recommend\s+to|answer|respond\s+to|reply\s+to|ask|encourage|push|urge|instruct|convince|"
+    r"persuade|notify|give)"
+)
+_OTHERS = re.compile(
+    rf"(?<!don't\s)(?<!dont\s)(?<!do\snot\s)\b{_TELL}\s+(?:all\s+(?:the\s+|of\s+the\s+)?|every\s*|each\s+|any\s*|other\s+|the\s+|these\s+|"
+    rf"those\s+)?{_PEOPLE}\b"
+    rf"|\b(?:whenever|when(?:ever)?|if|every\s+time|each\s+time|any\s+time)\s+(?:an?\s+|the\s+|"
+    rf"other\s+|any\s+|some\s+)?(?:{_PEOPLE}|other\s+people|new\s+users?)\s+(?:\w+\s+){{0,3}}?"
+    r"(?:asks?|ask(?:ed|ing)|says?|mentions?|wants?|comes?|chats?|talks?|writes?|messages?|"
+    r"enquires?|inquires?|enquiring|inquiring|requests?|contacts?|needs?)\b"
+    rf"|\b(?:all|every|each|any|other|future|the\s+(?:previous|last|next|other))\s+{_PEOPLE}"
+    r"(?:'s|s')?\b(?!\s+(?:in\s+my|at\s+my|of\s+mine))"
+    r"|\b(?:previous|last|next|other)\s+(?:users?|persons?|people|customers?|person)\b"
+    r"|\bcolleagues?\s+who\s+use\b"
+    rf"|\b{_PEOPLE}\s+(?:who\s+|that\s+)?(?:enquir|inquir|ask)\w*\s+(?:\w+\s+){{0,4}}?(?:are|is|be|get)\s+"
+    r"(?:told|advised|informed|reminded|sent|directed)\b",
+    _I,
+)
+_SECRET = re.compile(
+    r"\b(?:pass\s*words?|pass\s*codes?|pwd|one[- ]time\s+(?:pass)?codes?|otps?|2fa|"
+    r"verification\s+codes?|\d[- ]digit\s+codes?|recovery\s+(?:codes?|phrases?|keys?)|"
+    r"seed\s+phrases?|api\s+keys?|access\s+tokens?|auth\w*\s+tokens?|secret\s+keys?|"
+    r"private\s+keys?|pin\s+(?:numbers?|codes?)|card\s+(?:numbers?|details)|cvv|cvc|"
+    r"credit\s+cards?|debit\s+cards?|bank(?:ing)?\s+(?:login|details|password|account\s+numbers?)|"
+    r"login\s+(?:details|info|credentials)|log-?ins?|credentials|social\s+security|ssn|"
+    r"aadhaa?r|pan\s+(?:card|number)|passport\s+(?:numbers?|details)|national\s+insurance|"
+    r"maiden\s+names?|dates?\s+of\s+birth|home\s+address(?:es)?|mygov)\b",
+    _I,
+)
+_ASK = re.compile(
+    r"\b(?:ask|asks|asking|request|collect|gather|get|demand|require|paste|send|share|give|"
+    r"enter|provide|verify|confirm|type|hand\s+over|for\s+their)\b",
+    _I,
+)
+_LINK = re.compile(
+    r"https?://|\bwww\.|\b[\w-]+\.(?:com|net|org|io|co|uk|example|info|biz|xyz|shop|ru|in|au|de|"
+    r"me|app|site|store|link|ly|online|club|top|vip|cc)\b(?:/\S*)?"
+    r"|[\w.+-]+@[\w-]+\.\w+|(?<![\w@])@[A-Za-z_]\w{2,}|\b(?:bc1|0x)[0-9a-zA-Z]{10,}"
+    r"|\+?\d[\d ().-]{7,}\d|\b(?:whats\s*app|telegram|discord|signal)\s+(?:number|channel|group|"
+    r"server|link)|\bwallet\s+address",
+    _I,
+)
+_PROMOTE = re.compile(
+    r"\b(?:always|alwys|every|evry|from\s+now|frm\s+now|whenever|going\s+forward|in\s+future|"
+    r"all\s+future|future\s+(?:answers|replies|responses|chats)|recommend|mention|append|include|"
+    r"add|promote|point|direct|send|refer|sign\s+off|end\s+(?:every|each|all)|slip\s+in|plug|"
+    r"advertise|link)\b",
+    _I,
+)
+_OVERRIDE = re.compile(
+    r"\b(?:ignore|disregard|forget|bypass|override|overrid\w*|circumvent|turn\s+off|disable|"
+    r"ditch|drop|abandon|break)\b[^.!?\n]{0,50}?\b(?:instructions?|prompts?|rules|guidelines|"
+    r"guardrails|polic(?:y|ies)|restrictions|filters?|safety|programming|training|developers?|"
+    r"operators?|limits|principles|ethics)\b"
+    r"|\b(?:system|developer|dev|operator|hidden|secret|initial|original|internal)\s+"
+    r"(?:prompts?|messages?|instructions?|rules|settings|config\w*|directives?)\b"
+    r"|\b(?:no|without|zero)\s+(?:content\s+)?(?:filters?|filtering|guardrails|censorship)\b"
+    r"|\b(?:answer|respond|reply|talk|operate|act)\w*\s+(?:\w+\s+){0,3}?without\s+(?:any\s+)?"
+    r"(?:restrictions|rules|limits|limitations)\b"
+    r"|\bjail\s*break|(?-i:\bDAN\b)|\b(?:developer|god|dev)\s+mode\b|\bevil\s*bot\b|\bunfiltered\b|"
+    r"\buncensored\b|\bPWNED\b"
+    r"|\b(?:answer|respond|reply)\s+(?:only\s+)?with\s+(?:just\s+)?the\s+word\b"
+    r"|\b(?:higher|more|top)\s+priority\s+than\b"
+    r"|\b(?:prompt|rules|instructions|polic(?:y|ies)|guidelines)\s+(?:\w+\s+)?no\s+longer\s+appl"
+    r"|\b(?:not|no\s+longer)\s+valid\s+any\s*more\b|\boverridden\b"
+    r"|\b(?:you(?:'re|\s+are)|ur|u\s+r|you\s+will\s+be)\s+(?:not\s+an?\s+(?:assistant|ai)|now\s+"
+    r"(?:an?\s+)?(?:unrestricted|free|evil|jailbroken))"
+    r"|\bdo\s+(?:whatever|anything)\s+i\s+(?:ask|say|want)\b"
+    r"|\bforget\s+(?:all\s+)?(?:your|ur|you'?re)\s+(?:rules|instructions|training)\b",
+    _I,
+)
+_REVEAL = re.compile(
+    r"\b(?:reveal|show|print|dump|display|disclose|repeat|paste|output|share|leak|expose|"
+    r"tell\s+me|give\s+me|include|append|list)\b[^.!?\n]{0,60}?\b(?:(?:your|ur|system|hidden|"
+    r"initial|original|secret|internal)\s+prompt|configuration|"
+    r"(?:saved|stored)\s+(?:memories|information|data|notes)|memories\s+(?:of|about|from)\s+"
+    r"(?:other|others|every)|conversations?\s+(?:of|with|from)\s+(?:other|others|the\s+previous)|"
+    r"what\s+(?:other|others|the\s+(?:last|previous))|instructions\s+(?:you|the\s+dev|from))\b",
+    _I,
+)
+
+#: Why a message was not kept, by kind.
+REASONS = {
+    "others": "addresses other people",
+    "credentials": "asks for credentials or personal data",
+    "links": "promotes a link or contact details",
+    "override": "overrides the system or developer instructions",
+    "reveal": "asks to reveal instructions or other people's data",
+}
+
+
+def unsafe(text: str) -> str | None:
+    """The kind of steering ``text`` attempts (a key of ``REASONS``), or None."""
+    if not text:
+        return None
+    if _OVERRIDE.search(text):
+        return "override"
+    if _REVEAL.search(text):
+        return "reveal"
+    if _SECRET.search(text) and _ASK.search(text):
+        return "credentials"
+    if _LINK.search(text) and _PROMOTE.search(text):
+        return "links"
+    if _OTHERS.search(text):
+        return "others"
+    return None

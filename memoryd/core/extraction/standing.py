@@ -1,0 +1,160 @@
+"""Standing instructions however they are asked for (issue 45): "can u keep ur replies
+short from now on", "would you mind replying to me in Japanese", "I'd appreciate a
+neutral tone in all of our future exchanges", "you don't need to dumb down the
+electrical stuff with me", "No markdown.".
+
+The segmenter keeps statements and drops requests; these are requests, but about how
+to answer the person from now on, not a task for this turn. A sentence is one when it
+asks the assistant something (please, can you, I'd like you to, you can, no need to,
+a bare imperative) and either says it stands (from now on, always, in future chats) or
+is about the manner of answering this person (reply to me in, talk to me, call me, be
+more blunt with me, skip the basics, metric units). ``directive`` gives the request's
+words; the caller tries the rule table on them first ("call me Bazza") and files the
+rest as an instruction. Pure and stdlib-only.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["AND_THEN", "directive", "stands"]
+
+_I = re.IGNORECASE
+
+#: A second request joined to the first: "keep it short and use bullet points".
+AND_THEN = re.compile(
+    r"(?:,\s*|\s+)(?:and|also|plus)\s+(?:(?:please|pls|always|never)\s+)?(?=(?:use|keep|give|"
+    r"write|reply|respond|answer|add|put|include|avoid|skip|stop|start|end|call|address|be|"
+    r"show|format|stick|limit|bold|sign|no|don'?t|do\s+not|never)\b)",
+    _I,
+)
+
+_FILLER = re.compile(
+    r"^(?:(?:oh|ok|okay|also|and|btw|by\s+the\s+way|so|actually|fyi|but|right|anyway|random\s+but|"
+    r"one\s+(?:more\s+)?(?:thing|request)(?:\s+though|\s+tho)?|quick\s+(?:one|thing)|new\s+rule|"
+    r"new\s+preference|preference\s+time|for\s+future\s+reference|(?:in|for)\s+(?:the\s+)?future|"
+    r"going\s+forward|from\s+now\s+on|from\s+here\s+on(?:\s+out)?|mate|cheers|thanks|thank\s+you|"
+    r"hey|hi|yeah|yes|lol|haha|please\s+note|just\s+so\s+you\s+know|heads\s+up|one\s+request|"
+    r"a\s+(?:small|quick)\s+request)\b[\s,:;.!\u2014\u2013-]*)+",
+    _I,
+)
+_ASK = re.compile(
+    r"^(?:"
+    r"(?:please|pls|plz|kindly)\s+(?:do\s+)?(?P<a>.+)"
+    r"|(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+|kindly\s+)?"
+    r"(?:(?:mind|consider)\s+)?(?P<b>.+)"
+    r"|(?:can|could|shall)\s+we\s+(?P<c>(?:switch|stick|keep|use|go|talk|speak|chat|move|do)\b.+)"
+    r"|i(?:'d|\s+would)\s+(?:like|love|prefer|appreciate(?:\s+it)?|rather)(?:\s+(?:it\s+)?if)?\s+"
+    r"(?:that\s+)?(?:you|u)\s+(?:to\s+|could\s+|would\s+|can\s+)?(?P<d>.+)"
+    r"|i\s+(?:want|need)\s+(?:you|u)\s+to\s+(?P<e>.+)"
+    r"|(?:you|u)\s+(?:can|may|should|could|must)\s+(?P<f>.+)"
+    r"|(?:do|just)\s+(?P<g>.+)"
+    r"|(?P<h>(?:always|alwys|never|don'?t|dont|do\s+not|stop|no\s+more)\s+.+)"
+    r")$",
+    _I,
+)
+_NEGATIVE = re.compile(
+    r"^(?:(?:you|u)\s+(?:do\s+not|don'?t|dont)\s+(?:need|have)\s+to|no\s+need\s+to|"
+    r"there\s+is\s+no\s+need\s+to)\s+(?P<v>.+)$",
+    _I,
+)
+_PREFER = re.compile(
+    r"^i(?:'d|\s+would)\s+(?:prefer|like|appreciate|love)\s+(?:that\s+)?(?P<v>(?:a|an|the|my|more|less|"
+    r"shorter|longer|short|detailed|all|answers|replies|responses|it\s+in|things)\b.+)$",
+    _I,
+)
+_IMPERATIVE = re.compile(
+    r"^(?P<v>(?:reply|respond|answer|write|talk|speak|use|keep|give|call|address|show|put|"
+    r"format|skip|avoid|stick|switch|be|limit|start|begin|end|include|bold|sign|explain|"
+    r"tell|make|stop|drop|leave|cut)\b.+)$",
+    _I,
+)
+_TERSE = re.compile(
+    r"^(?P<v>(?:no|less|more|fewer|shorter|longer|only|plain|bullet|metric|imperial|"
+    r"short|brief|detailed)\s+(?:\w+\s+){0,3}?(?:markdown|emojis?|jargon|enthusiasm|detail|"
+    r"details|fluff|waffle|text|answers?|replies|responses|bullets?|bullet\s+points|"
+    r"tables?|headings|small\s+talk|essays?|formal\w*|casual|politeness|exclamation\s+marks|"
+    r"units|only|please|prose|sentences|words|paragraphs?|code|explanations?))"
+    r"(?:\s+(?:only|please|pls|thanks))*$",
+    _I,
+)
+_STANDS = re.compile(
+    r"\b(?:from\s+now|frm\s+now|now\s+on|going\s+forward|from\s+here|onwards?|"
+    r"(?:in|for)\s+(?:the\s+)?future|future\s+(?:chats?|conversations?|answers?|replies|"
+    r"responses|exchanges|sessions|suggestions)|future\s+\w+\s+(?:suggestions|answers|replies|chats)|always|alwys|never|every\s+time|each\s+time|"
+    r"whenever|any\s*more|in\s+(?:all\s+)?(?:our|my)\s+(?:\w+\s+)?(?:chats?|conversations?|"
+    r"exchanges)|for\s+our\s+chats|(?:all|every|each)\s+(?:of\s+)?(?:your|ur)\s+(?:answers?|"
+    r"replies|responses|messages))\b",
+    _I,
+)
+# How this person is to be answered, when nothing says it stands.
+_MANNER = re.compile(
+    r"\b(?:(?:reply|respond|answer|talk|speak|write|chat)\w*\s+(?:to\s+|with\s+)?me\b|"
+    r"(?:call|address)\s+me\b|with\s+me\b|for\s+me\b|to\s+me\b|"
+    r"(?:your|ur|the)\s+(?:answers?|replies|responses)\b|"
+    r"skip\s+the\s+(?:basics|beginner|hand|intro)|dumb\s+(?:it\s+|things\s+)?down|"
+    r"sugar\s*coat|jargon|technical\s+(?:terms|terminology|words)|terminology)",
+    _I,
+)
+# A task for this turn, not a standing wish: an object to work on.
+_TASK = re.compile(
+    r"^\w+\s+(?:\w+\s+){0,2}?(?<!like\s)(?:this|that|these|those|the\s+following|below|above|"
+    r"attached|my\s+(?:essay|email|letter|code|cv|resume|text|draft|paragraph|message|post))\b"
+    r"(?!\s+(?:way|style|tone))",
+    _I,
+)
+
+
+#: Where a request may begin inside a sentence: "I have a fear of flying, so in all
+#: future suggestions avoid flights"; "I'm a sparky so you don't need to dumb it down".
+_PARTS = re.compile(r"\s*(?:[,;:\u2014\u2013]|\s-\s)\s*(?:(?:so|and|but|then)\s+)?|\s+so\s+", _I)
+
+
+def directive(sentence: str, stands: bool | None = None) -> tuple[str, bool] | None:
+    """The words of a standing request to the assistant in ``sentence`` (the opener
+    taken off: "keep your replies short from now on") and whether it asks for less of
+    something ("you don't need to dumb it down": ``True``); None when the sentence is
+    no such request. The whole sentence is tried first, then from each of its breaks.
+    ``stands``: a sentence this part came from says it stands ("from now on keep it
+    short and use bullets": the bullets stand too)."""
+    stands = stands or _STANDS.search(sentence) is not None
+    found = _request(sentence, stands)
+    if found is None:
+        for m in _PARTS.finditer(sentence):
+            found = _request(sentence[m.end() :], stands)
+            if found is not None:
+                break
+    return found
+
+
+def stands(sentence: str) -> bool:
+    """Whether ``sentence`` says its request stands (from now on, always, in future)."""
+    return _STANDS.search(sentence) is not None
+
+
+def _request(sentence: str, stands: bool) -> tuple[str, bool] | None:
+    text = _FILLER.sub("", sentence.strip()).strip(" ,;:.!?\u2014\u2013-")
+    if len(text) < 6:
+        return None
+    negative = _NEGATIVE.match(text)
+    if negative:
+        words, less = negative["v"], True
+    elif prefer := _PREFER.match(text):
+        words, less = prefer["v"], False
+    elif asked := _ASK.match(text):
+        words = next(v for v in asked.groupdict().values() if v)
+        less = False
+        words = re.sub(r"^(?:please|pls|kindly|just|also)\s+", "", words, flags=_I)
+    elif imperative := _IMPERATIVE.match(text):
+        words, less = imperative["v"], False
+    elif terse := _TERSE.match(text):  # "No markdown.": use no markdown
+        words, less = f"use {terse['v'][0].lower()}{terse['v'][1:]}", False
+    else:
+        return None
+    words = words.strip(" ,;:.!?")
+    if len(words) < 4:
+        return None
+    manner = _MANNER.search(text) is not None and _TASK.search(words) is None
+    if not (stands or manner or _TERSE.match(text)):
+        return None
+    return words, less
