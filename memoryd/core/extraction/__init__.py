@@ -260,7 +260,9 @@ def _merged(facts: list[Fact]) -> list[Fact]:
 
 
 _TAIL_CLAUSES = 10  # of a long one-window message, the clauses read from its end
-_FIRST_PERSON = re.compile(r"^(?:I|my|we|our|me)\b", re.IGNORECASE)
+# a statement about the speaker: first person within its first few words ("Last year
+# I had surgery on my knee", "both my girls are teenagers")
+_FIRST_PERSON = re.compile(r"^(?:\S+\s+){0,3}?(?:I|my|we|our|me)\b", re.IGNORECASE)
 
 
 def _extract(

@@ -49,7 +49,11 @@ _ASK = re.compile(
     r"|i\s+(?:want|need)\s+(?:you|u)\s+to\s+(?P<e>.+)"
     r"|(?:you|u)\s+(?:can|may|should|could|must)\s+(?P<f>.+)"
     r"|(?:do|just)\s+(?P<g>.+)"
-    r"|(?P<h>(?:always|alwys|never|don'?t|dont|do\s+not|stop|no\s+more)\s+.+)"
+    r"|(?P<h>(?:always|alwys|never|don'?t|dont|do\s+not|stop|no\s+more)\s+(?:\w+ly\s+)?"
+    r"(?:use|using|give|write|reply|respond|answer|say|start|end|include|add|put|call|address|"
+    r"mention|suggest|recommend|ask|tell|show|keep|make|explain|format|bold|list|be|talk|speak|"
+    r"assume|skip|round|convert|quote|cite|sign|sugarcoat|bring|mix|offer|leave|go|send|"
+    r"emojis?|markdown|jargon|bullets?|tables?)\b.*)"
     r")$",
     _I,
 )
@@ -89,11 +93,26 @@ _STANDS = re.compile(
 )
 # How this person is to be answered, when nothing says it stands.
 _MANNER = re.compile(
-    r"\b(?:(?:reply|respond|answer|talk|speak|write|chat)\w*\s+(?:to\s+|with\s+)?me\b|"
-    r"(?:call|address)\s+me\b|with\s+me\b|for\s+me\b|to\s+me\b|"
-    r"(?:your|ur|the)\s+(?:answers?|replies|responses)\b|"
+    r"\b(?:(?:reply|respond|answer|talk|speak|chat)\w*\s+(?:to\s+|with\s+)?me\b|"
+    r"(?:call|address)\s+me\b|with\s+me\b|"
+    r"(?:avoid|skip|never|don'?t|dont|do\s+not|no)\b[^.!?]*\bfor\s+me\b|"
+    r"(?:your|ur)\s+(?:answers?|replies|responses)\b|"
     r"skip\s+the\s+(?:basics|beginner|hand|intro)|dumb\s+(?:it\s+|things\s+)?down|"
-    r"sugar\s*coat|jargon|technical\s+(?:terms|terminology|words)|terminology)",
+    r"sugar\s*coat|jargon|technical\s+(?:terms|terminology|words)|terminology|"
+    r"explain\w*\s+(?:(?:things|stuff|it|everything)\s+)?(?:like|simply|in\s+simple|as\s+if))",
+    _I,
+)
+# Work for this turn ("write me a limerick", "make a summary of this email"): a
+# standing request only when it says in so many words that it stands.
+_TASK_VERB = re.compile(
+    r"^(?:write|make|draft|compose|create|generate|translate|summari[sz]e|rewrite|find|search|"
+    r"book|send|plan|calculate|check|fix|proofread|edit|tell\s+me\s+(?:a|an|about|some)|"
+    r"give\s+me\s+(?:a|an|some|the)\b)",
+    _I,
+)
+_LASTING = re.compile(
+    r"\b(?:from\s+now|frm\s+now|now\s+on|going\s+forward|from\s+here|onwards?|"
+    r"(?:in|for)\s+(?:the\s+)?future|every\s+time|each\s+time|whenever|in\s+all|all\s+future)\b",
     _I,
 )
 # A task for this turn, not a standing wish: an object to work on.
@@ -153,6 +172,8 @@ def _request(sentence: str, stands: bool) -> tuple[str, bool] | None:
         return None
     words = words.strip(" ,;:.!?")
     if len(words) < 4:
+        return None
+    if _TASK_VERB.match(words) and not _LASTING.search(sentence):
         return None
     manner = _MANNER.search(text) is not None and _TASK.search(words) is None
     if not (stands or manner or _TERSE.match(text)):
