@@ -161,6 +161,9 @@ class ExtractionJobs:
             return True
         classifier = self.attributes is not None and self.attributes.available()
         for text, source in texts:
+            if unsafe(text):  # counted here: no job will see it
+                self.stats["guarded"] = self.stats.get("guarded", 0) + 1
+                continue
             facts, leftovers = extract(text, source=source)
             if facts or (leftovers and classifier):
                 return True
