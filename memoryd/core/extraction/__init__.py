@@ -260,9 +260,17 @@ def _merged(facts: list[Fact]) -> list[Fact]:
 
 
 _TAIL_CLAUSES = 10  # of a long one-window message, the clauses read from its end
-# a statement about the speaker: first person within its first few words ("Last year
-# I had surgery on my knee", "both my girls are teenagers")
-_FIRST_PERSON = re.compile(r"^(?:\S+\s+){0,3}?(?:I|my|we|our|me)\b", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"^(?:I|my|we|our|me)\b", re.IGNORECASE)
+# a statement about the speaker a few words in: "Last year I had surgery on my knee",
+# "just a reminder that I'm allergic", "both my girls are teenagers"
+# (not after a hedge, a moment or someone else's words: "I wonder if I'm", "today I am")
+_LATE_FIRST = re.compile(r"^(?:\S+\s+){1,3}?(?=(?:I|my|we|our)\b)")
+_NOT_LATE = re.compile(
+    r"\b(?:wonder|if|whether|maybe|perhaps|today|tonight|now|currently|this|right|think|"
+    r"guess|sure|hope|wish|when|what|unless|because|said|says|told|asked|suppose|imagine|"
+    r"pretend|tomorrow|yesterday|tho|though|he|she|they|you)\b",
+    re.IGNORECASE,
+)
 
 
 def _extract(
@@ -284,10 +292,15 @@ def _extract(
         if not drafts and clause.listed is not None:  # "Upcoming: dentist 4 Feb"
             listed = fallback(clause.listed, clause.item)
             drafts = [listed] if listed is not None else []
+        text = clause.text
+        late = None if drafts or clause.question else _LATE_FIRST.match(text)
+        if late is not None and not _NOT_LATE.search(late[0]):  # the rules, from the speaker on
+            text = text[late.end() :]
+            drafts = _match(text)
         topic = next(iter(drafts), None) or about(clause.text)
         unread = not drafts and source == "user" and not clause.question
-        if unread and _FIRST_PERSON.match(clause.text) and len(clause.text.split()) >= 3:
-            leftovers.append(clause.text)
+        if unread and _FIRST_PERSON.match(text) and len(text.split()) >= 3:
+            leftovers.append(text)
         for draft in drafts:
             fact = _fact(draft, source, clause.text, clause.still)
             if fact is not None and fact.key not in seen:
