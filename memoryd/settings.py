@@ -252,15 +252,20 @@ class SettingsService:
     clock: Callable[[], float] = time.monotonic
     _cached: MemorySettings | None = None
     _loaded_at: float = 0.0
+    _generation: int = 0  # bumped by every invalidation
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def get(self) -> MemorySettings:
         with self._lock:
             if self._cached is not None and self.clock() - self._loaded_at < self.ttl_s:
                 return self._cached
+            generation = self._generation
         settings = normalize(self.store.read().settings(PREFIX), self.defaults)
         with self._lock:
-            self._cached, self._loaded_at = settings, self.clock()
+            # a read that began before a write's invalidation may hold the old values:
+            # it answers its own caller, but is not cached for the next TTL
+            if generation == self._generation:
+                self._cached, self._loaded_at = settings, self.clock()
         return settings
 
     def update(self, partial: Mapping[str, Any]) -> MemorySettings:
@@ -273,6 +278,7 @@ class SettingsService:
     def invalidate(self) -> None:
         with self._lock:
             self._cached = None
+            self._generation += 1
 
     def with_overrides(self, **changes: Any) -> MemorySettings:
         """The current settings with some fields replaced (per-request views)."""

@@ -300,3 +300,61 @@ def test_pin_and_profile_from_the_cli(tmp_path: Any) -> None:
     assert json.loads(shown.output)["memories"] == []
     missing = run("memory", "pin", "nope")
     assert missing.exit_code != 0 and "no memory with id nope" in missing.output
+
+
+# -- the preview is what the gateway sends ---------------------------------------------------
+
+
+@pytest.fixture
+def semantic_wire(semantic_engine: MemoryEngine) -> Iterator[Wire]:
+    with running_wire(semantic_engine) as wire:
+        yield wire
+
+
+@pytest.mark.parametrize("strategy", ["recent", "semantic", "hybrid"])
+def test_the_preview_shows_exactly_what_a_chat_request_carries(
+    semantic_wire: Wire, strategy: str
+) -> None:
+    """``retrieve-preview`` with a query under ``recent`` keyword-scored and dropped what
+    scored nothing, while the gateway sent the newest memories: now one function
+    answers both, for every strategy."""
+    wire = semantic_wire
+    engine = wire.engine
+    engine.extract_now(wire.owner, "Please always answer me in Portuguese.", user_id="alice")
+    engine.extract_now(wire.owner, "I'm allergic to shellfish.", user_id="alice")
+    for fact in ("User plays the cello", "User lives in Porto", "User's cat is called Tinta"):
+        engine.create(_new(wire.owner, fact, "alice"))
+    add(engine, wire.owner, "Shared: the app is a cooking assistant")
+    engine.settings.update({"strategy": strategy, "relevanceFloor": None})
+    assert engine.drain(timeout=30)
+    query = "What should I cook for dinner with my cat around?"
+    preview = wire_api(wire)(
+        "POST",
+        "/api/memory/retrieve-preview",
+        json={"apiKeyId": wire.owner, "userId": "alice", "query": query},
+    ).json()
+    expected = [m["content"] for m in preview["profile"]["memories"]] + [
+        m["content"] for m in preview["memories"]
+    ]
+    assert preview["profile"]["memories"], "the profile is part of the comparison"
+    if strategy == "recent":  # the newest of alice's, whatever the words
+        assert len(preview["memories"]) >= 3
+    lines = chat(wire, query, user="alice")
+    ids = [m["id"] for m in preview["profile"]["memories"]] + [
+        m["id"] for m in preview["memories"]
+    ]
+    sent = wire.last_headers["x-memoryd-memory-ids"].split(",")  # type: ignore[attr-defined]
+    scores = [m["score"] for m in preview["memories"]]
+    if len(set(scores)) == len(scores):  # no ties: the same order too
+        assert lines == expected
+        assert sent == ids
+    else:  # tied scores may come back in either order from an approximate index
+        assert sorted(lines) == sorted(expected) and sorted(sent) == sorted(ids)
+        profiled = len(preview["profile"]["memories"])
+        assert lines[:profiled] == expected[:profiled]
+
+
+def _new(owner: str, content: str, user_id: str) -> Any:
+    from memoryd.models import NewMemory
+
+    return NewMemory(api_key_id=owner, content=content, user_id=user_id)

@@ -184,8 +184,10 @@ class HealthResult(Report):
 
 class PreviewRequest(Strict):
     query: str = Field(min_length=1, max_length=32_768)
-    strategy: StrategyName = "hybrid"
-    maxTokens: int = Field(default=2000, ge=1, le=16000)
+    #: None: the memory settings' (what the gateway uses), so the preview shows what a
+    #: chat request with this query would carry
+    strategy: StrategyName | None = None
+    maxTokens: int | None = Field(default=None, ge=1, le=16000)
     apiKeyId: str | None = Field(default=None, min_length=1, max_length=200)
     userId: str | None = Field(
         default=None,
