@@ -301,8 +301,55 @@ def test_end_user_filter_and_column_and_owner_names(
     page.get_by_test_id("playground-strategy-select").select_option("recent")
     page.get_by_test_id("playground-submit").click()
     hits = page.get_by_test_id("playground-hit")
-    expect(hits).to_have_count(2)
+    # a named end user sees the key's shared memories only when the key shares them
+    expect(hits).to_have_count(1)
     shown = " ".join(hits.all_inner_texts())
     assert "Bo likes jazz" in shown
-    assert "Shared store policy" in shown
+    assert "Shared store policy" not in shown
     assert "Ann likes figs" not in shown
+
+
+def test_the_profile_panel_pins_edits_and_removes_in_place(
+    page: Page, base_url: str, engine: MemoryEngine
+) -> None:
+    """Issue 39: the Memories tab shows the selected owner's (end user's) profile; a
+    memory is pinned from the table, a line is edited in place and removed."""
+    from memoryd.models import NewMemory
+
+    record, _ = engine.keys.create("chef")
+    engine.extract_now(record.id, "From now on please keep answers short.", user_id="ann")
+    engine.create(NewMemory(record.id, "Ann loves modal jazz", user_id="ann"))
+    open_tab(page, base_url, "memories")
+    panel = page.get_by_test_id("profile-panel")
+    expect(panel).to_be_hidden()  # no owner chosen
+    page.get_by_test_id("memory-owner-filter").select_option(record.id)
+    page.get_by_test_id("memory-user-filter").fill("ann")
+    expect(rows(page)).to_have_count(2)
+    expect(panel).to_be_visible()
+    lines = panel.locator("li.profile-item")
+    expect(lines).to_have_count(1)
+    expect(lines.first.locator("input")).to_have_value(
+        "User wants the assistant to keep answers short"
+    )
+    expect(lines.first).to_contain_text("answer_length")
+
+    jazz = row_id(page, "Ann loves modal jazz")
+    page.get_by_test_id(f"pin-memory-{jazz}").click()
+    expect(page.get_by_test_id(f"unpin-memory-{jazz}")).to_be_visible()
+    expect(lines).to_have_count(2)
+    expect(lines.first).to_contain_text("pinned")  # pinned lines come first
+
+    box = page.get_by_test_id(f"profile-input-{jazz}")
+    box.fill("Ann loves modal jazz and bebop")
+    page.get_by_test_id(f"profile-save-{jazz}").click()
+    expect(rows(page).filter(has_text="and bebop")).to_have_count(1)
+    memory = engine.get(jazz)
+    assert memory is not None and memory.content == "Ann loves modal jazz and bebop"
+
+    short = [m.id for m in engine.list_memories(owner=record.id).data if "short" in m.content]
+    page.get_by_test_id(f"profile-remove-{short[0]}").click()
+    expect(lines).to_have_count(1)
+    gone = engine.get(short[0])
+    assert gone is not None and gone.metadata.get("pinned") is False
+    expect(page.get_by_test_id("profile-budget")).to_contain_text("of 150 tokens")
+    assert not STACK_TRACE.search(page.content())

@@ -31,10 +31,29 @@
         { class: "actions nowrap" },
         h("button", { type: "button", class: "btn small", "data-testid": `edit-memory-${m.id}`,
           "aria-label": `Edit ${m.key}`, onclick: () => openModal(m) }, "Edit"),
+        pinButton(m),
         h("button", { type: "button", class: "btn small danger", "data-testid": `delete-memory-${m.id}`,
           "aria-label": `Delete ${m.key}`, onclick: () => askDelete(m) }, "Delete"),
       ),
     );
+  }
+
+  // Pinned: in every request of its owner (the profile); Unpin lets its attribute decide.
+  function pinButton(m) {
+    const pinned = (m.metadata || {}).pinned === true;
+    return h("button", {
+      type: "button", class: "btn small", "data-testid": `${pinned ? "unpin" : "pin"}-memory-${m.id}`,
+      "aria-label": `${pinned ? "Unpin" : "Pin"} ${m.key}`, "aria-pressed": String(pinned),
+      onclick: async () => {
+        try {
+          await api("POST", `/api/memory/${encodeURIComponent(m.id)}/pin`, { pinned: pinned ? null : true });
+          toast(pinned ? "Unpinned" : "Pinned into the profile");
+          await load();
+        } catch (err) {
+          say(message, errorText(err), "error");
+        }
+      },
+    }, pinned ? "Unpin" : "Pin");
   }
 
   async function load() {
@@ -64,6 +83,9 @@
       $("stat-by-type").textContent = Object.entries(data.stats.byType || {})
         .map(([t, n]) => `${t} ${n}`).join(" · ");
       say(message, "", "");
+      // the profile panel follows the same owner and end user (profile.js)
+      document.dispatchEvent(new CustomEvent("studio:memories-changed",
+        { detail: { owner: state.owner, user: state.user } }));
     } catch (err) {
       if (seq === state.seq) say(message, errorText(err), "error");
     }
@@ -366,6 +388,8 @@
     confirmModal.hidden = true;
     compact.hidden = true;
   });
+
+  document.addEventListener("studio:profile-changed", () => load());
 
   load();
   loadHitRate();

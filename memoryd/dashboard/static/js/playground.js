@@ -69,6 +69,17 @@
         h("div", { class: "hit-content" }, m.content),
         h("div", { class: "small" }, m.reason),
       )));
+      const profile = r.profile || { memories: [], dropped: [], totalTokensUsed: 0, budgetMaxTokens: 0 };
+      $("playground-profile").replaceChildren(
+        ...profile.memories.map((m) => h(
+          "li", { class: "hit", "data-testid": "playground-profile-hit", "data-id": m.id },
+          h("span", { class: "badge" }, m.pinned === true ? "pinned" : (m.attribute || m.tier)),
+          h("div", { class: "hit-content" }, m.content))),
+        ...profile.dropped.map((m) => h(
+          "li", { class: "hit muted", "data-testid": "playground-profile-dropped", "data-id": m.id },
+          h("div", { class: "hit-content" }, m.content), h("div", { class: "small" }, m.reason))));
+      $("playground-profile-tokens").textContent =
+        `${profile.totalTokensUsed} / ${profile.budgetMaxTokens} tokens`;
       show($("playground-empty"), r.memories.length === 0);
       $("playground-empty").textContent = "No memory matched: nothing would be injected.";
       $("playground-total-tokens").textContent =
