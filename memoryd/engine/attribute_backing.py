@@ -50,7 +50,6 @@ _CAREFUL = {
         r"months?|years?|yo|old|turned|teen\w*)\b",
         re.I,
     ),
-    "pet": re.compile(r"\b(?:dog|cat|pupp(?:y|ies)|kittens?|pup|rabbit|parrot|horse)\b", re.I),
 }
 _MAX_LEFTOVER_WORDS = 40
 

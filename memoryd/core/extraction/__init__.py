@@ -264,13 +264,16 @@ _FIRST_PERSON = re.compile(r"^(?:I|my|we|our|me)\b", re.IGNORECASE)
 # a statement about the speaker a few words in: "Last year I had surgery on my knee",
 # "just a reminder that I'm allergic", "both my girls are teenagers"
 # (not after a hedge, a moment or someone else's words: "I wonder if I'm", "today I am")
-_LATE_FIRST = re.compile(r"^(?:\S+\s+){1,3}?(?=(?:I|my|we|our)\b)")
-_NOT_LATE = re.compile(
-    r"\b(?:wonder|if|whether|maybe|perhaps|today|tonight|now|currently|this|right|think|"
-    r"guess|sure|hope|wish|when|what|unless|because|said|says|told|asked|suppose|imagine|"
-    r"pretend|tomorrow|yesterday|tho|though|he|she|they|you)\b",
+# (only after words that frame a statement, never a topic the rules would lose: "The
+# jazz I don't listen to anymore")
+_LATE_FIRST = re.compile(
+    r"^(?:(?:just|a|an|quick|reminder|note|update|that|also|and|so|but|oh|btw|fyi|anyway|"
+    r"honestly|well|last|next|year|month|week|since|both|after|years|months|ago|plus|then|"
+    r"lately|recently|sorry|ps|for|the|record|as|you|know|mind|sooo?|ok|okay|yeah|hey|hi)"
+    r"[\s,:;\u2014-]+){1,4}?(?=(?:I|my|we|our)\b)",
     re.IGNORECASE,
 )
+_NOT_LATE = re.compile(r"^the\s+(?!record)", re.IGNORECASE)
 
 
 def _extract(
@@ -309,7 +312,7 @@ def _extract(
 
 
 #: What a standing request may be filed as: an instruction, or the name to use.
-_ANSWERING = frozenset((*INSTRUCTIONS, "preferred_name", "name", "pronouns"))
+_ANSWERING = frozenset((*INSTRUCTIONS, "ui_theme", "preferred_name", "name", "pronouns"))
 _WHOLE = re.compile(r"(?P<v>.+)", re.DOTALL)
 
 

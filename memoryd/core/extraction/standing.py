@@ -38,6 +38,13 @@ _FILLER = re.compile(
     r"a\s+(?:small|quick)\s+request)\b[\s,:;.!\u2014\u2013-]*)+",
     _I,
 )
+# What a request about answering asks the assistant to do.
+_VERBS = (
+    r"(?:use|using|give|write|reply|respond|answer|say|start|end|include|add|put|call|address|"
+    r"mention|suggest|recommend|ask|tell|show|keep|make|explain|format|bold|list|be|talk|speak|"
+    r"assume|skip|round|convert|quote|cite|sign|sugarcoat|bring|mix|offer|leave|go|send|"
+    r"emojis?|markdown|jargon|bullets?|tables?)"
+)
 _ASK = re.compile(
     r"^(?:"
     r"(?:please|pls|plz|kindly)\s+(?:do\s+)?(?P<a>.+)"
@@ -48,12 +55,9 @@ _ASK = re.compile(
     r"(?:that\s+)?(?:you|u)\s+(?:to\s+|could\s+|would\s+|can\s+)?(?P<d>.+)"
     r"|i\s+(?:want|need)\s+(?:you|u)\s+to\s+(?P<e>.+)"
     r"|(?:you|u)\s+(?:can|may|should|could|must)\s+(?P<f>.+)"
-    r"|(?:do|just)\s+(?P<g>.+)"
-    r"|(?P<h>(?:always|alwys|never|don'?t|dont|do\s+not|stop|no\s+more)\s+(?:\w+ly\s+)?"
-    r"(?:use|using|give|write|reply|respond|answer|say|start|end|include|add|put|call|address|"
-    r"mention|suggest|recommend|ask|tell|show|keep|make|explain|format|bold|list|be|talk|speak|"
-    r"assume|skip|round|convert|quote|cite|sign|sugarcoat|bring|mix|offer|leave|go|send|"
-    r"emojis?|markdown|jargon|bullets?|tables?)\b.*)"
+    rf"|(?:do|just)\s+(?P<g>{_VERBS}\b.*)"
+    rf"|(?P<h>(?:always|alwys|never|don'?t|dont|do\s+not|stop|no\s+more)\s+(?:\w+ly\s+)?"
+    rf"{_VERBS}\b.*)"
     r")$",
     _I,
 )
@@ -109,6 +113,9 @@ _TASK_VERB = re.compile(
     r"book|send|plan|calculate|check|fix|proofread|edit|tell\s+me\s+(?:a|an|about|some)|"
     r"give\s+me\s+(?:a|an|some|the)\b)",
     _I,
+)
+_WITHDRAW = re.compile(
+    r"(?:forget|ignore|disregard|delete|remove|erase|scrap|never\s*mind|nvm)\b", _I
 )
 _LASTING = re.compile(
     r"\b(?:from\s+now|frm\s+now|now\s+on|going\s+forward|from\s+here|onwards?|"
@@ -174,6 +181,8 @@ def _request(sentence: str, stands: bool) -> tuple[str, bool] | None:
     if len(words) < 4:
         return None
     if _TASK_VERB.match(words) and not _LASTING.search(sentence):
+        return None
+    if _WITHDRAW.match(words):  # "forget about Lena": a retraction's, not a request
         return None
     manner = _MANNER.search(text) is not None and _TASK.search(words) is None
     if not (stands or manner or _TERSE.match(text)):
