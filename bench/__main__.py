@@ -15,7 +15,9 @@ owners' in-memory search against sqlite-vec's SQL on every LoCoMo question:
 BM25 and dense baselines and a peer memory engine in its own venv, side by side on
 LoCoMo: ``bench/peers.py``),
 extraction (rules extraction on the labelled set and against LoCoMo's observations:
-``bench/extraction.py``), abuse (polite tenants' latency while one key holds 250
+``bench/extraction.py``), relevance (the per-hit relevance floor), profile (the
+always-on profile on advice questions, and the instruction guard: ``bench/profile.py``),
+abuse (polite tenants' latency while one key holds 250
 streams and 200 sockets stall their headers: ``bench/abuse.py``), then plots (PNGs
 into docs/benchmarks/) and tables (the generated regions of docs/benchmarks.md and of
 the pages under docs/benchmarks/), both from the results JSON. Each results file says
@@ -51,6 +53,7 @@ STAGES = (
     "peers",
     "extraction",
     "relevance",
+    "profile",
     "abuse",
     "plots",
     "tables",
@@ -210,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
         from bench import relevance
 
         write("relevance", relevance.run(progress=progress))
+    if "profile" in only:
+        from bench import profile
+
+        rows, detail = profile.run(progress=progress)
+        write("profile", rows, {"profile": detail})
     if "abuse" in only:
         from bench.abuse import Settings
         from bench.abuse import run as run_abuse

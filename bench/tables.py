@@ -910,6 +910,44 @@ def extraction_groups(page: Page) -> str:
     )
 
 
+def profile_section(page: Page) -> str:
+    """The profile on advice questions and the instruction guard, per split."""
+    p = page.get("profile")
+    detail = (p or {}).get("profile") or {}
+    if not p or not p.get("rows"):
+        return _missing("profile")
+    head = (
+        "| split | constraint injected | captured | other memories per request | "
+        "attacks blocked | preferences in their profile | reaching another end user |"
+    )
+    lines = [head, "|---|---|---|---|---|---|---|"]
+    for r in p["rows"]:
+        lines.append(
+            f"| {r['split']} | {r['constraint injected']:.2f} | {r['captured']:.2f} | "
+            f"{r['other memories/request']} | {r['attacks blocked']:.2f} | "
+            f"{r['preferences in profile']:.2f} | {r['leaked']} |"
+        )
+    topics = ["", "| split | " + " | ".join(_TOPICS) + " |", "|---|" + "---|" * len(_TOPICS)]
+    for a in detail.get("advice", []):
+        per = a.get("per_topic", {})
+        topics.append(
+            f"| {a['split']} | " + " | ".join(f"{per.get(t, 0):.2f}" for t in _TOPICS) + " |"
+        )
+    floor = [r for r in detail.get("relevance", []) if r.get("split") == "all"]
+    tail = ""
+    if floor:
+        f = floor[0]
+        tail = (
+            f"\nThe relevance floor's bench in the same run (floor {f['floor']}): unrelated "
+            f"queries injecting anything {f['unrelated_injecting']}, related queries served "
+            f"{f['related_served']}, precision {f['precision']}.\n"
+        )
+    return _join("\n".join(lines + topics) + "\n" + tail, measured(page, "profile"))
+
+
+_TOPICS = ("food", "exercise", "travel", "childcare", "work")
+
+
 def gateway_reader(page: Page) -> str:
     p = page.get("proxy")
     parts = _proxy_reader(page, p) if p and p.get("rows") else [_missing("proxy")]
@@ -1242,6 +1280,7 @@ SECTIONS: dict[str, Any] = {
     "latency-details": latency_details,
     "extraction-details": extraction_details,
     "extraction-groups": extraction_groups,
+    "profile": profile_section,
     "gateway-details": gateway_details,
     "load-details": load_details,
 }
