@@ -344,12 +344,14 @@ def test_the_profile_panel_pins_edits_and_removes_in_place(
     page.get_by_test_id(f"profile-save-{jazz}").click()
     expect(rows(page).filter(has_text="and bebop")).to_have_count(1)
     memory = engine.get(jazz)
-    assert memory is not None and memory.content == "Ann loves modal jazz and bebop"
+    assert memory is not None
+    assert memory.content == "Ann loves modal jazz and bebop"
 
     short = [m.id for m in engine.list_memories(owner=record.id).data if "short" in m.content]
     page.get_by_test_id(f"profile-remove-{short[0]}").click()
     expect(lines).to_have_count(1)
     gone = engine.get(short[0])
-    assert gone is not None and gone.metadata.get("pinned") is False
+    assert gone is not None
+    assert gone.metadata.get("pinned") is False
     expect(page.get_by_test_id("profile-budget")).to_contain_text("of 150 tokens")
     assert not STACK_TRACE.search(page.content())

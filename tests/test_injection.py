@@ -12,10 +12,10 @@ import pytest
 from memoryd.core.injection import (
     MEMORIES_HEADING,
     MEMORY_HEADER,
-    PROFILE_HEADING,
-    Sections,
     MEMORY_PREFIX,
+    PROFILE_HEADING,
     Injection,
+    Sections,
     filter_new,
     format_memory_context,
     has_cache_control,

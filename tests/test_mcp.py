@@ -56,14 +56,18 @@ def test_http_without_a_valid_credential_is_401(srv: Served) -> None:
 def test_http_lists_the_tools_with_the_spec_schemas(srv: Served) -> None:
     async def body(s: Session) -> None:
         tools = {t.name: t for t in (await s.client.list_tools()).tools}
-        assert set(tools) == set(TOOL_NAMES) == {
-            *PREFIXED,
-            "memory_search",
-            "memory_add",
-            "memory_clear",
-            "memory_pin",
-            "memory_profile",
-        }
+        assert (
+            set(tools)
+            == set(TOOL_NAMES)
+            == {
+                *PREFIXED,
+                "memory_search",
+                "memory_add",
+                "memory_clear",
+                "memory_pin",
+                "memory_profile",
+            }
+        )
         for name in PREFIXED:
             assert tools[name].input_schema == tools[name.removeprefix("omniroute_")].input_schema
             assert tools[name].output_schema is not None

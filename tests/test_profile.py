@@ -63,7 +63,8 @@ def test_instructions_and_the_name_reach_later_unrelated_requests_of_their_owner
     assert "User likes to be called Sam" in lines
     assert not any("Globex" in line for line in lines)  # an ordinary fact stays out
     text = block_text(wire)
-    assert PROFILE_HEADING in text and MEMORIES_HEADING not in text
+    assert PROFILE_HEADING in text
+    assert MEMORIES_HEADING not in text
     headers = wire.last_headers  # type: ignore[attr-defined]
     profile_ids = headers["x-memoryd-profile-ids"].split(",")
     assert len(profile_ids) == 3
@@ -218,8 +219,9 @@ def test_pin_and_unpin_over_rest(wire: Wire) -> None:
     assert profile["memories"][0]["pinned"] is True
 
     # unpinning an instruction keeps it out of alice's profile; an end user guard holds
-    assert api("POST", f"/api/memory/{bullets}/unpin", params={"userId": "bob"}).status_code == 404
-    assert api("POST", f"/api/memory/{bullets}/unpin", params={"userId": "alice"}).status_code == 200
+    unpin = f"/api/memory/{bullets}/unpin"
+    assert api("POST", unpin, params={"userId": "bob"}).status_code == 404
+    assert api("POST", unpin, params={"userId": "alice"}).status_code == 200
     lines = chat(wire, "What's a good pasta recipe?", user="alice")
     assert "User wants the assistant to use bullet points" not in lines
     back = api("POST", f"/api/memory/{bullets}/pin", json={"pinned": None})
@@ -228,7 +230,8 @@ def test_pin_and_unpin_over_rest(wire: Wire) -> None:
 
     assert api("POST", "/api/memory/nope/pin").status_code == 404
     bad = api("POST", f"/api/memory/{jazz.id}/pin", json={"pinned": "yes"})
-    assert bad.status_code == 400 and "pinned" in bad.text
+    assert bad.status_code == 400
+    assert "pinned" in bad.text
     unauthorised = httpx_post(f"{wire.url}/api/memory/{jazz.id}/pin")
     assert unauthorised.status_code == 401
 
@@ -292,14 +295,16 @@ def test_pin_and_profile_from_the_cli(tmp_path: Any) -> None:
     assert pinned.exit_code == 0, pinned.output
     shown = run("memory", "profile", "-k", "app")
     assert shown.exit_code == 0, shown.output
-    assert "pinned" in shown.output and "User loves modal jazz" in shown.output
+    assert "pinned" in shown.output
+    assert "User loves modal jazz" in shown.output
     assert "1 in the profile" in shown.output
     out = run("memory", "unpin", memory_id)
     assert out.exit_code == 0, out.output
     shown = run("memory", "profile", "-k", "app", "--json")
     assert json.loads(shown.output)["memories"] == []
     missing = run("memory", "pin", "nope")
-    assert missing.exit_code != 0 and "no memory with id nope" in missing.output
+    assert missing.exit_code != 0
+    assert "no memory with id nope" in missing.output
 
 
 # -- the preview is what the gateway sends ---------------------------------------------------
@@ -340,16 +345,15 @@ def test_the_preview_shows_exactly_what_a_chat_request_carries(
     if strategy == "recent":  # the newest of alice's, whatever the words
         assert len(preview["memories"]) >= 3
     lines = chat(wire, query, user="alice")
-    ids = [m["id"] for m in preview["profile"]["memories"]] + [
-        m["id"] for m in preview["memories"]
-    ]
+    ids = [m["id"] for m in preview["profile"]["memories"]] + [m["id"] for m in preview["memories"]]
     sent = wire.last_headers["x-memoryd-memory-ids"].split(",")  # type: ignore[attr-defined]
     scores = [m["score"] for m in preview["memories"]]
     if len(set(scores)) == len(scores):  # no ties: the same order too
         assert lines == expected
         assert sent == ids
     else:  # tied scores may come back in either order from an approximate index
-        assert sorted(lines) == sorted(expected) and sorted(sent) == sorted(ids)
+        assert sorted(lines) == sorted(expected)
+        assert sorted(sent) == sorted(ids)
         profiled = len(preview["profile"]["memories"])
         assert lines[:profiled] == expected[:profiled]
 

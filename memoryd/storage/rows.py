@@ -112,7 +112,8 @@ def pinned_of(metadata: dict[str, Any]) -> int | None:
 
 
 def derived(metadata: dict[str, Any]) -> list[Any]:
-    """The columns copied from metadata on every write, in ``DERIVED`` order."""
+    """The metadata and the columns copied from it on every write: metadata, slot,
+    subjects, attribute, pinned (``storage.sql.memories.DERIVED``)."""
     return [
         dumps(metadata),
         slot_of(metadata),
@@ -120,10 +121,6 @@ def derived(metadata: dict[str, Any]) -> list[Any]:
         attribute_of(metadata),
         pinned_of(metadata),
     ]
-
-
-#: ``derived``'s columns, as an UPDATE's SET list.
-DERIVED = "metadata = ?, slot = ?, subjects = ?, attribute = ?, pinned = ?"
 
 
 def subjects_of(metadata: dict[str, Any]) -> str | None:

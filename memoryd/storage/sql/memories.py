@@ -15,8 +15,11 @@ from typing import Any
 
 from memoryd.models import Memory, MemoryPatch, NewMemory, to_iso
 from memoryd.storage.base import Clearing, Filter, ListQuery, Page
-from memoryd.storage.rows import COLUMNS, DERIVED, derived, escape_like, row_to_memory
+from memoryd.storage.rows import COLUMNS, derived, escape_like, row_to_memory
 from memoryd.storage.sql import context
+
+#: ``rows.derived``'s columns, as an UPDATE's SET list.
+DERIVED = "metadata = ?, slot = ?, subjects = ?, attribute = ?, pinned = ?"
 
 
 def filter_sql(flt: Filter) -> tuple[str, list[Any]]:
