@@ -52,6 +52,12 @@ _CAREFUL = {
     ),
 }
 _MAX_LEFTOVER_WORDS = 40
+#: "I wonder if I'm allergic to it": a question to themselves, not a constraint
+_HEDGE = re.compile(
+    r"\b(?:wonder\w*|whether|if|maybe|might|perhaps|possibly|suspect|not\s+sure|think\s+I|"
+    r"could\s+be|probably)\b",
+    re.I,
+)
 
 #: "a mountain bike too", "another dog": a second one, not a new value of the first
 _ADDITIVE = re.compile(
@@ -123,7 +129,12 @@ def back(facts: list[Fact], leftovers: list[str], model: AttributeModel | None) 
     keys = {f.key for f in out}
     for clause, (attribute, p) in zip(leftovers, labels[len(movable) :], strict=False):
         careful = _CAREFUL.get(attribute)
-        sure = p >= KEEP_AT or (p >= CAREFUL_AT and careful is not None and careful.search(clause))
+        sure = p >= KEEP_AT or (
+            p >= CAREFUL_AT
+            and careful is not None
+            and careful.search(clause) is not None
+            and _HEDGE.search(clause) is None
+        )
         if attribute == NONE or not sure:
             continue
         kept = _kept(clause, attribute, "user")
