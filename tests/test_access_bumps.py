@@ -23,8 +23,8 @@ def test_bumps_wait_in_memory_until_flushed_then_land_summed(engine: MemoryEngin
     often = add(engine, "k", "User drinks espresso every morning")
     once = add(engine, "k", "User drinks tea at night")
     for _ in range(5):
-        engine.retrieve("k", "espresso", strategy="exact")
-    engine.retrieve("k", "tea night", strategy="exact")
+        engine.retrieve("k", "espresso", strategy="hybrid")  # keyword search here
+    engine.retrieve("k", "tea night", strategy="hybrid")
     engine.store.flush()
     assert count_of(engine, often.id) == 0  # nothing written per request
     engine.drain()
