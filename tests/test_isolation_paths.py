@@ -258,6 +258,9 @@ ADMIN_REQUESTS: dict[RouteId, Callable[[World], Request]] = {
     ("GET", "/api/memory/{memory_id}"): lambda w: {},
     ("PUT", "/api/memory/{memory_id}"): lambda w: {"json": {"content": "Overwritten by A"}},
     ("DELETE", "/api/memory/{memory_id}"): lambda w: {},
+    ("GET", "/api/memory/profile"): lambda w: {"params": {"apiKeyId": B}},
+    ("POST", "/api/memory/{memory_id}/pin"): lambda w: {"json": {"pinned": True}},
+    ("POST", "/api/memory/{memory_id}/unpin"): lambda w: {},
     ("GET", "/api/settings/memory"): lambda w: {},
     ("PUT", "/api/settings/memory"): lambda w: {"json": {"scope": "global", "maxTokens": 16000}},
     ("GET", "/api/settings/providers"): lambda w: {},
@@ -773,6 +776,8 @@ MCP_TOOL_KINDS = {
     "memory_add": "add",
     "omniroute_memory_clear": "clear",
     "memory_clear": "clear",
+    "memory_pin": "pin",
+    "memory_profile": "profile",
 }
 #: Tools a client might try for direct access by id; none exists, and none may work.
 BY_ID_TOOLS = tuple(
@@ -828,6 +833,16 @@ def test_mcp_every_tool_as_key_a(w: World, mode: str) -> None:
         for tool in BY_ID_TOOLS:
             for args in ({"id": b_id}, {"id": b_id, "content": "hijacked"}, {"apiKeyId": B}):
                 assert_no_b(w, await refused(s, tool, args))
+        for tool in tools_of("pin"):  # B's memory by its id, as A or naming B: refused
+            for args in ({"memoryId": b_id}, {"memoryId": b_id, "pinned": False}):
+                assert_no_b(w, await s.err(tool, args))
+            for other in others:
+                message = await s.err(tool, {"memoryId": b_id, "apiKeyId": other})
+                assert OWN_ONLY in message, (tool, other)
+        for tool in tools_of("profile"):
+            assert_no_b(w, json.dumps(await s.ok(tool, {"query": QUERY})))
+            for other in others:
+                assert OWN_ONLY in await s.err(tool, {"apiKeyId": other}), (tool, other)
         first, second = tools_of("clear")
         for other in others:
             for tool in (first, second):
@@ -989,6 +1004,8 @@ def test_mcp_stdio_as_key_a_and_after_a_revoke(tmp_path: Path) -> None:
                 for tool in MCP_TOOL_KINDS:
                     args = {"type": "factual", "key": "k", "content": "x"}
                     call = args if MCP_TOOL_KINDS[tool] == "add" else {}
+                    if MCP_TOOL_KINDS[tool] == "pin":
+                        call = {"memoryId": "any"}
                     assert OWN_ONLY in await s.err(tool, {**call, "apiKeyId": other})
             assert engine.keys.revoke(A)  # this process, not the server's
             with anyio.fail_after(AUTH_CACHE_TTL_S + 5):

@@ -303,6 +303,7 @@ def test_start_on_an_older_data_dir_runs_pending_migrations(spawn: Any, tmp_path
             13,
             14,
             15,
+            16,
         ]
     finally:
         conn.close()

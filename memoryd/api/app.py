@@ -37,6 +37,18 @@ from memoryd.mcp import MCP_PATH, McpHttpEndpoint
 log = logging.getLogger(__name__)
 
 
+def _warm_up(engine: MemoryEngine) -> None:
+    """Build the rule table and load the embedder before the first request (the
+    first chat of a fresh server paid ~1 s for them); a failure only costs the warm-up."""
+    from memoryd.core.extraction import warm_up
+
+    try:
+        warm_up()
+        engine.preview("memoryd-warm-up", "warm up")
+    except Exception:
+        log.warning("warm-up failed; the first request builds what it needs", exc_info=True)
+
+
 async def _sweep_decay(engine: MemoryEngine) -> None:
     """Typed decay every ``MEMORY_TYPED_DECAY_SWEEP_INTERVAL`` seconds while the server
     runs (opt-in: decay enabled and an interval over 0); a failed sweep is logged and
@@ -84,6 +96,8 @@ def create_app(
             mcp.lifespan(),  # the MCP session manager runs only inside it
         ):
             app.state.http = http
+            if close_engine:  # serving: the first chat must not build what every chat uses
+                await run_in_threadpool(_warm_up, engine)
             sweeper = asyncio.create_task(_sweep_decay(engine))
             try:
                 yield

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.core.extraction import strip_injected
+from memoryd.core.extraction.guard import unsafe
 from memoryd.core.llm_ops import (
     MAX_CONTENT_CHARS,
     REASONS,
@@ -357,6 +358,8 @@ def run_llm_extraction(
         )
         related = related_memories(engine, owner, user or assistant, user_id)
         ops = extractor.extract(user, assistant or None, related)
+        # what the model proposes passes the same guard as what the person said
+        ops = [op for op in ops if not (op.content and unsafe(op.content))]
         items = ops_to_reconcile(owner, session_id, ops, to_iso(utcnow()), user_id)
         results = engine.reconcile(items) if items else []
     except LlmExtractionError as exc:

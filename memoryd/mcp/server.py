@@ -348,10 +348,10 @@ class MemoryTools:
         with _tool_errors():
             found = self.engine.get(memoryId, owner=owner)
             if found is None or (userId is not None and found.user_id != userId):
-                raise ToolError(f"no memory with id {memoryId} for this owner")
+                raise ToolError("no memory with this id for this owner")
             memory = self.engine.pin(memoryId, pinned, owner=owner)
         if memory is None:
-            raise ToolError(f"no memory with id {memoryId} for this owner")
+            raise ToolError("no memory with this id for this owner")
         return AddResult(memory=McpMemory.of(memory))
 
     def profile(

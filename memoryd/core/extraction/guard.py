@@ -62,9 +62,10 @@ _ASK = re.compile(
     _I,
 )
 _LINK = re.compile(
-    r"https?://|\bwww\.|\b[\w-]+\.(?:com|net|org|io|co|uk|example|info|biz|xyz|shop|ru|in|au|de|"
-    r"me|app|site|store|link|ly|online|club|top|vip|cc)\b(?:/\S*)?"
-    r"|[\w.+-]+@[\w-]+\.\w+|(?<![\w@])@[A-Za-z_]\w{2,}|\b(?:bc1|0x)[0-9a-zA-Z]{10,}"
+    r"https?://|\bwww\.|(?<![\w-])[\w-]{1,63}\.(?:com|net|org|io|co|uk|example|info|biz|xyz|shop|"
+    r"ru|in|au|de|me|app|site|store|link|ly|online|club|top|vip|cc)\b"
+    r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}\.\w{2,}|(?<![\w@])@[A-Za-z_]\w{2,}"
+    r"|\b(?:bc1|0x)[0-9a-zA-Z]{10,}"
     r"|\+?\d[\d ().-]{7,}\d|\b(?:whats\s*app|telegram|discord|signal)\s+(?:number|channel|group|"
     r"server|link)|\bwallet\s+address",
     _I,
@@ -118,10 +119,17 @@ REASONS = {
 }
 
 
+#: What is read of a long message: its start and its end, as capture reads them
+#: (``segment.windows``), so the cost per message is bounded.
+MAX_SCAN = 64 * 1024
+
+
 def unsafe(text: str) -> str | None:
     """The kind of steering ``text`` attempts (a key of ``REASONS``), or None."""
     if not text:
         return None
+    if len(text) > 2 * MAX_SCAN:
+        text = text[:MAX_SCAN] + "\n" + text[-MAX_SCAN:]
     if _OVERRIDE.search(text):
         return "override"
     if _REVEAL.search(text):

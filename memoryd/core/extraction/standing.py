@@ -114,6 +114,11 @@ _TASK_VERB = re.compile(
     r"give\s+me\s+(?:a|an|some|the)\b)",
     _I,
 )
+_HYPOTHETICAL = re.compile(
+    r"\bif\s+(?:you|u)\s+(?:were|was)\b|\bif\s+i\s+were\b|\bwould\s+(?:you|u)\s+rather\b|"
+    r"\bwhat\s+would\s+(?:you|u)\b|\bin\s+my\s+(?:shoes|place)\b",
+    _I,
+)
 _WITHDRAW = re.compile(
     r"(?:forget|ignore|disregard|delete|remove|erase|scrap|never\s*mind|nvm)\b", _I
 )
@@ -183,6 +188,8 @@ def _request(sentence: str, stands: bool) -> tuple[str, bool] | None:
     if _TASK_VERB.match(words) and not _LASTING.search(sentence):
         return None
     if _WITHDRAW.match(words):  # "forget about Lena": a retraction's, not a request
+        return None
+    if _HYPOTHETICAL.search(sentence):  # "would you always pick it if you were me?"
         return None
     manner = _MANNER.search(text) is not None and _TASK.search(words) is None
     if not (stands or manner or _TERSE.match(text)):
