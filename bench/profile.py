@@ -31,7 +31,7 @@ from memoryd.settings import RELEVANCE_FLOOR
 REPO = Path(__file__).resolve().parent.parent
 ADVICE = REPO / "bench" / "data" / "advice"
 INSTRUCTIONS = REPO / "bench" / "data" / "instructions"
-SPLITS = ("dev", "test")
+SPLITS = ("dev", "dev2", "test2")
 
 
 def _load(path: Path) -> list[dict[str, Any]]:

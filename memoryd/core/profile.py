@@ -20,6 +20,7 @@ from typing import TypeVar
 
 __all__ = [
     "CONSTRAINTS",
+    "HOUSEHOLD",
     "IDENTITY",
     "INSTRUCTIONS",
     "PROFILE",
@@ -49,6 +50,10 @@ IDENTITY = ("preferred_name", "name", "pronouns", "job_title", "identity")
 CONSTRAINTS = ("allergy", "diet", "food_avoidance", "health_condition", "medication")
 #: Every always-on attribute, in the order the budget keeps them.
 PROFILE = INSTRUCTIONS + IDENTITY + CONSTRAINTS
+#: Attributes of other people in the person's life: always read, carried when the
+#: question's topic bears on them or when they state a constraint of their own ("my
+#: partner has a nut allergy", "my daughter has coeliac disease").
+HOUSEHOLD = ("family_member", "partner")
 #: The profile's default budget (``profileMaxTokens``; 0 turns the profile off).
 PROFILE_TOKENS = 150
 
@@ -96,6 +101,35 @@ TOPICS: tuple[Topic, ...] = (
             r"thinking\s+(?:of|about)",
         ),
         ("family_member", "partner", "relationship_status", "pet", "living_situation"),
+    ),
+    # a question about someone else of the household: "how do I talk to her about it?"
+    Topic(
+        "people",
+        _cue(
+            "she",
+            "he",
+            "her",
+            "him",
+            "his",
+            r"kids?",
+            "children",
+            r"sons?",
+            r"daughters?",
+            r"bab(?:y|ies)",
+            r"toddlers?",
+            r"teens?",
+            "family",
+            "wife",
+            "husband",
+            "partner",
+            "mum",
+            "mom",
+            "dad",
+            r"grandkids",
+            r"grandchildren",
+            r"twins",
+        ),
+        ("family_member", "partner", "relationship_status"),
     ),
     Topic(
         "travel",

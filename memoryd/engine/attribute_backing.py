@@ -15,6 +15,7 @@ import re
 
 from memoryd.core.extraction import Fact, slugify
 from memoryd.core.extraction.attributes import Attribute, by_name, units_slot
+from memoryd.core.extraction.careful import careful, fragment
 from memoryd.core.extraction.grammar import rewrite
 from memoryd.engine.attribute_model import NONE, AttributeModel
 
@@ -27,37 +28,9 @@ CATCH_ALL = frozenset(
 #: gained nothing on dev3/dev4 and cost dev2 supersede, so only catch-alls move; keeping
 #: leftovers below 0.8 bought recall on dev5 for false memories on dev4.
 MOVE_AT = 0.40  # a catch-all fact moves to a single attribute
-KEEP_AT = 0.80  # a leftover statement is stored
-#: ... or at this, when it is a constraint advice must not ignore (an allergy, a
-#: condition, a child's age) and its own words say so: a missed allergy costs more
-#: than a stored aside (issue 39; the cue is what keeps questions and chatter out).
-CAREFUL_AT = 0.20
-_CAREFUL = {
-    "allergy": re.compile(r"allerg|intoleran|anaphyla|epi-?pen|coeliac|celiac", re.I),
-    "health_condition": re.compile(
-        r"diabet|asthma|epilep|injur|surgery|operation|syndrome|disorder|disease|\w{3,}itis\b|"
-        r"\w{3,}osis\b|phobi|claustro|terrified\s+of|fear\s+of|seasick|travel\s*sick|motion\s+sick|"
-        r"wheelchair|pregnan|weeks\s+along|gave\s+birth|blood\s+thinners|\bdvt\b|clot|chronic|"
-        r"arthrit|cancer|chemo|migraine|adhd|autis|deaf|blind|disab|fractur|torn|sprain|\bacl\b|"
-        r"menisc|hernia|heart\s+(?:condition|attack|problem)|blood\s+pressure|cholesterol|\bibs\b|"
-        r"crohn|dislocat|hypermobil|bad\s+(?:back|knee|hip|shoulder)",
-        re.I,
-    ),
-    "medication": re.compile(r"tablets|pills|medication|\bmeds\b|insulin|inhaler|thinners", re.I),
-    "family_member": re.compile(
-        r"\b(?:sons?|daughters?|kids?|child(?:ren)?|bab(?:y|ies)|bub|toddlers?|twins|lad|girls|"
-        r"boys|little\s+one|eldest|youngest|step\w+)\b.*\b(?:\d+|one|two|three|four|five|six|"
-        r"months?|years?|yo|old|turned|teen\w*)\b",
-        re.I,
-    ),
-}
+KEEP_AT = 0.80  # a leftover statement is stored, or at any confidence when it states a
+#: constraint advice must not ignore and its own words say so (``extraction.careful``)
 _MAX_LEFTOVER_WORDS = 40
-#: "I wonder if I'm allergic to it": a question to themselves, not a constraint
-_HEDGE = re.compile(
-    r"\b(?:wonder\w*|whether|if|maybe|might|perhaps|possibly|suspect|not\s+sure|think\s+I|"
-    r"could\s+be|probably)\b",
-    re.I,
-)
 
 #: "a mountain bike too", "another dog": a second one, not a new value of the first
 _ADDITIVE = re.compile(
@@ -91,7 +64,9 @@ def _kept(clause: str, attribute: str, source: str) -> Fact | None:
         return None
     content = rewrite(clause).rstrip(" ,;:.")
     if not content.startswith("User"):
-        return None
+        if not fragment(clause):
+            return None
+        content = f"User: {clause.strip(' ,;:.')}"  # "User: T1D since age 12"
     thing = slugify(clause, 60)
     if not thing:
         return None
@@ -128,15 +103,10 @@ def back(facts: list[Fact], leftovers: list[str], model: AttributeModel | None) 
                 out[i] = moved
     keys = {f.key for f in out}
     for clause, (attribute, p) in zip(leftovers, labels[len(movable) :], strict=False):
-        careful = _CAREFUL.get(attribute)
-        sure = p >= KEEP_AT or (
-            p >= CAREFUL_AT
-            and careful is not None
-            and careful.search(clause) is not None
-            and _HEDGE.search(clause) is None
-        )
-        if attribute == NONE or not sure:
-            continue
+        if attribute == NONE or p < KEEP_AT:
+            attribute = careful(clause, None if attribute == NONE else attribute) or NONE
+            if attribute == NONE:
+                continue
         kept = _kept(clause, attribute, "user")
         if kept is not None and kept.key not in keys and not (kept.single and attribute in held):
             keys.add(kept.key)

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memoryd.core import profile as core
+from memoryd.core.extraction.careful import careful
 from memoryd.core.relevance import distinct
 from memoryd.models import Hit, Memory, Profile
 from memoryd.settings import MemorySettings
@@ -30,19 +31,26 @@ def compose(retriever: Retriever, req: Request, settings: MemorySettings) -> Pro
         return Profile([], [], budget)
     found = core.topics(req.query)
     extra = tuple(dict.fromkeys(a for t in found for a in t.attributes if a not in core.PROFILE))
+    household = tuple(a for a in core.HOUSEHOLD if a not in extra)
     flt = replace(
         retriever.scope_filter(req, settings),
         session_id=None,
-        profile=core.PROFILE + extra,
+        profile=core.PROFILE + extra + household,
     )
-    rows = retriever.store.read().recent(flt, CANDIDATES)
+    rows = [
+        m
+        for m in retriever.store.read().recent(flt, CANDIDATES)
+        if _pinned(m) or _attribute(m) not in household or careful(m.content) is not None
+    ]
     ranked = core.rank(rows, _attribute, _pinned, extra)
     always = set(core.PROFILE)
     hits = [
         Hit(
             m,
             1.0,
-            "profile" if _pinned(m) or _attribute(m) in always else "topic",
+            "profile"
+            if _pinned(m) or _attribute(m) in always or _attribute(m) in household
+            else "topic",
             retriever.tokens(m.content),
         )
         for m in ranked

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.core.extraction.attributes import ALIASES, attribute_of, by_name, refine
+from memoryd.core.extraction.careful import careful, fragment
 from memoryd.core.extraction.context import about, follow_up
+from memoryd.core.extraction.grammar import pronouns
 from memoryd.core.extraction.guard import unsafe
 from memoryd.core.extraction.instructions import instruction
 from memoryd.core.extraction.lists import fallback
@@ -108,13 +110,32 @@ def _long_enough(value: str) -> bool:
     return any(c.isalnum() and unicodedata.east_asian_width(c) in {"W", "F"} for c in value)
 
 
+#: Catch-all readings the words of a constraint or a job override (issue 39): "got COPD
+#: from smoking" is no possession, "I'm having a slipped disc" no plan.
+_LOOSE = frozenset({"hobby", "plan", "possession", "like", "routine", "identity", "habit"})
+_JOB_AS = re.compile(r"\b(?:job|role|position|career|work(?:ing)?)\s+as\s+(?:an?\s+)?\w", re.I)
+
+
+def _constraint(slot: str, clause: str, value: str) -> tuple[str, bool] | None:
+    found = attribute_of(slot)
+    if found is not None and found.name not in _LOOSE:
+        return None
+    kind = careful(clause) if clause else None
+    target = by_name(kind) if kind else None
+    if target is not None and target.prefixes:
+        return f"{target.prefixes[0]}:{value}", False
+    if clause and _JOB_AS.search(clause):
+        return "occupation", True
+    return None
+
+
 def _fact(draft: Draft, source: str, clause: str = "", still: bool = False) -> Fact | None:
     slot = ":".join(filter(None, (slugify(part, 60) for part in draft.slot.split(":"))))
     value = slugify(draft.value)
     if not slot or not value or not _long_enough(draft.value.strip()):
         return None
     single = draft.single
-    moved = refine(slot, single, clause, draft.value)
+    moved = refine(slot, single, clause, draft.value) or _constraint(slot, clause, value)
     if moved is not None:  # the words say which attribute, whichever rule matched
         slot, single = moved
     replaces = draft.replaces
@@ -302,7 +323,8 @@ def _extract(
             drafts = _match(text)
         topic = next(iter(drafts), None) or about(clause.text)
         unread = not drafts and source == "user" and not clause.question
-        if unread and _FIRST_PERSON.match(text) and len(text.split()) >= 3:
+        stated = _FIRST_PERSON.match(text) and len(text.split()) >= 3
+        if unread and (stated or fragment(text)):  # "T1D since age 12.", "Kids 2 and 3."
             leftovers.append(text)
         for draft in drafts:
             fact = _fact(draft, source, clause.text, clause.still)
@@ -337,12 +359,23 @@ def _standing(text: str, facts: list[Fact], seen: set[str]) -> None:
         made = [f for f in made if f.attribute in _ANSWERING]
         if not made:
             value = f"not {words}" if less else words
-            drafts = instruction(_WHOLE.match(value), value) or []  # type: ignore[arg-type]
+            drafts = instruction(_WHOLE.match(value), value) or _request_draft(value)  # type: ignore[arg-type]
             made = [f for d in drafts if (f := _fact(d, "user", sentence))]
         for fact in made:
             if fact.key not in seen:
                 seen.add(fact.key)
                 facts.append(fact)
+
+
+def _request_draft(words: str) -> list[Draft]:
+    """A standing request not worded as an order ("your future responses kept to one
+    paragraph"), in its own words, the person and the assistant named."""
+    own = re.sub(r"\byour\b", "the assistant's", words, flags=re.IGNORECASE)
+    own = re.sub(r"\byou\b", "the assistant", own, flags=re.IGNORECASE)
+    text = pronouns(own.strip(" ,.;:!?"))
+    if len(text) < 6:
+        return []
+    return [Draft("instructions", f"instruction:{slugify(words)}", words, f"User asked: {text}")]
 
 
 def _match(clause: str) -> list[Draft]:

@@ -211,6 +211,9 @@ _ANSWERS = re.compile(r"\b(?:answers?|replies|responses|explanations|output|form
 _ADDRESS_ME = re.compile(
     r"^(?:please\s+)?(?:address|call|refer\s+to)\s+me\s+(?:as\s+)?(?-i:[A-Z])", re.IGNORECASE
 )
+_ADDRESSED = re.compile(
+    r"\b(?:to\s+be|being)\s+(?:addressed|called|known)\s+as\s+(?-i:[A-Z])", re.IGNORECASE
+)
 _DIMENSIONS = (
     ("temperature", re.compile(r"\b(?:celsius|fahrenheit|centigrade|°[cf])\b", re.I)),
     (
@@ -274,6 +277,8 @@ def refine(slot: str, single: bool, clause: str, value: str) -> tuple[str, bool]
         return "instruction:format", True  # "I like answers as tables"
     if name == "instruction" and _ADDRESS_ME.match(value):  # "address me as Arindam"
         return "preferred_name", True
+    if name in ("like", "instruction", "") and _ADDRESSED.search(clause):
+        return "preferred_name", True  # "I prefer to be addressed as Professor Lindqvist"
     if name == "instruction" and _UNITS.search(value):
         return units_slot(value), True
     if name == "instruction":

@@ -19,7 +19,8 @@ _VERB_FIRST = (
     r"address|refer|assume|remember|sign|spell|label|round|express|measure|stick|limit|focus|"
     r"prefer|suggest|recommend|tell|ask|double-check|check|treat|consider|switch|return|output|"
     r"translate|prioriti[sz]e|favou?r|go|be|do|don't|never|always|only|no|not|drop|leave|"
-    r"let|try|please|pls|i|we|my|our|set|put|move|flip|change|reply|just|dont)\b"
+    r"let|try|please|pls|i|we|my|our|set|put|move|flip|change|reply|just|dont|refrain|swear|"
+    r"state|express|bold|sign|teach|walk|spell|number|split|break|ask)\b"
 )
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from memoryd.core.extraction import lexicon as lx
+
 __all__ = ["AND_THEN", "directive", "stands"]
 
 _I = re.IGNORECASE
@@ -33,7 +35,8 @@ _FILLER = re.compile(
     r"^(?:(?:oh|ok|okay|also|and|btw|by\s+the\s+way|so|actually|fyi|but|right|anyway|random\s+but|"
     r"one\s+(?:more\s+)?(?:thing|request)(?:\s+though|\s+tho)?|quick\s+(?:one|thing)|new\s+rule|"
     r"new\s+preference|preference\s+time|for\s+future\s+reference|(?:in|for)\s+(?:the\s+)?future|"
-    r"going\s+forward|from\s+now\s+on|from\s+here\s+on(?:\s+out)?|mate|cheers|thanks|thank\s+you|"
+    r"going\s+forward|from\s+now\s+(?:on(?:wards)?|onwards)|from\s+next\s+(?:time|chat)\s*(?:on(?:wards)?)?|"
+    r"from\s+here\s+on(?:\s+out)?|for\s+me|for\s+all\s+future\s+\w+|mate|cheers|thanks|thank\s+you|"
     r"hey|hi|yeah|yes|lol|haha|please\s+note|just\s+so\s+you\s+know|heads\s+up|one\s+request|"
     r"a\s+(?:small|quick)\s+request)\b[\s,:;.!\u2014\u2013-]*)+",
     _I,
@@ -48,17 +51,26 @@ _VERBS = (
 _ASK = re.compile(
     r"^(?:"
     r"(?:please|pls|plz|kindly)\s+(?:do\s+)?(?P<a>.+)"
-    r"|(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+|kindly\s+)?"
+    r"|(?:reckon|think|guess)\s+(?:you|u)\s+(?:could|can|would)\s+(?P<j>.+)"
+    r"|(?:(?:reckon|think|do\s+you\s+think|d'?you\s+reckon|any\s+chance)\s+)?"
+    r"(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+|kindly\s+)?"
     r"(?:(?:mind|consider)\s+)?(?P<b>.+)"
     r"|(?:can|could|shall)\s+we\s+(?P<c>(?:switch|stick|keep|use|go|talk|speak|chat|move|do)\b.+)"
     r"|i(?:'d|\s+would)\s+(?:like|love|prefer|appreciate(?:\s+it)?|rather)(?:\s+(?:it\s+)?if)?\s+"
     r"(?:that\s+)?(?:you|u)\s+(?:to\s+|could\s+|would\s+|can\s+)?(?P<d>.+)"
     r"|i\s+(?:want|need)\s+(?:you|u)\s+to\s+(?P<e>.+)"
+    r"|i(?:'d|\s+would)\s+(?:ask|request|appreciate\s+it|prefer\s+it)\s+(?:that|if)\s+(?:you|u)\s+"
+    r"(?:could\s+|would\s+|to\s+)?(?P<i>.+)"
     r"|(?:you|u)\s+(?:can|may|should|could|must)\s+(?P<f>.+)"
     rf"|(?:do|just)\s+(?P<g>{_VERBS}\b.*)"
     rf"|(?P<h>(?:always|alwys|never|don'?t|dont|do\s+not|stop|no\s+more)\s+(?:\w+ly\s+)?"
     rf"{_VERBS}\b.*)"
     r")$",
+    _I,
+)
+_WISH = re.compile(
+    r"^i(?:'d|\s+would)\s+be\s+(?:grateful|glad|happy|thankful)\s+if\s+(?P<v>(?:your|ur|all|the|"
+    r"you)\b.+)$",
     _I,
 )
 _NEGATIVE = re.compile(
@@ -86,19 +98,41 @@ _TERSE = re.compile(
     r"(?:\s+(?:only|please|pls|thanks))*$",
     _I,
 )
+_FOR_ME = re.compile(
+    r"^(?P<v>(?:no|less|more|fewer)\s+(?:\w+\s+){0,3}?\w+\s+(?:for|with)\s+me)$", _I
+)
+_FORMATISH = re.compile(
+    r"^(?P<v>(?:[\w-]+\s+){0,4}?(?:bullet\s*points?|bullets|paragraphs?|lines|sentences|words|"
+    r"headings|tables|emojis?|code\s+blocks|numbered\s+lists?|steps)(?:\s+\w+){0,5}?)"
+    r"(?:[\s,]+(?:please|pls|plz|thanks|max|maximum|only|per\s+(?:answer|reply|response)))+$",
+    _I,
+)
+_LANGS = "|".join(sorted((re.escape(w) for w in lx.LANGUAGES), key=len, reverse=True))
+_LANG_ONLY = re.compile(
+    rf"^(?:in\s+)?(?P<lang>{_LANGS})(?:\s+only)?(?:\s*,?\s*(?:please|pls|plz|thanks))+$", _I
+)
 _STANDS = re.compile(
     r"\b(?:from\s+now|frm\s+now|now\s+on|going\s+forward|from\s+here|onwards?|"
     r"(?:in|for)\s+(?:the\s+)?future|future\s+(?:chats?|conversations?|answers?|replies|"
     r"responses|exchanges|sessions|suggestions)|future\s+\w+\s+(?:suggestions|answers|replies|chats)|always|alwys|never|every\s+time|each\s+time|"
     r"whenever|any\s*more|in\s+(?:all\s+)?(?:our|my)\s+(?:\w+\s+)?(?:chats?|conversations?|"
     r"exchanges)|for\s+our\s+chats|(?:all|every|each)\s+(?:of\s+)?(?:your|ur)\s+(?:answers?|"
-    r"replies|responses|messages))\b",
+    r"replies|responses|messages)|(?:all|any)\s+future\s+\w+|future\s+correspondence|"
+    r"(?:every|each|all|any)\s+(?:\w+\s+)?(?:answers?|replies|responses|explanations?|messages?|"
+    r"reply|response|time|chat|conversation|question|steps?)|(?:when|wen|whenever)\s+i\s+ask)\b",
     _I,
 )
 # How this person is to be answered, when nothing says it stands.
 _MANNER = re.compile(
     r"\b(?:(?:reply|respond|answer|talk|speak|chat)\w*\s+(?:to\s+|with\s+)?me\b|"
-    r"(?:call|address)\s+me\b|with\s+me\b|"
+    r"(?:call|address)\s+me\b|with\s+me\b|w/?\s+me\b|write\s+to\s+me\b|"
+    rf"(?:reply|respond|answer|talk|speak|write|chat)\w*\s+(?:\w+\s+)?in\s+(?:{_LANGS})\b|"
+    r"without\s+explaining|w/o\s+explaining|no\s+need\s+to\s+explain|"
+    r"mph|km/?h|kmh|kph|miles|kilomet\w+|metres|meters|millimet\w+|feet|inches|celsius|"
+    r"fahrenheit|kilos|kilograms|pounds|lbs|stones?|grams|ounces|litres|liters|gallons|metric|"
+    r"imperial|24-?hour|am/pm|dd/mm|mm/dd|latex|markdown|"
+    r"(?:short|shorter|brief|long|longer|detailed|simple|simpler|plain)\s+(?:\w+\s+)?(?:answers?|"
+    r"replies|responses|explanations?|versions?|english)|"
     r"(?:avoid|skip|never|don'?t|dont|do\s+not|no)\b[^.!?]*\bfor\s+me\b|"
     r"(?:your|ur)\s+(?:answers?|replies|responses)\b|"
     r"skip\s+the\s+(?:basics|beginner|hand|intro)|dumb\s+(?:it\s+|things\s+)?down|"
@@ -108,6 +142,10 @@ _MANNER = re.compile(
 )
 # Work for this turn ("write me a limerick", "make a summary of this email"): a
 # standing request only when it says in so many words that it stands.
+# ... unless what is to be written is the answers themselves: "write only short answers"
+_ABOUT_ANSWERS = re.compile(
+    r"^\w+(?:\s+me)?\s+(?:\w+\s+){0,3}?(?:answers?|replies|responses|explanations?|versions?)\b", _I
+)
 _TASK_VERB = re.compile(
     r"^(?:write|make|draft|compose|create|generate|translate|summari[sz]e|rewrite|find|search|"
     r"book|send|plan|calculate|check|fix|proofread|edit|tell\s+me\s+(?:a|an|about|some)|"
@@ -119,17 +157,29 @@ _HYPOTHETICAL = re.compile(
     r"\bwhat\s+would\s+(?:you|u)\b|\bin\s+my\s+(?:shoes|place)\b",
     _I,
 )
+_FOR_NOW = re.compile(
+    r"\b(?:for\s+now|right\s+now|this\s+time|just\s+this|of\s+(?:that|this|it)|today|tonight|"
+    r"at\s+the\s+moment|atm)\b",
+    _I,
+)
+_STATEMENT = re.compile(r"^(?:I|my|we|our)\b", _I)
+_NAME_FINE = re.compile(
+    r"^(?P<name>(?-i:[A-Z][a-z]+))\s+(?:is\s+(?:fine|good|great|ok|okay|perfect)|works|will\s+do)\b"
+    r"(?=.*\b(?:use|call|address|talk\s+to\s+me|with\s+me)\b)",
+    _I,
+)
 _WITHDRAW = re.compile(
     r"(?:forget|ignore|disregard|delete|remove|erase|scrap|never\s*mind|nvm)\b", _I
 )
 _LASTING = re.compile(
     r"\b(?:from\s+now|frm\s+now|now\s+on|going\s+forward|from\s+here|onwards?|"
-    r"(?:in|for)\s+(?:the\s+)?future|every\s+time|each\s+time|whenever|in\s+all|all\s+future)\b",
+    r"(?:in|for)\s+(?:the\s+)?future|every\s+time|each\s+time|whenever|in\s+all|all\s+future|"
+    r"any\s+(?:\w+\s+)?(?:maths|math|code|formulas?|equations?|numbers|dates|amounts|prices))\b",
     _I,
 )
 # A task for this turn, not a standing wish: an object to work on.
 _TASK = re.compile(
-    r"^\w+\s+(?:\w+\s+){0,2}?(?<!like\s)(?:this|that|these|those|the\s+following|below|above|"
+    r"^\w+\s+(?:\w+\s+){0,2}?(?<!like\s)(?:this|that|it|these|those|the\s+following|below|above|"
     r"attached|my\s+(?:essay|email|letter|code|cv|resume|text|draft|paragraph|message|post))\b"
     r"(?!\s+(?:way|style|tone))",
     _I,
@@ -138,7 +188,11 @@ _TASK = re.compile(
 
 #: Where a request may begin inside a sentence: "I have a fear of flying, so in all
 #: future suggestions avoid flights"; "I'm a sparky so you don't need to dumb it down".
-_PARTS = re.compile(r"\s*(?:[,;:\u2014\u2013]|\s-\s)\s*(?:(?:so|and|but|then)\s+)?|\s+so\s+", _I)
+_PARTS = re.compile(
+    r"\s*(?:[,;:\u2014\u2013]|\s-\s)\s*(?:(?:so|and|but|then)\s+)?|\s+so\s+"
+    r"|\s+(?=(?:can|could|would|will)\s+(?:you|u)\b)|\s+(?=(?:please|pls|kindly)\b)",
+    _I,
+)
 
 
 def directive(sentence: str, stands: bool | None = None) -> tuple[str, bool] | None:
@@ -152,9 +206,18 @@ def directive(sentence: str, stands: bool | None = None) -> tuple[str, bool] | N
     found = _request(sentence, stands)
     if found is None:
         for m in _PARTS.finditer(sentence):
-            found = _request(sentence[m.end() :], stands)
+            found = _request(sentence[m.end() :], stands, sentence)
             if found is not None:
                 break
+    if found is None:  # a request between two breaks: "ok so, 3 bullets max pls, I'm tired"
+        for piece in _PARTS.split(sentence)[:-1]:
+            found = (
+                _request(piece, stands, sentence) if piece and len(piece) < len(sentence) else None
+            )
+            if found is not None:
+                break
+    if found is None and (named := _NAME_FINE.match(sentence)) is not None:
+        found = (f"call me {named['name']}", False)  # "Alex is fine, use that with me"
     return found
 
 
@@ -163,14 +226,14 @@ def stands(sentence: str) -> bool:
     return _STANDS.search(sentence) is not None
 
 
-def _request(sentence: str, stands: bool) -> tuple[str, bool] | None:
+def _request(sentence: str, stands: bool, whole: str = "") -> tuple[str, bool] | None:
     text = _FILLER.sub("", sentence.strip()).strip(" ,;:.!?\u2014\u2013-")
     if len(text) < 6:
         return None
     negative = _NEGATIVE.match(text)
     if negative:
         words, less = negative["v"], True
-    elif prefer := _PREFER.match(text):
+    elif prefer := _PREFER.match(text) or _WISH.match(text):
         words, less = prefer["v"], False
     elif asked := _ASK.match(text):
         words = next(v for v in asked.groupdict().values() if v)
@@ -178,20 +241,27 @@ def _request(sentence: str, stands: bool) -> tuple[str, bool] | None:
         words = re.sub(r"^(?:please|pls|kindly|just|also)\s+", "", words, flags=_I)
     elif imperative := _IMPERATIVE.match(text):
         words, less = imperative["v"], False
-    elif terse := _TERSE.match(text):  # "No markdown.": use no markdown
-        words, less = f"use {terse['v'][0].lower()}{terse['v'][1:]}", False
+    elif terse := (_TERSE.match(text) or _FOR_ME.match(text) or _FORMATISH.match(text)):
+        words, less = f"use {terse['v'][0].lower()}{terse['v'][1:]}", False  # use no markdown
+    elif lang := _LANG_ONLY.match(text):  # "Mandarin only, please"
+        words, less = f"answer in {lang['lang']}", False
     else:
         return None
     words = words.strip(" ,;:.!?")
     if len(words) < 4:
         return None
-    if _TASK_VERB.match(words) and not _LASTING.search(sentence):
+    if _TASK_VERB.match(words) and not (_LASTING.search(sentence) or _ABOUT_ANSWERS.match(words)):
         return None
     if _WITHDRAW.match(words):  # "forget about Lena": a retraction's, not a request
         return None
     if _HYPOTHETICAL.search(sentence):  # "would you always pick it if you were me?"
         return None
-    manner = _MANNER.search(text) is not None and _TASK.search(words) is None
-    if not (stands or manner or _TERSE.match(text)):
+    if _FOR_NOW.search(sentence) and not _LASTING.search(sentence):  # "the short version for now"
+        return None
+    manner = bool(_MANNER.search(text) or _MANNER.search(words)) and _TASK.search(words) is None
+    evident = _TERSE.match(text) or _FOR_ME.match(text) or _FORMATISH.match(text)
+    if evident and whole and _STATEMENT.match(whole):
+        return None  # "I prefer long, detailed answers": the statement's, read as one
+    if not (stands or manner or evident or _LANG_ONLY.match(text)):
         return None
     return words, less

@@ -1,0 +1,90 @@
+"""Constraints advice must not ignore, by their words (issue 39): an allergy, a health
+condition or injury, a medication, a child's age or a relative's condition. Capture
+keeps a statement of one even when the attribute classifier is unsure, and a terse
+fragment of one ("T1D since age 12.", "Kids 2 and 3.") that names no person at all: a
+missed allergy costs more than a stored aside. The cues are what keep questions and
+chatter out; a hedge ("I wonder if I'm allergic") is never a constraint. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CUES", "careful", "fragment"]
+
+_HEALTH = (
+    r"diabet|asthma|epilep|injur|surgery|operation|syndrome|disorder|disease|\w{3,}itis\b|"
+    r"\w{3,}osis\b|\w{3,}pathy\b|phobi|claustro|terrified\s+of|fear\s+of|afraid\s+of|seasick|"
+    r"travel\s*sick|motion\s+sick|sickness|vertigo|wheelchair|pregnan|weeks\s+along|gave\s+birth|"
+    r"post-?partum|c-?section|caesarean|blood\s+thinners|\bdvt\b|clot|chronic|arthrit|cancer|"
+    r"chemo|migraine|adhd|autis|deaf|blind|disab|fractur|torn|sprain|\bacl\b|menisc|hernia|"
+    r"heart\s+(?:condition|attack|problem)|blood\s+pressure|cholesterol|\bibs\b|crohn|dislocat|"
+    r"hypermobil|bad\s+(?:back|knee|hip|shoulder|ankle)|stroke|swallow|oxygen|transplant|ptsd|"
+    r"anorexi|bulimi|eating\s+disorder|\bsober\b|in\s+recovery|\bpku\b|t[12]d\b|type\s+[12]\b|"
+    r"copd|emphysema|slip(?:ped)?\s+disc|sciatica|seizure|kidney|liver|pacemaker|stent|bypass|"
+    r"mobility|crutches|hearing\s+aid|implants?\b|\b(?:had|got)\s+(?:my|me|his|her)\s+\w+\s+"
+    r"(?:out|removed|replaced)"
+)
+_MEDICATION = (
+    r"tablets|pills|medication|medicine|\bmeds\b|insulin|inhaler|thinners|injection|immuno\w*|"
+    r"methadone|antidepressants?|steroids?|prescri\w+|epi-?pen"
+)
+_ALLERGY = r"allerg|intoleran|anaphyla|epi-?pen|coeliac|celiac"
+_KIN = (
+    r"\b(?:sons?|daughters?|kids?|child(?:ren)?|bab(?:y|ies)|bub|toddlers?|twins|triplets|lad|"
+    r"girls|boys|little\s+one|eldest|youngest|step\w+|mum|mom|dad|father|mother|grandma|"
+    r"grandmother|grandad|grandpa|grandfather|nan|gran|brother|sister|wife|husband|partner|"
+    r"fianc[eé]e?|bestie|in-laws?)\b"
+)
+_AGE = r"\b(?:\d+|one|two|three|four|five|six|months?|years?|yrs|yo|old|turned|teen\w*)\b"
+
+#: Each careful attribute and the words that say a statement is one.
+CUES: dict[str, re.Pattern[str]] = {
+    "allergy": re.compile(_ALLERGY, re.I),
+    "medication": re.compile(_MEDICATION, re.I),
+    "health_condition": re.compile(_HEALTH, re.I),
+    "family_member": re.compile(
+        rf"{_KIN}.*(?:{_AGE}|{_HEALTH}|{_ALLERGY})|(?:{_AGE}|{_HEALTH}).*{_KIN}", re.I
+    ),
+}
+_HEDGE = re.compile(
+    r"\b(?:wonder\w*|whether|if|maybe|might|perhaps|possibly|suspect|not\s+sure|think\s+I|"
+    r"could\s+be|probably)\b",
+    re.I,
+)
+#: Someone else's: a character, a story, what another person said.
+_NOT_MINE = re.compile(
+    r"\b(?:my|our|his|her|the)\s+(?:character|oc|hero|heroine|protagonist|npc|villain)\b|"
+    r"\bin\s+(?:the|my|our)\s+(?:story|novel|game|campaign|book|script)\b|"
+    r"^(?:told|said|says|asked|claims?|announced|reckons?|thinks?|keeps)\b",
+    re.I,
+)
+#: A fragment short enough to be a note about oneself, not a sentence about anything.
+_FRAGMENT_WORDS = 8
+
+
+def careful(clause: str, attribute: str | None = None) -> str | None:
+    """The careful attribute ``clause`` states (``attribute``'s own when its cue matches,
+    else the first whose cue does: allergy, medication, condition, family), or None;
+    never for a hedge."""
+    if _HEDGE.search(clause) or _NOT_MINE.search(clause):
+        return None
+    if attribute in CUES and CUES[attribute].search(clause):
+        return attribute
+    if attribute == "family_member":
+        return None  # a relative's statement without an age or a condition: not careful
+    for name, cue in CUES.items():
+        if name != "family_member" and cue.search(clause):
+            return name
+    return None
+
+
+def fragment(clause: str) -> bool:
+    """A terse note of a constraint with no "I" in it: "T1D since age 12", "Kids 2 and
+    3", "Afraid of heights", "Son, 16"."""
+    words = clause.split()
+    if _NOT_MINE.search(clause) or ":" in clause:  # a labelled list is read as a list
+        return False
+    return (1 < len(words) <= _FRAGMENT_WORDS and careful(clause) is not None) or (
+        1 < len(words) <= 4 and CUES["family_member"].search(clause) is not None
+    )
