@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from memoryd.core.extraction import lexicon as lx
+from memoryd.core.extraction.leaders import TRANSIENT
 
 __all__ = ["AND_THEN", "directive", "stands"]
 
@@ -203,6 +204,8 @@ def directive(sentence: str, stands: bool | None = None) -> tuple[str, bool] | N
     ``stands``: a sentence this part came from says it stands ("from now on keep it
     short and use bullets": the bullets stand too)."""
     stands = stands or _STANDS.search(sentence) is not None
+    if TRANSIENT.search(sentence) and not _LASTING.search(sentence):
+        return None  # "I'm in a meeting, give me the short version": this turn's
     found = _request(sentence, stands)
     if found is None:
         for m in _PARTS.finditer(sentence):
