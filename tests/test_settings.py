@@ -229,6 +229,21 @@ def test_extraction_fields() -> None:
     assert normalize({"extractionDailyTokenCap": True}).extraction_daily_token_cap == 0
 
 
+def test_profile_budget_and_sharing() -> None:
+    """Issue 39/45: the profile's budget, and which keys share their memories."""
+    assert MemorySettings().profile_max_tokens == 150
+    assert MemorySettings().share_with_end_users == ()
+    assert normalize({"profileMaxTokens": 5000}).profile_max_tokens == 2000
+    assert normalize({"profileMaxTokens": "x"}).profile_max_tokens == 150
+    shared = normalize({"shareWithEndUsers": ["k1", "k1", "k2"]})
+    assert shared.share_with_end_users == ("k1", "k2")
+    assert shared.shares("k1")
+    assert not shared.shares("k3")
+    assert normalize({"shareWithEndUsers": ["*"]}).shares("anything")
+    assert normalize({"shareWithEndUsers": "k1"}).share_with_end_users == ()
+    assert shared.to_dict()["shareWithEndUsers"] == ["k1", "k2"]
+
+
 def test_unknown_stored_keys_are_ignored() -> None:
     assert normalize({"skillsEnabled": True, "memoryEnabled": False}) == MemorySettings()
 
@@ -305,6 +320,13 @@ def test_raw_stored_value_under_prefixed_key_is_read(engine: MemoryEngine) -> No
         ("extractionDailyTokenCap", -1),
         ("extractionDailyTokenCap", "5"),
         ("extractionDailyTokenCap", 10**10),
+        ("profileMaxTokens", -1),
+        ("profileMaxTokens", 2001),
+        ("profileMaxTokens", "150"),
+        ("shareWithEndUsers", "*"),
+        ("shareWithEndUsers", [""]),
+        ("shareWithEndUsers", [3]),
+        ("shareWithEndUsers", None),
     ],
 )
 def test_update_rejects_invalid_values(engine: MemoryEngine, field: str, value: object) -> None:
