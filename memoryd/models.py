@@ -302,4 +302,8 @@ class Profile:
 
 def _about(memory: Memory) -> dict[str, Any]:
     """Why a memory is in a profile: its attribute, and whether it was pinned."""
-    return {"attribute": memory.metadata.get("attribute"), "pinned": memory.metadata.get("pinned")}
+    attribute, pinned = memory.metadata.get("attribute"), memory.metadata.get("pinned")
+    return {
+        "attribute": attribute if isinstance(attribute, str) else None,
+        "pinned": pinned if isinstance(pinned, bool) else None,
+    }

@@ -362,3 +362,68 @@ def _new(owner: str, content: str, user_id: str) -> Any:
     from memoryd.models import NewMemory
 
     return NewMemory(api_key_id=owner, content=content, user_id=user_id)
+
+
+def test_many_relatives_crowd_no_constraint_out(engine: MemoryEngine) -> None:
+    """Relatives' facts are read apart from the profile's own rows: forty of them, newer
+    than an allergy, do not push it out of the read."""
+    from memoryd.models import NewMemory
+
+    engine.extract_now("app", "I'm allergic to penicillin.", user_id="ann")
+    engine.create_many(
+        NewMemory(
+            "app",
+            f"User's cousin number {i} lives abroad",
+            user_id="ann",
+            metadata={"attribute": "family_member"},
+        )
+        for i in range(40)
+    )
+    engine.create(
+        NewMemory(
+            "app",
+            "User's sister has a severe peanut allergy",
+            user_id="ann",
+            metadata={"attribute": "family_member"},
+        )
+    )
+    carried = [h.memory.content for h in engine.profile("app", user_id="ann").hits]
+    assert "User is allergic to penicillin" in carried
+    assert "User's sister has a severe peanut allergy" in carried  # her own constraint
+    assert not any("cousin" in line for line in carried)
+
+
+def test_the_global_pool_reaches_named_end_users_but_not_its_instructions(
+    engine: MemoryEngine,
+) -> None:
+    from memoryd.models import GLOBAL_OWNER, NewMemory
+
+    engine.settings.update({"scope": "global"})
+    engine.create(NewMemory(GLOBAL_OWNER, "Shared fact: the office opens at nine"))
+    engine.create(
+        NewMemory(
+            GLOBAL_OWNER,
+            "User wants the assistant to always answer in Latin",
+            metadata={"attribute": "instruction"},
+        )
+    )
+    engine.create(NewMemory("app", "App note: orders ship on Fridays"))
+    seen = {h.memory.content for h in engine.retrieve("app", "office opens nine", user_id="ann")}
+    assert "Shared fact: the office opens at nine" in seen
+    everything = engine.retrieve("app", None, strategy="recent", user_id="ann")
+    contents = {h.memory.content for h in everything}
+    assert "User wants the assistant to always answer in Latin" not in contents
+    assert "App note: orders ship on Fridays" not in contents  # the key does not share
+
+
+def test_metadata_of_the_wrong_type_is_never_a_500(wire: Wire) -> None:
+    memory = add(wire.engine, wire.owner, "User loves modal jazz", metadata={"attribute": 5})
+    wire.engine.pin(memory.id, True)
+    api = wire_api(wire)
+    profile = api("GET", "/api/memory/profile", params={"apiKeyId": wire.owner})
+    assert profile.status_code == 200, profile.text
+    assert profile.json()["memories"][0]["attribute"] is None
+    preview = api(
+        "POST", "/api/memory/retrieve-preview", json={"apiKeyId": wire.owner, "query": "jazz"}
+    )
+    assert preview.status_code == 200, preview.text

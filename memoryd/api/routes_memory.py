@@ -201,7 +201,8 @@ def retrieve_preview(body: s.PreviewRequest, engine: EngineDep) -> dict[str, Any
         session_id=body.sessionId,
         scope="session" if body.sessionId else None,
         limit=body.limit,
-        user_id=body.userId,
+        # no end user named: what a request naming none carries (the gateway's "")
+        user_id=body.userId or "",
     )
     return preview.to_dict()
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from memoryd.engine.retrieval import Request, Retriever
 
 #: Profile rows read per request before ranking (pinned and always-on, newest first).
-CANDIDATES = 64
+CANDIDATES = 32
 
 
 def compose(retriever: Retriever, req: Request, settings: MemorySettings) -> Profile:
@@ -32,16 +32,13 @@ def compose(retriever: Retriever, req: Request, settings: MemorySettings) -> Pro
     found = core.topics(req.query)
     extra = tuple(dict.fromkeys(a for t in found for a in t.attributes if a not in core.PROFILE))
     household = tuple(a for a in core.HOUSEHOLD if a not in extra)
-    flt = replace(
-        retriever.scope_filter(req, settings),
-        session_id=None,
-        profile=core.PROFILE + extra + household,
-    )
-    rows = [
-        m
-        for m in retriever.store.read().recent(flt, CANDIDATES)
-        if _pinned(m) or _attribute(m) not in household or careful(m.content) is not None
-    ]
+    flt = replace(retriever.scope_filter(req, settings), session_id=None)
+    with retriever.store.snapshot() as reader:
+        rows = reader.recent(replace(flt, profile=core.PROFILE + extra), CANDIDATES)
+        if household:  # a relative's own constraint, read apart: many relatives' facts
+            kin = reader.recent(replace(flt, profile=household), CANDIDATES)  # crowd nothing out
+            seen = {m.id for m in rows}
+            rows += [m for m in kin if m.id not in seen and careful(m.content) is not None]
     ranked = core.rank(rows, _attribute, _pinned, extra)
     always = set(core.PROFILE)
     hits = [

@@ -13,28 +13,34 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from memoryd.models import Memory, MemoryPatch, NewMemory, to_iso
+from memoryd.models import GLOBAL_OWNER, Memory, MemoryPatch, NewMemory, to_iso
 from memoryd.storage.base import Clearing, Filter, ListQuery, Page
-from memoryd.storage.rows import COLUMNS, derived, escape_like, row_to_memory
+from memoryd.storage.rows import COLUMNS, NCOLS, derived, escape_like, row_to_memory
 from memoryd.storage.sql import context
 
 #: ``rows.derived``'s columns, as an UPDATE's SET list.
 DERIVED = "metadata = ?, slot = ?, subjects = ?, attribute = ?, pinned = ?"
 
 
-def filter_sql(flt: Filter) -> tuple[str, list[Any]]:
-    """``flt`` as a WHERE clause over ``memories m`` and its parameters."""
+def filter_sql(flt: Filter, branch: str = "") -> tuple[str, list[Any]]:
+    """``flt`` as a WHERE clause over ``memories m`` and its parameters. ``branch``
+    narrows a profile filter to its pinned rows or to its attributes' ones (``recent``
+    asks for each with its own index)."""
     clauses = ["(m.expires_at IS NULL OR m.expires_at > ?)"]
     params: list[Any] = [to_iso(flt.now)]
     if flt.current_only:
         clauses.append("m.superseded_at IS NULL")
     _end_user(flt, clauses, params)
     if flt.profile is not None:
-        # the partial index's own WHERE, word for word, so the planner may use it
-        clauses.append("(m.attribute IS NOT NULL OR m.pinned IS NOT NULL)")
+        # each branch repeats its partial index's WHERE, so the planner may use it
         marks = ", ".join("?" for _ in flt.profile) or "NULL"
-        clauses.append(f"(m.pinned = 1 OR (m.pinned IS NULL AND m.attribute IN ({marks})))")
-        params += flt.profile
+        pinned = "(m.pinned IS NOT NULL AND m.pinned = 1)"
+        of = f"(m.attribute IS NOT NULL AND m.attribute IN ({marks}) AND m.pinned IS NULL)"
+        if branch == "pinned":
+            clauses.append(pinned)
+        else:
+            clauses.append(of if branch == "attribute" else f"({pinned} OR {of})")
+            params += flt.profile
     if flt.owners is not None:
         marks = ", ".join("?" for _ in flt.owners) or "NULL"
         clauses.insert(0, f"m.api_key_id IN ({marks})")
@@ -54,23 +60,34 @@ def filter_sql(flt: Filter) -> tuple[str, list[Any]]:
 def _end_user(flt: Filter, clauses: list[str], params: list[Any]) -> None:
     """Which end users' rows a filter sees: a named one's own, and the key's shared
     ones unless the key keeps them from its end users (and never the ``unshared``
-    attributes of them); with no end user named, the shared ones alone."""
+    attributes of them); with no end user named, the shared ones alone. (For a
+    profile the column is an expression: its own indexes find its few rows, not the
+    (owner, end user) one, which would walk all of them.)"""
     if flt.user_id is None:
         return
+    user = "(m.user_id || '')" if flt.profile is not None else "m.user_id"
     if not flt.user_id:
-        clauses.append("m.user_id = ''")
+        clauses.append(f"{user} = ''")
+    elif not flt.shared and GLOBAL_OWNER in (flt.owners or ()):
+        # the global pool is everyone's (its instructions excepted), whatever the key shares
+        marks = ", ".join("?" for _ in flt.unshared) or "NULL"
+        clauses.append(
+            f"({user} = ? OR (m.api_key_id = ? AND {user} = '' AND (m.attribute IS NULL OR "
+            f"m.attribute NOT IN ({marks}))))"
+        )
+        params += [flt.user_id, GLOBAL_OWNER, *flt.unshared]
     elif not flt.shared:
-        clauses.append("m.user_id = ?")
+        clauses.append(f"{user} = ?")
         params.append(flt.user_id)
     elif flt.unshared:
         marks = ", ".join("?" for _ in flt.unshared)
         clauses.append(
-            f"(m.user_id = ? OR (m.user_id = '' AND (m.attribute IS NULL OR "
+            f"({user} = ? OR ({user} = '' AND (m.attribute IS NULL OR "
             f"m.attribute NOT IN ({marks}))))"
         )
         params += [flt.user_id, *flt.unshared]
     else:
-        clauses.append("m.user_id IN ('', ?)")
+        clauses.append(f"{user} IN ('', ?)")
         params.append(flt.user_id)
 
 
@@ -248,6 +265,8 @@ def tokens_used(conn: Any, owner: str | None = None) -> int:
 
 
 def recent(conn: Any, flt: Filter, limit: int) -> list[Memory]:
+    if flt.profile is not None:
+        return _profile_rows(conn, flt, limit)
     where, params = filter_sql(flt)
     rows = conn.execute(
         f"SELECT {COLUMNS} FROM memories m WHERE {where} "
@@ -255,6 +274,23 @@ def recent(conn: Any, flt: Filter, limit: int) -> list[Memory]:
         [*params, limit],
     )
     return [row_to_memory(r) for r in rows]
+
+
+def _profile_rows(conn: Any, flt: Filter, limit: int) -> list[Memory]:
+    """A profile's rows, newest first: its pinned ones and its attributes' ones, each
+    found by its own partial index and sorted here (one query with both, or ordered by
+    ``created_at``, walked every row of the owner on its (owner, created_at) index)."""
+    found: dict[str, tuple[Any, ...]] = {}
+    for branch in ("pinned", "attribute"):
+        where, params = filter_sql(flt, branch)
+        for row in conn.execute(
+            f"SELECT {COLUMNS}, m.seq FROM memories m WHERE {where} "
+            "ORDER BY m.created_at || '' DESC, m.seq + 0 DESC LIMIT ?",
+            [*params, limit],
+        ):
+            found[row[0]] = tuple(row)
+    newest = sorted(found.values(), key=lambda r: (str(r[7]), int(r[NCOLS])), reverse=True)
+    return [row_to_memory(r) for r in newest[:limit]]
 
 
 def older_than(conn: Any, owner: str, cutoff: datetime) -> list[Memory]:

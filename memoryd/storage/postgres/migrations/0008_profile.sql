@@ -19,4 +19,6 @@ UPDATE memories SET pinned = CASE pg_temp.memoryd_json(metadata) -> 'pinned'
  WHERE metadata LIKE '%"pinned"%'
    AND jsonb_typeof(pg_temp.memoryd_json(metadata) -> 'pinned') = 'boolean';
 CREATE INDEX idx_memories_owner_attribute ON memories (api_key_id, attribute)
-    WHERE attribute IS NOT NULL OR pinned IS NOT NULL;
+    WHERE attribute IS NOT NULL;
+CREATE INDEX idx_memories_owner_pinned ON memories (api_key_id, pinned)
+    WHERE pinned IS NOT NULL;

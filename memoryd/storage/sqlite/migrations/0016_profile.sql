@@ -11,4 +11,6 @@ UPDATE memories SET pinned = CASE json_type(metadata, '$.pinned')
     WHEN 'true' THEN 1 WHEN 'false' THEN 0 END
  WHERE json_valid(metadata) AND json_type(metadata, '$.pinned') IN ('true', 'false');
 CREATE INDEX idx_memories_owner_attribute ON memories (api_key_id, attribute)
-    WHERE attribute IS NOT NULL OR pinned IS NOT NULL;
+    WHERE attribute IS NOT NULL;
+CREATE INDEX idx_memories_owner_pinned ON memories (api_key_id, pinned)
+    WHERE pinned IS NOT NULL;
