@@ -85,8 +85,10 @@ def test_playground_ranks_with_tiers(page: Page, base_url: str, engine: MemoryEn
 
     page.get_by_test_id("playground-strategy-select").select_option("recent")
     page.get_by_test_id("playground-query-input").press("Enter")
-    expect(hits).to_have_count(1)  # recent with a query: keyword matches, newest first
+    # recent: the newest, whatever the query says, as the gateway sends them (issue 39)
+    expect(hits).to_have_count(3)
     expect(hits.first).to_have_attribute("data-tier", "recent")
+    expect(hits.first).to_contain_text("The dog is called Pixel")
     page.get_by_test_id("playground-budget-input").fill("0")
     page.get_by_test_id("playground-submit").click()
     expect(page.get_by_test_id("playground-error")).to_contain_text("budget")
