@@ -261,19 +261,20 @@ def pin_memory(
 ) -> dict[str, Any]:
     """Pin a memory into its owner's profile (``pinned`` true, the default), keep it
     out of it (false), or let its attribute decide again (null)."""
-    _belongs(engine, memory_id, userId)
-    pinned = True if body is None else body.pinned
-    memory = engine.pin(memory_id, pinned)
-    if memory is None:
-        raise NotFoundError(f"no memory with id {memory_id}")
-    return {"memory": memory.to_dict()}
+    return _pinned(engine, memory_id, True if body is None else body.pinned, userId)
 
 
 @router.post("/{memory_id}/unpin", response_model=s.MemoryOne)
 def unpin_memory(memory_id: str, engine: EngineDep, userId: UserGuard = None) -> dict[str, Any]:
     """Keep a memory out of its owner's profile, even a standing instruction."""
-    _belongs(engine, memory_id, userId)
-    memory = engine.pin(memory_id, False)
+    return _pinned(engine, memory_id, False, userId)
+
+
+def _pinned(
+    engine: Any, memory_id: str, pinned: bool | None, user_id: str | None
+) -> dict[str, Any]:
+    _belongs(engine, memory_id, user_id)
+    memory = engine.pin(memory_id, pinned)
     if memory is None:
         raise NotFoundError(f"no memory with id {memory_id}")
     return {"memory": memory.to_dict()}
