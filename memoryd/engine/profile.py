@@ -35,8 +35,9 @@ def compose(retriever: Retriever, req: Request, settings: MemorySettings) -> Pro
     flt = replace(retriever.scope_filter(req, settings), session_id=None)
     with retriever.store.snapshot() as reader:
         rows = reader.recent(replace(flt, profile=core.PROFILE + extra), CANDIDATES)
-        if household:  # a relative's own constraint, read apart: many relatives' facts
-            kin = reader.recent(replace(flt, profile=household), CANDIDATES)  # crowd nothing out
+        # a relative's own constraint, read apart so many relatives' facts crowd nothing out
+        if household:
+            kin = reader.recent(replace(flt, profile=household), CANDIDATES)
             seen = {m.id for m in rows}
             rows += [m for m in kin if m.id not in seen and careful(m.content) is not None]
     ranked = core.rank(rows, _attribute, _pinned, extra)
