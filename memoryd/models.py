@@ -25,7 +25,7 @@ class MemoryType(enum.StrEnum):
 
 Strategy = Literal["exact", "semantic", "hybrid"]
 Scope = Literal["session", "apiKey", "global"]
-Tier = Literal["fts5", "vector", "hybrid", "qdrant", "recent", "profile", "topic"]
+Tier = Literal["fts5", "vector", "hybrid", "qdrant", "recent", "profile", "topic", "asked"]
 
 
 def utcnow() -> datetime:
@@ -198,6 +198,9 @@ class Hit:
     tokens: int
     vec_score: float | None = None
     fts_score: float | None = None
+    #: Why it is carried, in plain words (previews): what the question asked about,
+    #: or how close it came to the question.
+    reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -210,6 +213,7 @@ class Hit:
             "tier": self.tier,
             "vecScore": self.vec_score,
             "ftsScore": self.fts_score,
+            "reason": self.reason,
         }
 
 
@@ -230,6 +234,8 @@ class Resolution:
     query_truncated: bool = False
     #: The owner's known subjects the query names (the subject prior's people).
     subjects: list[str] = field(default_factory=list)
+    #: What the question asks about the user: attributes, or "overview" (issue 46).
+    asked: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -243,6 +249,7 @@ class Resolution:
             "hidden": self.hidden,
             "queryTruncated": self.query_truncated,
             "subjects": list(self.subjects),
+            "asked": list(self.asked),
         }
 
 

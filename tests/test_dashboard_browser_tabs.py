@@ -69,11 +69,14 @@ def test_playground_ranks_with_tiers(page: Page, base_url: str, engine: MemoryEn
     expect(hits.first).to_contain_text("dark mode")
     dropped = page.get_by_test_id("playground-dropped-hit")
     expect(dropped).to_have_count(2)
-    expect(dropped.first).to_contain_text("below the relevance floor")
+    expect(dropped.first).to_contain_text("not close enough in meaning")
+    expect(dropped.first).to_contain_text("the relevance floor is 0.2")
+    reason = hits.first.get_by_test_id("playground-hit-reason")
+    expect(reason).to_contain_text("close in meaning to the question")
     expect(hits.first).to_have_attribute("data-tier", "hybrid")
     assert hits.first.get_attribute("data-rank") == "1"
     for tier in [h.get_attribute("data-tier") for h in hits.all()]:
-        assert tier in {"fts5", "vector", "hybrid", "qdrant", "recent"}
+        assert tier in {"fts5", "vector", "hybrid", "qdrant", "recent", "asked"}
     expect(hits.first).to_contain_text("score")
     expect(hits.first).to_contain_text("vec")
     expect(page.get_by_test_id("playground-total-tokens")).to_have_text(

@@ -208,9 +208,10 @@ class PreviewHit(BaseModel):
     content: str
     score: float
     tokens: int
-    tier: Literal["fts5", "vector", "hybrid", "qdrant", "recent", "profile", "topic"]
+    tier: Literal["fts5", "vector", "hybrid", "qdrant", "recent", "profile", "topic", "asked"]
     vecScore: float | None
     ftsScore: float | None
+    reason: str | None = None  # why it is carried: what was asked, how close it came
 
 
 class ResolutionPublic(BaseModel):
@@ -224,6 +225,7 @@ class ResolutionPublic(BaseModel):
     hidden: dict[str, int] | None = None  # memories kept out by expiry and retention
     queryTruncated: bool = False  # retrieval read only the end of a longer query
     subjects: list[str] = []  # the owner's known subjects the query names
+    asked: list[str] = []  # what the question asks about the user (attributes, overview)
 
 
 class PreviewDropped(PreviewHit):

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memoryd.models import Hit
@@ -20,28 +21,58 @@ class Dropped:
         return {**self.hit.to_dict(), "reason": self.reason}
 
 
-def relevant(hits: list[Hit], floor: float | None) -> tuple[list[Hit], list[Dropped]]:
+def relevant(
+    hits: list[Hit], floor: float | None, asked: Collection[str] = ()
+) -> tuple[list[Hit], list[Dropped]]:
     """Per hit, not only the top one: a candidate must reach ``floor`` in similarity,
     or half of it with a keyword match too. Nearest neighbours always exist, so without
     this a question about Mount Everest brings up every memory of the owner; and a lone
     shared word ("works") is weak evidence. Without a similarity (keyword-only search)
-    a keyword match is the evidence."""
-    if not floor:
-        return hits, []
+    a keyword match is the evidence. A memory of an attribute the question asks about
+    (``asked``, issue 46) is kept whatever its similarity: "where do I work?" is close
+    to no statement of an employer. Every hit leaves with its reason in plain words."""
     kept: list[Hit] = []
     dropped: list[Dropped] = []
     for hit in hits:
-        similarity = hit.vec_score
-        if (similarity is None and hit.tier not in ("vector", "qdrant")) or (
-            similarity is not None and similarity >= (floor / 2 if hit.fts_score else floor)
-        ):
+        similarity, words = hit.vec_score, bool(hit.fts_score)
+        attribute = hit.memory.metadata.get("attribute")
+        if hit.reason:  # said by whoever found it (an asked attribute's read)
             kept.append(hit)
+        elif attribute in asked:
+            kept.append(replace(hit, reason=f"asked about: {attribute}"))
+        elif not floor:
+            kept.append(replace(hit, reason=_why(similarity, words)))
+        elif (similarity is None and hit.tier not in ("vector", "qdrant")) or (
+            similarity is not None and similarity >= (floor / 2 if words else floor)
+        ):
+            kept.append(replace(hit, reason=_why(similarity, words, floor)))
         else:
-            shown = "none" if similarity is None else f"{similarity:.2f}"
-            match = "a keyword match halves it" if hit.fts_score else "no keyword match"
-            reason = f"below the relevance floor {floor} (similarity {shown}, {match})"
-            dropped.append(Dropped(hit, reason))
+            dropped.append(Dropped(hit, _short(similarity, words, floor)))
     return kept, dropped
+
+
+def _why(similarity: float | None, words: bool, floor: float | None = None) -> str:
+    if similarity is None:
+        return "shares words with the question" if words else "the newest memories"
+    close = f"close in meaning to the question (similarity {similarity:.2f}"
+    if floor and words and similarity < floor:
+        return f"{close}, enough with the words it shares: at least {floor / 2:g})"
+    shared = " and shares words with it" if words else ""
+    return f"{close}{', at least ' + format(floor, 'g') if floor else ''}){shared}"
+
+
+def _short(similarity: float | None, words: bool, floor: float) -> str:
+    if similarity is None:
+        return "found by meaning alone, with no similarity to weigh"
+    if words:
+        return (
+            f"not close enough in meaning (similarity {similarity:.2f}; with shared words "
+            f"it needs {floor / 2:g}, the relevance floor {floor:g} halved)"
+        )
+    return (
+        f"not close enough in meaning (similarity {similarity:.2f}, the relevance floor is "
+        f"{floor:g}) and shares no words with the question"
+    )
 
 
 def distinct(hits: list[Hit], dropped: list[Dropped]) -> tuple[list[Hit], list[Dropped]]:

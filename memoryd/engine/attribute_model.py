@@ -81,7 +81,7 @@ class AttributeModel:
                     self._weights = None
                     self.status = "MiniLM model files not found: rules only"
                     return False
-                self._embedder = _own_minilm()
+                self._embedder = own_minilm()
             self.status = f"ready ({len(self._labels)} attributes)"
             return True
 
@@ -92,7 +92,7 @@ class AttributeModel:
             return self._weights is not None
         if self._available is None:
             self._available = self._path.is_file() and (
-                self._embedder is not None or _minilm_present()
+                self._embedder is not None or minilm_present()
             )
         return self._available
 
@@ -120,7 +120,7 @@ class AttributeModel:
 _own: Any | None = None
 
 
-def _own_minilm() -> Any:
+def own_minilm() -> Any:
     """One MiniLM session per process for the classifier when retrieval runs another
     embedder (or none)."""
     global _own
@@ -149,7 +149,7 @@ def engine_minilm(embeddings: Any) -> Callable[[], Any | None]:
     return source
 
 
-def _minilm_present() -> bool:
+def minilm_present() -> bool:
     try:
         from memoryd.embedding import local_model_files
     except ImportError:

@@ -10,14 +10,15 @@ ones it ranked.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import httpx
 
 from memoryd.engine.providers import Provider
-from memoryd.models import Hit
+from memoryd.models import Hit, Resolution
+from memoryd.settings import MemorySettings
 
 log = logging.getLogger(__name__)
 
@@ -64,3 +65,25 @@ def rerank(
         return original, f"rerank failed: {type(exc).__name__}"
     order += [h for i, h in enumerate(original) if i not in seen]
     return order, None
+
+
+def apply(
+    ranked: list[Hit],
+    query: str,
+    providers: Mapping[str, Provider],
+    settings: MemorySettings,
+    resolution: Resolution,
+) -> list[Hit]:
+    """Retrieval's rerank step: ``rerankProviderModel``'s provider reorders ``ranked``,
+    and ``resolution`` records that it did, or why it did not."""
+    name, _, model = (settings.rerank_provider_model or "").partition("/")
+    provider = providers.get(name)
+    if provider is None:
+        resolution.fallback_reason = f"rerank provider {name!r} is not configured"
+        return ranked
+    reordered, failure = rerank(ranked, query, provider, model)
+    if failure:
+        resolution.fallback_reason = failure
+    else:
+        resolution.rerank_applied = True
+    return reordered

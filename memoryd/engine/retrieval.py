@@ -28,6 +28,7 @@ from memoryd.core.query import query_window
 from memoryd.core.relevance import Dropped, distinct, relevant
 from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
 from memoryd.core.temporal import DateRange, mentioned_dates, overlaps
+from memoryd.engine import asked, rerank
 from memoryd.engine.providers import Provider
 from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, Memory, Resolution, Scope, Strategy, utcnow
@@ -110,6 +111,7 @@ class Retriever:
         self.config = config
         self.tokens = token_counter
         self.indexer = indexer
+        self.questions = asked.shared_questions()  # what a question asks about the user
         # Who each owner's memories are about changes rarely; listing it is a query per
         # retrieval otherwise (a person new to the owner is known within the TTL).
         self._subjects: TTLCache[tuple[object, ...], list[str]] = TTLCache(
@@ -194,6 +196,7 @@ class Retriever:
             # match the name instead of what is asked about them (issue 20).
             dense = subjects.without(req.query, names) if names else req.query
             query_vector = self._prepare_vector(req, resolution, dense)
+        question = asked.ask(self.questions, req, query_vector, resolution)
         qdrant_context: list[tuple[str, float]] = []
         if query_vector is not None:  # network I/O stays outside the read snapshot
             qdrant_knn = self._qdrant(query_vector, flt, resolution)
@@ -208,9 +211,12 @@ class Retriever:
                 )
             else:
                 ranked = self._keyword(reader, flt, req, resolution)
+            found = asked.read(reader, flt, question, self.tokens)
         if settings.rerank_enabled and settings.rerank_provider_model and req.query and ranked:
-            ranked = self._rerank(ranked, req.query, settings.rerank_provider_model, resolution)
-        ranked, dropped = distinct(*relevant(ranked, settings.relevance_floor))
+            ranked = rerank.apply(ranked, req.query, self.providers(), settings, resolution)
+        ranked, older = asked.lead(found, ranked)
+        ranked, dropped = distinct(*relevant(ranked, settings.relevance_floor, question.attributes))
+        dropped += older
         if not passes_min_score(ranked, settings.min_score):
             resolution.fallback_reason = (
                 f"best hit below minScore {settings.min_score}: nothing injected"
@@ -221,23 +227,6 @@ class Retriever:
         taken = {h.memory.id for h in chosen}
         over = [Dropped(h, "over the token budget or the limit") for h in ranked]
         return chosen, resolution, dropped + [d for d in over if d.hit.memory.id not in taken]
-
-    def _rerank(
-        self, ranked: list[Hit], query: str, provider_model: str, resolution: Resolution
-    ) -> list[Hit]:
-        from memoryd.engine.rerank import rerank
-
-        name, _, model = provider_model.partition("/")
-        provider = self.providers().get(name)
-        if provider is None:
-            resolution.fallback_reason = f"rerank provider {name!r} is not configured"
-            return ranked
-        reordered, failure = rerank(ranked, query, provider, model)
-        if failure:
-            resolution.fallback_reason = failure
-        else:
-            resolution.rerank_applied = True
-        return reordered
 
     # -- vector tier -------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from memoryd.cache import TTLCache
     from memoryd.embedding.service import EmbeddingService
     from memoryd.engine.background import BackgroundWorker
+    from memoryd.engine.retrieval import Retriever
     from memoryd.models import Memory
     from memoryd.vectors.base import ExternalTier
     from memoryd.vectors.indexer import Indexer
@@ -30,6 +31,14 @@ class StatusHost(LlmHost, Protocol):
     background: BackgroundWorker
     extraction_stats: dict[str, int]
     extraction: ExtractionJobs
+    retriever: Retriever
+
+
+def _questions(engine: StatusHost) -> dict[str, Any]:
+    """The question classifier (issue 46): without it, questions about the user are
+    answered by search alone."""
+    model = engine.retriever.questions
+    return {"available": model.ready(), "reason": model.status}
 
 
 def _classifier(engine: StatusHost) -> dict[str, Any]:
@@ -94,6 +103,7 @@ def engine_status(engine: StatusHost) -> dict[str, Any]:
         return {
             "storage": storage,
             "extraction": dict(engine.extraction_stats) | {"pending": engine.background.pending},
+            "questions": _questions(engine),
             "readCache": engine.cache.stats(),
             "process": {"pid": os.getpid()},
         }
@@ -139,6 +149,7 @@ def _status(engine: StatusHost) -> dict[str, Any]:
             "llm": llm_status(engine),
             "classifier": _classifier(engine),
         },
+        "questions": _questions(engine),
         "readCache": engine.cache.stats(),
         # Which process answered: behind a load balancer or ``serve --workers`` each
         # keeps its own caches, queues and limits.

@@ -26,6 +26,7 @@
         h("span", { class: "badge tier", "data-testid": "playground-hit-tier" }, m.tier),
       ),
       h("div", { class: "hit-content" }, m.content),
+      h("div", { class: "small", "data-testid": "playground-hit-reason" }, m.reason || ""),
       h(
         "div",
         { class: "hit-scores small muted" },
@@ -40,7 +41,8 @@
   function showResolution(res) {
     const panel = $("playground-resolution");
     for (const dd of panel.querySelectorAll("dd[data-field]")) {
-      const value = res[dd.dataset.field];
+      const raw = res[dd.dataset.field];
+      const value = Array.isArray(raw) ? (raw.length ? raw.join(", ") : null) : raw;
       dd.textContent =
         value === null || value === undefined ? "–" : typeof value === "boolean" ? (value ? "yes" : "no") : String(value);
     }

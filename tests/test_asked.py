@@ -1,0 +1,158 @@
+"""Ask and it answers (issue 46), through the real gateway with the official ``openai``
+client and the default install's embedder (all-MiniLM-L6-v2): a question about the user
+brings back the fact it asks about although it shares no words with it, an update's
+new value without the old, "what do you know about me" the owner's facts grouped by
+attribute, and nothing for a question that asks nothing of the user. Previews say why
+each memory was kept or dropped in plain words."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memoryd.bootstrap import build_engine
+from memoryd.config import EngineConfig
+from memoryd.core.extraction.attributes import ATTRIBUTES
+from memoryd.embedding.onnx_minilm import MiniLMEmbedder
+from memoryd.engine import MemoryEngine
+from memoryd.engine.asked import NONE, OVERVIEW, QuestionModel, shared_questions
+from tests.gateway_support import Gateway as BaseGateway
+from tests.gateway_support import running_gateway
+
+TOLD = [
+    "I just started at Netflix, left Google",
+    "my dog is called Biscuit, hes a beagle",
+    "im allergic to penicilin",
+    "I live in Leeds with my partner Priya",
+]
+
+
+class Gateway(BaseGateway):
+    def ask(self, text: str, user: str = "ana") -> str:
+        """The memory block ``text`` carried upstream (profile and memories)."""
+        self.send(text, user=user)
+        chats = [r["body"] for r in self.upstream.requests if r["body"]["model"] == "chat-model"]
+        return next((m["content"] for m in chats[-1]["messages"] if m["role"] == "system"), "")
+
+
+@pytest.fixture
+def gateway(tmp_path: Path) -> Iterator[Gateway]:
+    data = tmp_path / "data"
+    env = {"MEMORYD_DATA_DIR": str(data)}
+    engine = build_engine(EngineConfig.from_env(env, data_dir=data), env)
+    try:
+        with running_gateway(engine, "asked") as base:
+            gateway = Gateway(**vars(base))
+            for text in TOLD:
+                gateway.send(text, user="ana")
+            yield gateway
+    finally:
+        engine.close()
+
+
+def test_a_question_about_the_user_brings_the_fact_it_asks_about(gateway: Gateway) -> None:
+    assert "Netflix" in gateway.ask("Where do I work?")
+    assert "Netflix" in gateway.ask("what is my employer")
+    assert "Biscuit" in gateway.ask("whats my dogs name again")
+    assert "penicilin" in gateway.ask("remind me what I'm allergic to")
+
+
+def test_without_the_classifier_the_same_question_finds_nothing(
+    gateway: Gateway, tmp_path: Path
+) -> None:
+    """The point of the classifier: search alone drops the fact under the floor."""
+    retriever = gateway.engine.retriever
+    retriever.questions = QuestionModel(tmp_path / "absent.npz")
+    assert "Netflix" not in gateway.ask("Where do I work?")
+    assert "search alone" in gateway.engine.status()["questions"]["reason"]
+    assert gateway.engine.status()["questions"]["available"] is False
+
+
+def test_an_update_brings_the_new_value_without_the_old(gateway: Gateway) -> None:
+    gateway.send("I moved to York last month", user="ana")
+    block = gateway.ask("which city am I living in these days?")
+    assert "York" in block
+    assert "Leeds" not in block.replace("partner Priya", "")  # the old home is history
+
+
+def test_what_do_you_know_about_me_brings_the_facts_grouped(gateway: Gateway) -> None:
+    block = gateway.ask("What do you know about me?")
+    for value in ("Netflix", "Biscuit", "penicilin", "Leeds"):
+        assert value in block, value
+    preview = gateway.engine.preview(gateway.owner, "What do you know about me?", user_id="ana")
+    assert preview.resolution.asked == [OVERVIEW]
+    order = [a.name for a in ATTRIBUTES]
+    asked = [h.memory.metadata["attribute"] for h in preview.hits if h.tier == "asked"]
+    assert asked == sorted(asked, key=order.index)  # grouped in the schema's order
+    assert all(h.reason and h.reason.startswith("asked what I know") for h in preview.hits)
+
+
+def test_a_question_that_asks_nothing_of_the_user_carries_no_memory(gateway: Gateway) -> None:
+    for question in ("How tall is Mount Everest?", "Explain how a TCP handshake works."):
+        block = gateway.ask(question)  # the profile (the allergy) rides with every request
+        assert "Netflix" not in block and "Biscuit" not in block, question
+        preview = gateway.engine.preview(gateway.owner, question, user_id="ana")
+        assert preview.resolution.asked == []
+        assert preview.hits == []
+
+
+def test_another_end_users_fact_never_answers(gateway: Gateway) -> None:
+    gateway.send("I work at Initech", user="bo")
+    assert "Netflix" not in gateway.ask("Where do I work?", user="bo")
+    assert "Initech" in gateway.ask("Where do I work?", user="bo")
+    assert "Initech" not in gateway.ask("Where do I work?", user="ana")
+
+
+def test_the_preview_says_why_in_plain_words(gateway: Gateway) -> None:
+    preview = gateway.engine.preview(gateway.owner, "Where do I work?", user_id="ana")
+    assert preview.resolution.asked[0] in ("employer", "job_title")
+    kept = {h.memory.content: h.reason for h in preview.hits}
+    assert kept["User just started at Netflix, left Google"] == "asked about: employer"
+    out = preview.to_dict()
+    assert out["resolution"]["asked"] == preview.resolution.asked
+    assert out["memories"][0]["reason"] == "asked about: employer"
+    for dropped in out["dropped"]:
+        assert "relevance floor" in dropped["reason"] or "budget" in dropped["reason"]
+        assert "halves" not in dropped["reason"]
+
+
+def test_the_rest_api_preview_carries_the_reason(gateway: Gateway) -> None:
+    response = gateway.api(
+        "POST",
+        "/api/memory/retrieve-preview",
+        json={"apiKeyId": gateway.owner, "userId": "ana", "query": "whats my dogs name"},
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert body["resolution"]["asked"] == ["pet"]
+    (hit,) = [m for m in body["memories"] if "Biscuit" in m["content"]]
+    assert hit["tier"] == "asked"
+    assert hit["reason"] == "asked about: pet"
+
+
+# -- the classifier itself -----------------------------------------------------------------
+
+
+def test_the_shipped_model_knows_every_attribute_and_the_two_other_classes() -> None:
+    model = shared_questions()
+    assert model.ready()
+    minilm = MiniLMEmbedder()
+    vector = np.asarray(minilm.embed_batch(["where am I working these days"]))[0]
+    labels = {name for name, _ in model.probabilities(vector)}
+    assert {a.name for a in ATTRIBUTES} | {NONE, OVERVIEW} <= labels
+
+
+def test_a_missing_model_is_search_alone_not_an_error(tmp_path: Path) -> None:
+    model = QuestionModel(tmp_path / "absent.npz")
+    assert not model.asked(np.ones(384, dtype=np.float32))
+    assert model.probabilities(np.ones(384, dtype=np.float32)) == []
+    assert "search alone" in model.status
+
+
+def test_engine_status_reports_the_question_classifier(engine: MemoryEngine) -> None:
+    status = engine.status()["questions"]
+    assert status["available"] is True
+    assert status["reason"].startswith("ready")
