@@ -17,6 +17,7 @@ LoCoMo: ``bench/peers.py``),
 extraction (rules extraction on the labelled set and against LoCoMo's observations:
 ``bench/extraction.py``), relevance (the per-hit relevance floor), profile (the
 always-on profile on advice questions, and the instruction guard: ``bench/profile.py``),
+selfq (questions about the user through the gateway: ``bench/selfq.py``),
 abuse (polite tenants' latency while one key holds 250
 streams and 200 sockets stall their headers: ``bench/abuse.py``), then plots (PNGs
 into docs/benchmarks/) and tables (the generated regions of docs/benchmarks.md and of
@@ -54,6 +55,7 @@ STAGES = (
     "extraction",
     "relevance",
     "profile",
+    "selfq",
     "abuse",
     "plots",
     "tables",
@@ -218,6 +220,11 @@ def main(argv: list[str] | None = None) -> int:
 
         rows, detail = profile.run(progress=progress)
         write("profile", rows, {"profile": detail})
+    if "selfq" in only:
+        from bench import selfq
+
+        rows, detail = selfq.run(progress=progress)
+        write("selfq", rows, {"selfq": detail})
     if "abuse" in only:
         from bench.abuse import Settings
         from bench.abuse import run as run_abuse

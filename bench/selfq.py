@@ -179,6 +179,7 @@ def run_split(
         finally:
             engine.close()
     out = summarize(results, split)
+    out["mode"] = "classifier" if questions else "search alone"
     out["elapsed_s"] = round(time.perf_counter() - started, 1)
     if progress:
         progress(
@@ -190,18 +191,23 @@ def run_split(
 
 
 def run(
-    splits: tuple[str, ...] = ("dev",), progress: Callable[[str], None] | None = None
+    splits: tuple[str, ...] = ("dev", "test"), progress: Callable[[str], None] | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each split by search alone (before issue 46) and with the question classifier,
+    then the relevance floor's own bench, in one run."""
     from bench import relevance
     from memoryd.settings import RELEVANCE_FLOOR
 
-    detail: dict[str, Any] = {"splits": [run_split(s, progress) for s in splits]}
+    detail: dict[str, Any] = {
+        "splits": [run_split(s, progress, questions=q) for s in splits for q in (False, True)]
+    }
     floor = relevance.run(floors=(RELEVANCE_FLOOR,), progress=progress)
     detail["relevance"] = floor
     every = next(r for r in floor if r["split"] == "all")
     rows = [
         {
             "split": s["split"],
+            "mode": s["mode"],
             "self-questions": s["self_questions"],
             "asked fact in block": s["asked_fact_in_block"],
             "captured": s["captured"],

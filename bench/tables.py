@@ -948,6 +948,51 @@ def profile_section(page: Page) -> str:
 _TOPICS = ("food", "exercise", "travel", "childcare", "work")
 
 
+def selfq_section(page: Page) -> str:
+    """Questions about the user through the gateway (issue 46): per split, then per
+    register and per attribute."""
+    p = page.get("selfq")
+    detail = (p or {}).get("selfq") or {}
+    splits = detail.get("splits") or []
+    if not p or not splits:
+        return _missing("selfq")
+    lines = [
+        "| split | mode | self-questions | asked fact in block | captured | in block when "
+        "captured | update: new, not old | overview facts | unrelated clean |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in splits:
+        lines.append(
+            f"| {s['split']} | {s.get('mode', 'classifier')} | {s['self_questions']} | "
+            f"{s['asked_fact_in_block']:.2f} | {s['captured']:.2f} | "
+            f"{s['in_block_when_captured']:.2f} | {s['update_new_without_old']:.2f} | "
+            f"{s['overview_facts_in_block']:.2f} | {s['unrelated_clean']:.2f} |"
+        )
+    shown = [s for s in splits if s.get("mode", "classifier") == "classifier"]
+    names = [s["split"] for s in shown]
+    groups = []
+    for key, label in (("per_register", "register"), ("per_attribute", "attribute")):
+        keys = sorted({k for s in shown for k in s.get(key, {})})
+        groups += ["", f"| {label} | " + " | ".join(f"{n}: in block (captured)" for n in names)]
+        groups.append("|---|" + "---|" * len(names))
+        for k in keys:
+            cells = []
+            for s in shown:
+                g = s.get(key, {}).get(k)
+                cells.append(f"{g['ok']:.2f} ({g['captured']:.2f}), n={g['n']}" if g else "")
+            groups.append(f"| {k} | " + " | ".join(cells) + " |")
+    floor = [r for r in detail.get("relevance", []) if r.get("split") == "all"]
+    tail = ""
+    if floor:
+        f = floor[0]
+        tail = (
+            f"\nThe relevance floor's bench in the same run (floor {f['floor']}): unrelated "
+            f"queries injecting anything {f['unrelated_injecting']}, related queries served "
+            f"{f['related_served']}, precision {f['precision']}.\n"
+        )
+    return _join("\n".join(lines + groups) + "\n" + tail, measured(page, "selfq"))
+
+
 def gateway_reader(page: Page) -> str:
     p = page.get("proxy")
     parts = _proxy_reader(page, p) if p and p.get("rows") else [_missing("proxy")]
@@ -1281,6 +1326,7 @@ SECTIONS: dict[str, Any] = {
     "extraction-details": extraction_details,
     "extraction-groups": extraction_groups,
     "profile": profile_section,
+    "selfq": selfq_section,
     "gateway-details": gateway_details,
     "load-details": load_details,
 }

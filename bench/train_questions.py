@@ -1,7 +1,7 @@
 """Train the question classifier: which attribute of the user a question asks about
 (issue 46).
 
-``python -m bench.train_questions`` embeds ``bench/data/selfq/train.jsonl`` (questions
+``python -m bench.train_questions`` embeds ``bench/data/selfq/train*.jsonl`` (questions
 labelled with an attribute of the schema, ``overview`` or ``none``, written by a
 helper who never read the retrieval code) with the packaged MiniLM, fits the same
 softmax regression as the attribute classifier (``bench.train_attributes.fit``), and
@@ -58,7 +58,7 @@ def decided(model: QuestionModel, vectors: np.ndarray) -> list[list[str]]:
 
 def main() -> int:
     started = time.perf_counter()
-    train = load("train.jsonl")
+    train = load("train.jsonl") + load("train2.jsonl")  # two authors; dev is a third
     dev = persona_questions("dev.jsonl")
     labels = sorted({r["attribute"] for r in train})
     index = {name: i for i, name in enumerate(labels)}

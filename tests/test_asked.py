@@ -93,7 +93,8 @@ def test_what_do_you_know_about_me_brings_the_facts_grouped(gateway: Gateway) ->
 def test_a_question_that_asks_nothing_of_the_user_carries_no_memory(gateway: Gateway) -> None:
     for question in ("How tall is Mount Everest?", "Explain how a TCP handshake works."):
         block = gateway.ask(question)  # the profile (the allergy) rides with every request
-        assert "Netflix" not in block and "Biscuit" not in block, question
+        assert "Netflix" not in block, question
+        assert "Biscuit" not in block, question
         preview = gateway.engine.preview(gateway.owner, question, user_id="ana")
         assert preview.resolution.asked == []
         assert preview.hits == []

@@ -50,6 +50,8 @@ OVERVIEW = "overview"
 ASK_AT = 0.2
 ALSO_AT = 0.1
 OVERVIEW_AT = 0.35
+#: The relevance floor's share kept when nothing of an asked attribute is stored.
+LENIENT = 0.5
 #: Rows read for asked attributes, and for an overview.
 ASKED_ROWS = 16
 OVERVIEW_ROWS = 80
@@ -177,6 +179,16 @@ def _minilm_vector(text: str) -> np.ndarray | None:
     except Exception as exc:  # a broken embedder is search alone, never a failed request
         log.warning("question classifier: embedding failed: %s", exc)
         return None
+
+
+def floor(base: float | None, asked: Asked, found: list[Hit]) -> float | None:
+    """The relevance floor for this question: halved when it asks about an attribute
+    the owner holds no memory of (capture may have filed the fact elsewhere: "started
+    using Xero for the accounts" as a hobby), so the closest of the person's memories
+    can still answer a question about the person."""
+    if base and asked.attributes and not found:
+        return base * LENIENT
+    return base
 
 
 def lead(found: list[Hit], ranked: list[Hit]) -> tuple[list[Hit], list[Dropped]]:

@@ -215,7 +215,8 @@ class Retriever:
         if settings.rerank_enabled and settings.rerank_provider_model and req.query and ranked:
             ranked = rerank.apply(ranked, req.query, self.providers(), settings, resolution)
         ranked, older = asked.lead(found, ranked)
-        ranked, dropped = distinct(*relevant(ranked, settings.relevance_floor, question.attributes))
+        floor = asked.floor(settings.relevance_floor, question, found)
+        ranked, dropped = distinct(*relevant(ranked, floor, question.attributes))
         dropped += older
         if not passes_min_score(ranked, settings.min_score):
             resolution.fallback_reason = (
