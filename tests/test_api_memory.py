@@ -332,6 +332,7 @@ def test_retrieve_preview(client: Any, engine: MemoryEngine) -> None:
         "tier",
         "vecScore",
         "ftsScore",
+        "reason",
     }
     assert body["totalTokensUsed"] == sum(m["tokens"] for m in body["memories"])
     assert set(body["resolution"]) == {
@@ -345,6 +346,7 @@ def test_retrieve_preview(client: Any, engine: MemoryEngine) -> None:
         "hidden",
         "queryTruncated",
         "subjects",
+        "asked",
     }
     assert body["resolution"]["vectorStore"] in {"sqlite-vec", "qdrant", "none"}
     empty = client.post(

@@ -19,6 +19,7 @@ from memoryd.core.extraction.attributes import ATTRIBUTES
 from memoryd.embedding.onnx_minilm import MiniLMEmbedder
 from memoryd.engine import MemoryEngine
 from memoryd.engine.asked import NONE, OVERVIEW, QuestionModel, shared_questions
+from tests.conftest import STORES
 from tests.gateway_support import Gateway as BaseGateway
 from tests.gateway_support import running_gateway
 
@@ -157,3 +158,23 @@ def test_engine_status_reports_the_question_classifier(engine: MemoryEngine) -> 
     status = engine.status()["questions"]
     assert status["available"] is True
     assert status["reason"].startswith("ready")
+
+
+@pytest.mark.parametrize("store_kind", STORES)
+def test_on_either_store_and_without_an_embedder(engine: MemoryEngine) -> None:
+    """The keyword-only engine (no embedding source): the classifier embeds the
+    question with MiniLM itself; the attribute read is the store's own."""
+    for text in ("I just started at Netflix, left Google", "I live in Leeds"):
+        engine.extract_now("k", text, user_id="ana")
+    engine.extract_now("k", "I work at Initech", user_id="bo")
+    preview = engine.preview("k", "where am I working these days?", user_id="ana")
+    assert preview.resolution.fallback_reason  # keyword search: no embedding source
+    assert [h.memory.content for h in preview.hits if h.tier == "asked"] == [
+        "User just started at Netflix, left Google"
+    ]
+    overview = engine.preview("k", "what do you remember about me?", user_id="ana")
+    assert {h.memory.content for h in overview.hits} >= {
+        "User just started at Netflix, left Google",
+        "User lives in Leeds",
+    }
+    assert not any("Initech" in h.memory.content for h in overview.hits)

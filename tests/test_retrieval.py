@@ -404,6 +404,7 @@ def test_preview_shape(engine: MemoryEngine) -> None:
             "tier",
             "vecScore",
             "ftsScore",
+            "reason",
         }
         assert isinstance(item["score"], float)
         assert isinstance(item["tokens"], int)
@@ -421,6 +422,7 @@ def test_preview_shape(engine: MemoryEngine) -> None:
         "hidden",
         "queryTruncated",
         "subjects",
+        "asked",
     }
     assert resolution["rerankApplied"] is False
     assert resolution["fallbackReason"]

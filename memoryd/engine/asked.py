@@ -35,7 +35,6 @@ from memoryd.models import Hit, Memory, Resolution
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from memoryd.engine.retrieval import Request
     from memoryd.storage.base import Filter, Reader
 
 log = logging.getLogger("memoryd.retrieval")
@@ -150,18 +149,18 @@ def shared_questions() -> QuestionModel:
 
 
 def ask(
-    model: QuestionModel, req: Request, vector: np.ndarray | None, resolution: Resolution
+    model: QuestionModel, query: str, vector: np.ndarray | None, resolution: Resolution
 ) -> Asked:
-    """What ``req``'s question asks about the user, from the vector retrieval embedded
+    """What ``query`` asks about the user, from the vector retrieval embedded
     when that is the packaged MiniLM's (the weights' space), else from MiniLM's own
     (a non-default embedder costs one more embedding); recorded in ``resolution``."""
-    if not req.query or req.strategy == "exact" or not model.ready():
+    if not query or not model.ready():
         return Asked()
     if vector is None or (resolution.embedding_source, resolution.embedding_model) != (
         "transformers",
         TRANSFORMERS_MODEL,
     ):
-        vector = _minilm_vector(req.query)
+        vector = _minilm_vector(query)
         if vector is None:
             return Asked()
     found = model.asked(vector)

@@ -196,7 +196,8 @@ class Retriever:
             # match the name instead of what is asked about them (issue 20).
             dense = subjects.without(req.query, names) if names else req.query
             query_vector = self._prepare_vector(req, resolution, dense)
-        question = asked.ask(self.questions, req, query_vector, resolution)
+        recent = req.strategy == "exact"  # the newest memories: no question is asked
+        question = asked.ask(self.questions, "" if recent else req.query, query_vector, resolution)
         qdrant_context: list[tuple[str, float]] = []
         if query_vector is not None:  # network I/O stays outside the read snapshot
             qdrant_knn = self._qdrant(query_vector, flt, resolution)
