@@ -154,27 +154,43 @@ def test_a_missing_model_is_search_alone_not_an_error(tmp_path: Path) -> None:
     assert "search alone" in model.status
 
 
-def test_engine_status_reports_the_question_classifier(engine: MemoryEngine) -> None:
-    status = engine.status()["questions"]
+def test_engine_status_reports_the_question_classifier(gateway: Gateway) -> None:
+    status = gateway.engine.status()["questions"]
     assert status["available"] is True
     assert status["reason"].startswith("ready")
 
 
-@pytest.mark.parametrize("store_kind", STORES)
-def test_on_either_store_and_without_an_embedder(engine: MemoryEngine) -> None:
-    """The keyword-only engine (no embedding source): the classifier embeds the
-    question with MiniLM itself; the attribute read is the store's own."""
-    for text in ("I just started at Netflix, left Google", "I live in Leeds"):
-        engine.extract_now("k", text, user_id="ana")
-    engine.extract_now("k", "I work at Initech", user_id="bo")
+def test_a_keyword_only_engine_answers_by_search_alone(engine: MemoryEngine) -> None:
+    """No MiniLM query vector: a second embedding would cost more than the search."""
+    engine.extract_now("k", "I just started at Netflix, left Google", user_id="ana")
     preview = engine.preview("k", "where am I working these days?", user_id="ana")
-    assert preview.resolution.fallback_reason  # keyword search: no embedding source
-    assert [h.memory.content for h in preview.hits if h.tier == "asked"] == [
-        "User just started at Netflix, left Google"
-    ]
-    overview = engine.preview("k", "what do you remember about me?", user_id="ana")
-    assert {h.memory.content for h in overview.hits} >= {
-        "User just started at Netflix, left Google",
-        "User lives in Leeds",
-    }
-    assert not any("Initech" in h.memory.content for h in overview.hits)
+    assert preview.resolution.asked == []
+    assert not [h for h in preview.hits if h.tier == "asked"]
+    status = engine.status()["questions"]
+    assert status["available"] is False
+    assert "needs MiniLM query vectors" in status["reason"]
+
+
+@pytest.mark.parametrize("store_kind", STORES)
+def test_on_either_store(store_env: dict[str, str], tmp_path: Path) -> None:
+    """The attribute read is the store's own (the profile's partial index)."""
+    data = tmp_path / "data"
+    env = {"MEMORYD_DATA_DIR": str(data), **store_env}
+    engine = build_engine(EngineConfig.from_env(env, data_dir=data), env)
+    try:
+        for text in ("I just started at Netflix, left Google", "I live in Leeds"):
+            engine.extract_now("k", text, user_id="ana")
+        engine.extract_now("k", "I work at Initech", user_id="bo")
+        assert engine.drain(timeout=120)
+        preview = engine.preview("k", "where am I working these days?", user_id="ana")
+        assert [h.memory.content for h in preview.hits if h.tier == "asked"] == [
+            "User just started at Netflix, left Google"
+        ]
+        overview = engine.preview("k", "what do you remember about me?", user_id="ana")
+        assert {h.memory.content for h in overview.hits} >= {
+            "User just started at Netflix, left Google",
+            "User lives in Leeds",
+        }
+        assert not any("Initech" in h.memory.content for h in overview.hits)
+    finally:
+        engine.close()

@@ -55,6 +55,8 @@ LENIENT = 0.5
 ASKED_ROWS = 16
 OVERVIEW_ROWS = 80
 _ORDER = {a.name: i for i, a in enumerate(ATTRIBUTES)}
+#: The embedding source and model whose query vectors the weights read.
+MINILM = ("transformers", TRANSFORMERS_MODEL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,15 +153,17 @@ def shared_questions() -> QuestionModel:
 def ask(
     model: QuestionModel, query: str, vector: np.ndarray | None, resolution: Resolution
 ) -> Asked:
-    """What ``query`` asks about the user, from the vector retrieval embedded
-    when that is the packaged MiniLM's (the weights' space), else from MiniLM's own
-    (a non-default embedder costs one more embedding); recorded in ``resolution``."""
+    """What ``query`` asks about the user, recorded in ``resolution``. From the vector
+    retrieval embedded when that is the packaged MiniLM's (the weights' space: free);
+    behind a remote embedder MiniLM embeds the question too (a few ms beside a network
+    call). A static or keyword-only configuration was chosen for speed, and a second
+    embedding would cost it more than its whole search: it answers by search alone."""
     if not query or not model.ready():
         return Asked()
-    if vector is None or (resolution.embedding_source, resolution.embedding_model) != (
-        "transformers",
-        TRANSFORMERS_MODEL,
-    ):
+    source = resolution.embedding_source
+    if vector is None or (source, resolution.embedding_model) != MINILM:
+        if source != "remote":
+            return Asked()
         vector = _minilm_vector(query)
         if vector is None:
             return Asked()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Protocol
 
+from memoryd.engine.attribute_model import minilm_present
 from memoryd.engine.extraction_jobs import ExtractionJobs
 from memoryd.engine.llm_extraction import LlmHost, llm_status
 from memoryd.errors import UnavailableError
@@ -35,10 +36,20 @@ class StatusHost(LlmHost, Protocol):
 
 
 def _questions(engine: StatusHost) -> dict[str, Any]:
-    """The question classifier (issue 46): without it, questions about the user are
-    answered by search alone."""
+    """The question classifier (issue 46): it reads MiniLM query vectors, so it serves
+    with the MiniLM embedder (free) or a remote one (MiniLM embeds the question too);
+    otherwise questions about the user are answered by search alone."""
     model = engine.retriever.questions
-    return {"available": model.ready(), "reason": model.status}
+    if not model.ready():
+        return {"available": False, "reason": model.status}
+    source = engine.embeddings.resolution().source if engine.embeddings is not None else None
+    if source not in ("transformers", "remote") or (source == "remote" and not minilm_present()):
+        return {
+            "available": False,
+            "reason": f"needs MiniLM query vectors (embedding source {source or 'none'}): "
+            "search alone",
+        }
+    return {"available": True, "reason": model.status}
 
 
 def _classifier(engine: StatusHost) -> dict[str, Any]:
