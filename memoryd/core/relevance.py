@@ -22,7 +22,7 @@ class Dropped:
 
 
 def relevant(
-    hits: list[Hit], floor: float | None, asked: Collection[str] = ()
+    hits: list[Hit], floor: float | None, asked: Collection[str] = (), reasons: bool = True
 ) -> tuple[list[Hit], list[Dropped]]:
     """Per hit, not only the top one: a candidate must reach ``floor`` in similarity,
     or half of it with a keyword match too. Nearest neighbours always exist, so without
@@ -30,7 +30,8 @@ def relevant(
     shared word ("works") is weak evidence. Without a similarity (keyword-only search)
     a keyword match is the evidence. A memory of an attribute the question asks about
     (``asked``, issue 46) is kept whatever its similarity: "where do I work?" is close
-    to no statement of an employer. Every hit leaves with its reason in plain words."""
+    to no statement of an employer. Every hit leaves with its reason in plain words
+    (a kept one only with ``reasons``: they cost a copy of each hit)."""
     kept: list[Hit] = []
     dropped: list[Dropped] = []
     for hit in hits:
@@ -40,12 +41,12 @@ def relevant(
             kept.append(hit)
         elif attribute in asked:
             kept.append(replace(hit, reason=f"asked about: {attribute}"))
-        elif not floor:
-            kept.append(replace(hit, reason=_why(similarity, words)))
-        elif (similarity is None and hit.tier not in ("vector", "qdrant")) or (
-            similarity is not None and similarity >= (floor / 2 if words else floor)
+        elif (
+            not floor
+            or (similarity is None and hit.tier not in ("vector", "qdrant"))
+            or (similarity is not None and similarity >= (floor / 2 if words else floor))
         ):
-            kept.append(replace(hit, reason=_why(similarity, words, floor)))
+            kept.append(replace(hit, reason=_why(similarity, words, floor)) if reasons else hit)
         else:
             dropped.append(Dropped(hit, _short(similarity, words, floor)))
     return kept, dropped

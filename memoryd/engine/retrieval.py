@@ -179,13 +179,14 @@ class Retriever:
 
     def run(self, req: Request, settings: MemorySettings) -> tuple[list[Hit], Resolution]:
         """Ranked, filtered, budgeted hits plus how they were found."""
-        hits, resolution, _ = self.explain(req, settings)
+        hits, resolution, _ = self.explain(req, settings, reasons=False)
         return hits, resolution
 
     def explain(
-        self, req: Request, settings: MemorySettings
+        self, req: Request, settings: MemorySettings, *, reasons: bool = True
     ) -> tuple[list[Hit], Resolution, list[Dropped]]:
-        """``run``, plus every candidate that was not injected and why (previews)."""
+        """``run``, plus every candidate that was not injected and why (previews; the
+        kept ones' reasons only with ``reasons``: a request has no reader for them)."""
         resolution = Resolution(strategy_used=req.strategy, query_truncated=req.query_cut)
         flt = self.scope_filter(req, settings)
         query_vector = None
@@ -217,7 +218,7 @@ class Retriever:
             ranked = rerank.apply(ranked, req.query, self.providers(), settings, resolution)
         ranked, older = asked.lead(found, ranked)
         floor = asked.floor(settings.relevance_floor, question, found)
-        ranked, dropped = distinct(*relevant(ranked, floor, question.attributes))
+        ranked, dropped = distinct(*relevant(ranked, floor, question.attributes, reasons))
         dropped += older
         if not passes_min_score(ranked, settings.min_score):
             resolution.fallback_reason = (
