@@ -973,7 +973,8 @@ def selfq_section(page: Page) -> str:
     groups = []
     for key, label in (("per_register", "register"), ("per_attribute", "attribute")):
         keys = sorted({k for s in shown for k in s.get(key, {})})
-        groups += ["", f"| {label} | " + " | ".join(f"{n}: in block (captured)" for n in names)]
+        heads = " | ".join(f"{n}: in block (captured)" for n in names)
+        groups += ["", f"| {label} | {heads} |"]
         groups.append("|---|" + "---|" * len(names))
         for k in keys:
             cells = []
