@@ -114,7 +114,6 @@ def engine_status(engine: StatusHost) -> dict[str, Any]:
         return {
             "storage": storage,
             "extraction": dict(engine.extraction_stats) | {"pending": engine.background.pending},
-            "questions": _questions(engine),
             "readCache": engine.cache.stats(),
             "process": {"pid": os.getpid()},
         }
