@@ -314,3 +314,24 @@ def _about(memory: Memory) -> dict[str, Any]:
         "attribute": attribute if isinstance(attribute, str) else None,
         "pinned": pinned if isinstance(pinned, bool) else None,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Erasure:
+    """The receipt of an erasure (issue 40): whose memories went, when, and how many
+    of each kind; never what they said. ``user_id`` None: every end user of the key."""
+
+    id: str
+    api_key_id: str
+    user_id: str | None
+    erased_at: datetime
+    counts: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "apiKeyId": self.api_key_id,
+            "userId": self.user_id,
+            "erasedAt": to_iso(self.erased_at),
+            "counts": dict(self.counts),
+        }

@@ -304,6 +304,7 @@ def test_start_on_an_older_data_dir_runs_pending_migrations(spawn: Any, tmp_path
             14,
             15,
             16,
+            17,
         ]
     finally:
         conn.close()

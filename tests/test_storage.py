@@ -76,6 +76,7 @@ def test_fresh_db_records_every_migration_with_its_name(db: Database) -> None:
         (14, "fts_vocab"),
         (15, "session_changes"),
         (16, "profile"),
+        (17, "erasures"),
     ]
     assert db.capabilities.deferred_migrations == ()
 
@@ -86,7 +87,7 @@ def test_reopening_applies_nothing_new(tmp_path: Path) -> None:
         before = _rows(first.read(), "SELECT * FROM schema_migrations ORDER BY version")
     with Database(path, load_vec=False) as second:
         after = _rows(second.read(), "SELECT * FROM schema_migrations ORDER BY version")
-    assert len(before) == 16
+    assert len(before) == 17
     assert after == before  # same rows, same applied_at: nothing re-applied
 
 

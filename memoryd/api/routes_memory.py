@@ -181,6 +181,35 @@ async def import_memories(
     return await run_in_threadpool(engine.import_jsonl, lines, owner=apiKeyId, user_id=userId)
 
 
+@router.delete("", response_model=s.ErasureOne)
+def forget_subject(
+    engine: EngineDep,
+    apiKeyId: Annotated[str, Query(min_length=1, max_length=200)],
+    userId: Annotated[
+        str | None, Query(max_length=200, description="one end user; omitted: the whole key")
+    ] = None,
+) -> dict[str, Any]:
+    """Erase one end user of a key, or every memory of the key: rows and their history,
+    keyword entries, vectors in every tier, queued extraction; the receipt."""
+    return {"erasure": engine.forget(apiKeyId, user_id=userId).to_dict()}
+
+
+@router.post("/forget", response_model=s.ErasureOne)
+def forget_subject_post(body: s.ForgetRequest, engine: EngineDep) -> dict[str, Any]:
+    """``DELETE /api/memory`` with the subject in a JSON body."""
+    return {"erasure": engine.forget(body.apiKeyId, user_id=body.userId).to_dict()}
+
+
+@router.get("/erasures", response_model=s.ErasureList)
+def list_erasures(
+    engine: EngineDep,
+    apiKeyId: OwnerQuery = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    """The erasure receipts, newest first (every key's without ``apiKeyId``)."""
+    return {"erasures": [e.to_dict() for e in engine.erasures(apiKeyId, limit)]}
+
+
 @router.get("/health", response_model=s.HealthResult)
 def memory_health(engine: EngineDep) -> HealthReport:
     """A real write -> read -> delete round trip in the store (no vector work)."""

@@ -149,6 +149,33 @@ class Deleted(BaseModel):
     deleted: bool
 
 
+class ErasurePublic(BaseModel):
+    """A receipt: whose memories went, when, and how many of each kind; never what."""
+
+    id: str
+    apiKeyId: str
+    userId: str | None  # null: every end user of the key
+    erasedAt: str
+    counts: dict[str, int]  # memories (current and history), extractionJobs (queued)
+
+
+class ErasureOne(BaseModel):
+    erasure: ErasurePublic
+
+
+class ErasureList(BaseModel):
+    erasures: list[ErasurePublic]
+
+
+class ForgetRequest(Strict):
+    apiKeyId: str = Field(min_length=1, max_length=200)
+    userId: str | None = Field(
+        default=None,
+        max_length=200,
+        description='one end user of the key ("" its shared memories); omitted: all of it',
+    )
+
+
 class MemoryStats(BaseModel):
     total: int
     byType: dict[str, int]

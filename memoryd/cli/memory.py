@@ -1,5 +1,5 @@
 """``memoryd memory …``: add, remember, list, get, search, delete, clear and update
-memories in the local data dir."""
+memories in the local data dir; forget (erase a key or one end user) and erasures."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from memoryd.cli._common import (
     parse_date,
 )
 from memoryd.errors import NotFoundError, ValidationError
-from memoryd.models import MemoryPatch, MemoryType, NewMemory
+from memoryd.models import MemoryPatch, MemoryType, NewMemory, to_iso
 
 
 @click.group()
@@ -229,6 +229,42 @@ def memory_clear(
     with local_engine(ctx) as engine:
         count = engine.clear(owner, type=MemoryType(type_) if type_ else None, older_than=cutoff)
     emit(ctx, {"deletedCount": count}, f"deleted {count} memories")
+
+
+@memory.command("forget")
+@click.option("--owner", "-k", required=True, help="The key id whose memories are erased.")
+@click.option("--user", "user_id", default=None, help="Only this end user of the key.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@cli_command
+def memory_forget(ctx: click.Context, owner: str, user_id: str | None, yes: bool) -> None:
+    """Erase an end user of a key (or all of the key's memories) everywhere memoryd keeps
+    them, history included; prints the receipt, which holds no erased content."""
+    if not yes:
+        if ctx.obj.get("json") or not sys.stdin.isatty():  # scripts say so with --yes
+            raise click.UsageError("refusing to erase without --yes: nothing to confirm on")
+        who = f"end user {user_id!r} of {owner}" if user_id is not None else f"all of {owner}"
+        click.confirm(f"Erase every memory of {who}? This cannot be undone.", abort=True)
+    with local_engine(ctx) as engine:
+        receipt = engine.forget(owner, user_id=user_id)
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(receipt.counts.items()))
+    emit(ctx, {"erasure": receipt.to_dict()}, f"erased ({counts}): receipt {receipt.id}")
+
+
+@memory.command("erasures")
+@click.option("--owner", "-k", default=None, help="Only this key's receipts.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=100)
+@cli_command
+def memory_erasures(ctx: click.Context, owner: str | None, limit: int) -> None:
+    """The erasure receipts, newest first."""
+    with local_engine(ctx) as engine:
+        found = engine.erasures(owner, limit)
+    lines = [
+        f"{e.id}  {to_iso(e.erased_at)}  {e.api_key_id}  "
+        f"{'all end users' if e.user_id is None else 'end user ' + repr(e.user_id)}  "
+        + ", ".join(f"{k} {v}" for k, v in sorted(e.counts.items()))
+        for e in found
+    ]
+    emit(ctx, {"erasures": [e.to_dict() for e in found]}, "\n".join(lines) or "no erasures")
 
 
 @memory.command("update")

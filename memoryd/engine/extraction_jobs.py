@@ -125,7 +125,7 @@ class ExtractionJobs:
                 self.stats["deferred"] += 1
                 self._schedule_refill()  # after the commit, so the claim can see the row
             else:
-                self.background.submit(self.run, job_id, owner, session_id, texts, user_id)
+                self.background.submit(self.run, job_id, owner, session_id, texts, user_id, now)
             if not durable.cancelled():  # a waiter that gave up may have cancelled it
                 durable.set_result(None)
 
@@ -192,7 +192,7 @@ class ExtractionJobs:
             lambda tx: tx.claim_extractions(self.worker, expired_before, now + self._lease(), limit)
         )
         for job_id, owner, session_id, texts, user_id in jobs:
-            self.background.submit(self.run, job_id, owner, session_id, texts, user_id)
+            self.background.submit(self.run, job_id, owner, session_id, texts, user_id, now)
         return len(jobs)
 
     def sweep(self, every_s: float | None = None) -> threading.Thread:
@@ -215,16 +215,43 @@ class ExtractionJobs:
         self._stop.set()
 
     def run(
-        self, job_id: int | None, owner: str, session_id: str, texts: Texts, user_id: str = ""
+        self,
+        job_id: int | None,
+        owner: str,
+        session_id: str,
+        texts: Texts,
+        user_id: str = "",
+        since: datetime | None = None,
     ) -> None:
+        """One job, held since ``since``: an erasure of its subject after that drops it."""
         try:
             if texts:
-                self.extract_and_store(owner, session_id, texts, user_id)
+                self.extract_and_store(owner, session_id, texts, user_id, since)
         finally:  # a failure is logged and counted; extraction is pure, a retry cannot help
             if job_id is not None:
                 self.store.write(lambda tx: tx.unqueue_extraction(job_id))
 
     def extract_and_store(
+        self,
+        owner: str,
+        session_id: str,
+        texts: Texts,
+        user_id: str = "",
+        since: datetime | None = None,
+    ) -> list[Reconciled]:
+        """``_extract_and_store``, unless the subject was erased after ``since`` (the
+        job was queued, or the conversation held, before the erasure: issue 40); an
+        erasure that commits while it runs takes back what it stored."""
+        if since is not None and self.store.read().erased_since(owner, user_id, since):
+            return []
+        stored = self._extract_and_store(owner, session_id, texts, user_id)
+        if since is not None and stored and self.store.read().erased_since(owner, user_id, since):
+            ids = [r.memory.id for r in stored if r.memory is not None]
+            self.store.write(lambda tx: [tx.delete(i) for i in ids])
+            return []
+        return stored
+
+    def _extract_and_store(
         self, owner: str, session_id: str, texts: Texts, user_id: str = ""
     ) -> list[Reconciled]:
         """By ``extractionMode``: the rules below, the LLM, or both. Facts belong to the

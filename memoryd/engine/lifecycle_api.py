@@ -7,10 +7,10 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any, cast
 
-from memoryd.engine import lifecycle
+from memoryd.engine import erasure, lifecycle
 from memoryd.engine.reports import DecayReport, ImportResult, SessionSummary, SummaryReport
 from memoryd.engine.validation import require_owner
-from memoryd.models import utcnow
+from memoryd.models import Erasure, utcnow
 
 
 class Lifecycle:
@@ -38,6 +38,14 @@ class Lifecycle:
     def clear(self, owner: str, **filters: Any) -> int:
         """``lifecycle.clear``: every match of ``type``, ``older_than``, ``user_id``."""
         return lifecycle.clear(self._host, require_owner(owner), **filters)
+
+    def forget(self, owner: str, user_id: str | None = None) -> Erasure:
+        """``erasure.forget``: one end user of the key (``user_id``), or all of it."""
+        return erasure.forget(self._host, require_owner(owner), user_id)
+
+    def erasures(self, owner: str | None = None, limit: int = 100) -> list[Erasure]:
+        """The erasure receipts, newest first (every key's with ``owner`` None)."""
+        return erasure.receipts(self._host, require_owner(owner) if owner else None, limit)
 
     def export(self, owner: str, user_id: str | None = None) -> Iterator[dict[str, Any]]:
         return lifecycle.export(self._host, require_owner(owner), user_id)

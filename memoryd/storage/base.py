@@ -24,10 +24,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from memoryd.models import Memory, MemoryPatch, MemoryType, NewMemory, Reconcile, Reconciled
+from memoryd.models import (
+    Erasure,
+    Memory,
+    MemoryPatch,
+    MemoryType,
+    NewMemory,
+    Reconcile,
+    Reconciled,
+)
 from memoryd.storage.drivers import driver_errors as driver_errors
 from memoryd.storage.drivers import register_driver as register_driver
 from memoryd.storage.drivers import storage_error as storage_error
+from memoryd.storage.faults import StorageFault as StorageFault
+from memoryd.storage.faults import fault_status as fault_status
 
 T = TypeVar("T")
 
@@ -157,33 +167,6 @@ class Change:
 
 #: What ``Change(ANY)`` means: the feed cannot say what changed.
 ANY = "*"
-
-
-@dataclass(frozen=True, slots=True)
-class StorageFault:
-    code: str  # storage_full | storage_unavailable
-    message: str
-    since: str  # ISO-8601 UTC, when this fault began
-
-    @property
-    def reason(self) -> str:
-        return f"{self.code}: {self.message}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "since": self.since}
-
-
-def fault_status(fault: StorageFault | None, **facts: Any) -> dict[str, Any]:
-    """The ``storage`` block of engine status: whether writes work, plus what the
-    backend adds (its name, version, pool)."""
-    if fault is None:
-        return {"available": True, "fault": None, "since": None, "reason": "writes work"} | facts
-    return {
-        "available": False,
-        "fault": fault.code,
-        "since": fault.since,
-        "reason": fault.reason,
-    } | facts
 
 
 # -- memory rows ---------------------------------------------------------------------------
@@ -371,6 +354,7 @@ class QueueWrites(Protocol):
         ...
 
     def unqueue_extraction(self, job_id: int) -> None: ...
+    def drop_queued_extractions(self, owner: str, user_id: str | None) -> int: ...
     def claim_extractions(
         self, worker: str, now: datetime, until: datetime, limit: int
     ) -> list[QueuedJob]:
@@ -387,6 +371,15 @@ class QueueWrites(Protocol):
         """Mark embedded only if the memory still has ``content`` (a racing edit
         stays queued)."""
         ...
+
+
+class ErasureReads(Protocol):
+    def erasures(self, owner: str | None, limit: int) -> list[Erasure]: ...
+    def erased_since(self, owner: str, user_id: str, since: datetime) -> bool: ...
+
+
+class ErasureWrites(Protocol):
+    def record_erasure(self, erasure: Erasure) -> None: ...
 
 
 class OutboxReads(Protocol):
@@ -426,11 +419,20 @@ class OutboxWrites(Protocol):
     def outbox_drop_tombstones(self, memory_ids: Sequence[str]) -> None: ...
 
 
-class Reader(MemoryReads, SettingsReads, KeyReads, QueueReads, OutboxReads, Protocol):
+class Reader(MemoryReads, SettingsReads, KeyReads, QueueReads, OutboxReads, ErasureReads, Protocol):
     """Everything a read may ask."""
 
 
-class Writer(Reader, MemoryWrites, SettingsWrites, KeyWrites, QueueWrites, OutboxWrites, Protocol):
+class Writer(
+    Reader,
+    MemoryWrites,
+    SettingsWrites,
+    KeyWrites,
+    QueueWrites,
+    OutboxWrites,
+    ErasureWrites,
+    Protocol,
+):
     """A ``Reader`` inside a write transaction: it sees its own changes."""
 
 
@@ -470,6 +472,12 @@ class Store(Protocol):
 
     def ping(self) -> None:
         """Raise if the store cannot answer a trivial read."""
+        ...
+
+    def scrub(self) -> None:
+        """After an erasure: no deleted byte left in the store's files (SQLite zeroes
+        deleted content and truncates its write-ahead log; on PostgreSQL the committed
+        delete is the end of it)."""
         ...
 
     def watch(self, fn: Callable[[Change], None]) -> None:

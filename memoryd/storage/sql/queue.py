@@ -83,3 +83,15 @@ def _jobs(rows: Any) -> list[Job]:
             texts = []  # unreadable: dropped by the caller
         jobs.append((int(job_id), str(owner), str(session_id), texts, str(user_id or "")))
     return jobs
+
+
+def drop_queued(conn: Any, owner: str, user_id: str | None) -> int:
+    """Delete the queued jobs of ``owner`` (of one end user of it): an erasure takes
+    the raw messages they hold."""
+    where, params = "api_key_id = ?", [owner]
+    if user_id is not None:
+        where += " AND user_id = ?"
+        params.append(user_id)
+    return len(
+        list(conn.execute(f"DELETE FROM extraction_queue WHERE {where} RETURNING id", params))
+    )

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from memoryd.models import Memory, MemoryPatch, NewMemory, Reconcile, Reconciled
+from memoryd.models import Erasure, Memory, MemoryPatch, NewMemory, Reconcile, Reconciled
 from memoryd.storage.base import (
     Clearing,
     Filter,
@@ -24,7 +24,7 @@ from memoryd.storage.base import (
     Page,
     QueuedJob,
 )
-from memoryd.storage.sql import flags, history, keys, kv, memories, queue
+from memoryd.storage.sql import erasures, flags, history, keys, kv, memories, queue
 
 T = TypeVar("T")
 #: Runs ``fn(conn)`` on the session's connection (or a pooled one) and returns its result.
@@ -203,6 +203,20 @@ class SqlSession:
 
     def unqueue_extraction(self, job_id: int) -> None:
         self._do(queue.unqueue_extraction, job_id)
+
+    def drop_queued_extractions(self, owner: str, user_id: str | None) -> int:
+        return self._do(queue.drop_queued, owner, user_id)
+
+    # -- erasure receipts ----------------------------------------------------------------
+
+    def record_erasure(self, erasure: Erasure) -> None:
+        self._do(erasures.record, erasure)
+
+    def erasures(self, owner: str | None, limit: int) -> list[Erasure]:
+        return self._do(erasures.listed, owner, limit)
+
+    def erased_since(self, owner: str, user_id: str, since: datetime) -> bool:
+        return self._do(erasures.erased_since, owner, user_id, since)
 
     def claim_extractions(
         self, worker: str, now: datetime, until: datetime, limit: int

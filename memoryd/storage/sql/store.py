@@ -39,6 +39,9 @@ class DatabaseStore:
     def ping(self) -> None:
         self.db.ping()
 
+    def scrub(self) -> None:
+        """A committed delete is the end of it (PostgreSQL); SQLite does more."""
+
     def close(self) -> None:
         self.db.close()
 

@@ -145,6 +145,8 @@ class Database:
         try:
             conn = self._connect(read_only=False)
             conn.execute("PRAGMA journal_mode = WAL")
+            # a deleted memory's bytes are zeroed, not left in free pages (issue 40)
+            conn.execute("PRAGMA secure_delete = ON")
         except BaseException as exc:
             if conn is not None:
                 conn.close()
@@ -170,6 +172,23 @@ class Database:
                 load_vec_extension(conn)
             conn.execute("PRAGMA query_only = 1")
         return conn
+
+    def checkpoint(self, attempts: int = 50) -> bool:
+        """Copy the write-ahead log into the file and truncate it to nothing, so no
+        older page image (a deleted memory's text) survives in it; True once done. A
+        reader in the middle of a snapshot holds the log: retried for a few seconds."""
+        self.flush()
+        conn = self._connect(read_only=False)
+        try:
+            for _ in range(attempts):
+                row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                if row is not None and not row[0]:
+                    return True
+                time.sleep(0.1)
+            log.warning("the write-ahead log is held by a reader: not truncated")
+            return False
+        finally:
+            conn.close()
 
     def read(self) -> Connection:
         """This thread's read-only connection (opened on first use)."""

@@ -67,6 +67,11 @@ class SqliteStore(DatabaseStore):
     def submit(self, fn: Callable[[Writer], T]) -> Future[T]:
         return self.db.submit(lambda conn: fn(self._session(conn)))
 
+    def scrub(self) -> None:
+        """Deleted content is zeroed as it goes (``secure_delete``); the write-ahead log
+        still holds older images of those pages until it is checkpointed and cut."""
+        self.db.checkpoint()
+
     def watch(self, fn: Callable[[Change], None]) -> None:
         """Never called back: one server owns a SQLite file (the data-dir lock), and its
         own writes drop its caches. What the CLI writes beside it is seen after the

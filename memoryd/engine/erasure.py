@@ -1,0 +1,70 @@
+"""Erasure of a subject (issue 40): one end user of a key, or a whole key's memories,
+gone from every place memoryd keeps them, with a receipt that says so.
+
+One transaction removes the subject's memories (current and superseded: history is
+rows), and with them their keyword-index entries and in-store vectors (the store's
+triggers), the context text their neighbours carried (``storage.sql.context``), the
+extraction jobs queued for the subject (the raw messages), and records the receipt.
+After the commit the engine tells its listeners (the read cache, resident vectors, the
+Qdrant tier's outbox, which deletes the points), merges the keyword index and has the
+store scrub its files (SQLite zeroes deleted content, ``secure_delete``, and truncates
+its write-ahead log). An extraction job that started before the erasure stores nothing
+after it (``ExtractionJobs.run`` asks ``erased_since``). The receipt holds counts, never
+content.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import TYPE_CHECKING
+
+from memoryd.errors import ValidationError
+from memoryd.models import Erasure, utcnow
+from memoryd.storage.base import Clearing
+
+if TYPE_CHECKING:
+    from memoryd.engine.lifecycle import LifecycleHost
+    from memoryd.storage.base import Writer
+
+log = logging.getLogger("memoryd.erasure")
+
+#: Receipts listed at most per call.
+MAX_LISTED = 1000
+
+
+def forget(engine: LifecycleHost, owner: str, user_id: str | None) -> Erasure:
+    """Erase ``owner``'s end user ``user_id`` ("" the key's shared memories), or every
+    memory of the key (``None``); the receipt."""
+    if user_id is not None and len(user_id) > 200:
+        raise ValidationError("userId: at most 200 characters")
+    receipt_id = "er_" + secrets.token_urlsafe(12)
+
+    def erase(tx: Writer) -> tuple[list[tuple[str, int]], Erasure]:
+        now = utcnow()
+        removed = tx.delete_matching(Clearing(owner, user_id=user_id))
+        jobs = tx.drop_queued_extractions(owner, user_id)
+        counts = {"memories": len(removed), "extractionJobs": jobs}
+        erasure = Erasure(receipt_id, owner, user_id, now, counts)
+        tx.record_erasure(erasure)
+        return removed, erasure
+
+    removed, erasure = engine.store.write(erase)
+    if removed:
+        engine.notify_deleted(removed)
+    engine.store.write(lambda tx: tx.optimize_keyword_index())
+    engine.store.scrub()
+    log.info(
+        "erased %s of key %s: %d memories, %d queued jobs (receipt %s)",
+        "every end user" if user_id is None else "one end user",
+        owner,
+        len(removed),
+        erasure.counts["extractionJobs"],
+        erasure.id,
+    )
+    return erasure
+
+
+def receipts(engine: LifecycleHost, owner: str | None, limit: int = 100) -> list[Erasure]:
+    """Newest first; every key's when ``owner`` is None (admin)."""
+    return engine.store.read().erasures(owner, max(1, min(limit, MAX_LISTED)))

@@ -1,0 +1,180 @@
+"""Erasure of a subject with a receipt (issue 40), end to end: the official ``openai``
+client -> memoryd on loopback (extraction on, MiniLM vectors on) and REST; one end user
+of a key erased, the other end user and the other key untouched, no byte of the erased
+text left in the data directory's files, the receipt's counts, the receipts listed, and
+a job queued before the erasure storing nothing after it. The same on PostgreSQL (rows
+gone), through the CLI, and refused without the admin token."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from memoryd.bootstrap import build_engine
+from memoryd.cli import main
+from memoryd.config import EngineConfig
+from memoryd.engine import MemoryEngine
+from memoryd.models import NewMemory, utcnow
+from tests.conftest import STORES
+from tests.gateway_support import Gateway, running_gateway
+
+#: Words only the erased end user ever said (searched for as bytes afterwards).
+SECRET_WORDS = ["Zanzibarco", "Quillfeather", "Marmaduke"]
+
+
+def told(gateway: Gateway, user: str, texts: list[str]) -> None:
+    for text in texts:
+        gateway.send(text, user=user)
+
+
+@pytest.fixture
+def gateway(tmp_path: Path) -> Iterator[Gateway]:
+    data = tmp_path / "data"
+    env = {"MEMORYD_DATA_DIR": str(data)}
+    engine = build_engine(EngineConfig.from_env(env, data_dir=data), env)
+    try:
+        with running_gateway(engine, "erase") as base:
+            yield base
+    finally:
+        engine.close()
+
+
+def _files_holding(folder: Path, words: list[str]) -> list[str]:
+    found = []
+    for path in folder.rglob("*"):
+        if path.is_file():
+            blob = path.read_bytes()
+            found += [f"{path.name}: {w}" for w in words if w.encode() in blob]
+    return found
+
+
+def test_erasing_one_end_user_leaves_no_byte_and_nobody_else_touched(
+    gateway: Gateway, tmp_path: Path
+) -> None:
+    engine, owner = gateway.engine, gateway.owner
+    told(gateway, "ann", ["I work at Zanzibarco these days.", "My cat is called Quillfeather."])
+    told(gateway, "ann", ["I moved to Marmaduke Lane last month."])
+    told(gateway, "ann", ["I work at Zanzibarco and I love it."])  # a restatement
+    told(gateway, "bob", ["I work at Initech.", "My dog is called Rex."])
+    added = gateway.api(
+        "POST",
+        "/api/memory",
+        json={
+            "apiKeyId": owner,
+            "userId": "ann",
+            "content": "Ann's locker code hint: Quillfeather",
+        },
+    )
+    assert added.status_code == 201
+    other, _ = engine.keys.create("other-app")
+    engine.create(NewMemory(other.id, "Carol works at Globex"))
+    assert engine.drain(timeout=120)
+    ann_before = engine.list_memories(owner=owner, user_id="ann", history=True).total
+    assert ann_before >= 3
+    bob_before = sorted(m.content for m in engine.list_memories(owner=owner, user_id="bob").data)
+    assert _files_holding(tmp_path / "data", SECRET_WORDS)  # it was there
+
+    response = gateway.api("DELETE", "/api/memory", params={"apiKeyId": owner, "userId": "ann"})
+    assert response.status_code == 200, response.text
+    receipt = response.json()["erasure"]
+    assert receipt["id"].startswith("er_")
+    assert receipt["apiKeyId"] == owner
+    assert receipt["userId"] == "ann"
+    assert receipt["counts"]["memories"] == ann_before
+    assert not any(w in json.dumps(receipt) for w in SECRET_WORDS)
+
+    assert engine.list_memories(owner=owner, user_id="ann", history=True).total == 0
+    assert sorted(m.content for m in engine.list_memories(owner=owner, user_id="bob").data) == (
+        bob_before
+    )
+    assert [m.content for m in engine.list_memories(owner=other.id).data] == [
+        "Carol works at Globex"
+    ]
+    assert _files_holding(tmp_path / "data", SECRET_WORDS) == []
+    preview = engine.preview(owner, "where do I work? my cat?", user_id="ann")
+    assert preview.hits == []
+    assert preview.profile is not None
+    assert preview.profile.hits == []
+
+    listed = gateway.api("GET", "/api/memory/erasures", params={"apiKeyId": owner})
+    assert listed.status_code == 200
+    assert [e["id"] for e in listed.json()["erasures"]] == [receipt["id"]]
+    assert gateway.api("GET", "/api/memory/erasures", params={"apiKeyId": other.id}).json() == {
+        "erasures": []
+    }
+
+
+def test_a_job_queued_before_the_erasure_stores_nothing_after_it(gateway: Gateway) -> None:
+    engine, owner = gateway.engine, gateway.owner
+    jobs = engine.extraction
+    started = utcnow()
+    forgot = gateway.api("POST", "/api/memory/forget", json={"apiKeyId": owner, "userId": "ann"})
+    assert forgot.status_code == 200
+    stored = jobs.extract_and_store(owner, "", [("I work at Zanzibarco.", "user")], "ann", started)
+    assert stored == []
+    assert engine.list_memories(owner=owner, user_id="ann").total == 0
+    later = jobs.extract_and_store(owner, "", [("I work at Initech.", "user")], "ann")
+    assert [r.memory.content for r in later if r.memory] == ["User works at Initech"]
+
+
+def test_erasing_a_whole_key_and_the_admin_token(gateway: Gateway) -> None:
+    engine, owner = gateway.engine, gateway.owner
+    told(gateway, "ann", ["I work at Zanzibarco."])
+    told(gateway, "bob", ["I work at Initech."])
+    refused = httpx.delete(f"{gateway.url}/api/memory", params={"apiKeyId": owner})
+    assert refused.status_code == 401
+    client_key = httpx.delete(
+        f"{gateway.url}/api/memory",
+        params={"apiKeyId": owner},
+        headers={"authorization": f"Bearer {gateway.key}"},
+    )
+    assert client_key.status_code in (401, 403)
+    assert engine.list_memories(owner=owner).total == 2
+    missing = gateway.api("DELETE", "/api/memory")
+    assert missing.status_code == 400
+    assert "apiKeyId" in missing.text
+    done = gateway.api("DELETE", "/api/memory", params={"apiKeyId": owner})
+    assert done.status_code == 200
+    assert done.json()["erasure"]["userId"] is None
+    assert done.json()["erasure"]["counts"]["memories"] == 2
+    assert engine.list_memories(owner=owner).total == 0
+
+
+@pytest.mark.parametrize("store_kind", STORES)
+def test_erasure_on_either_store(engine: MemoryEngine) -> None:
+    for user, text in (("ann", "I work at Zanzibarco"), ("bob", "I work at Initech")):
+        engine.extract_now("k", text, user_id=user)
+    engine.extract_now("k", "I work at Quillfeather now", user_id="ann")  # history
+    receipt = engine.forget("k", user_id="ann")
+    assert receipt.counts == {"memories": 2, "extractionJobs": 0}
+    assert [m.content for m in engine.list_memories(owner="k", history=True).data] == [
+        "User works at Initech"
+    ]
+    assert [e.id for e in engine.erasures("k")] == [receipt.id]
+    assert engine.erasures("other") == []
+
+
+def test_the_cli_erases_and_lists_the_receipts(tmp_path: Path) -> None:
+    data = tmp_path / "cli"
+    env = {"MEMORYD_DATA_DIR": str(data)}
+    runner = CliRunner()
+    for text in ("User works at Zanzibarco", "User has a cat"):
+        added = runner.invoke(main, ["memory", "add", "-k", "k", text], env=env)
+        assert added.exit_code == 0, added.output
+    refused = runner.invoke(main, ["memory", "forget", "-k", "k"], env=env)
+    assert refused.exit_code != 0
+    assert "--yes" in refused.output
+    done = runner.invoke(main, ["--json", "memory", "forget", "-k", "k", "--yes"], env=env)
+    assert done.exit_code == 0, done.output
+    receipt = json.loads(done.output)["erasure"]
+    assert receipt["counts"]["memories"] == 2
+    assert receipt["userId"] is None
+    listed = runner.invoke(main, ["memory", "erasures", "-k", "k"], env=env)
+    assert listed.exit_code == 0
+    assert receipt["id"] in listed.output
+    assert "Zanzibarco" not in listed.output
