@@ -355,3 +355,35 @@ def test_the_profile_panel_pins_edits_and_removes_in_place(
     assert gone.metadata.get("pinned") is False
     expect(page.get_by_test_id("profile-budget")).to_contain_text("of 150 tokens")
     assert not STACK_TRACE.search(page.content())
+
+
+def test_erase_an_end_user_with_confirmation(
+    page: Page, base_url: str, engine: MemoryEngine
+) -> None:
+    """Issue 40: the Erase action needs the subject's name typed, erases that end user
+    only, and shows the receipt."""
+    engine.create(NewMemory("erasekey", "Ann works at Zanzibarco", user_id="ann"))
+    engine.create(NewMemory("erasekey", "Bob works at Initech", user_id="bob"))
+    open_tab(page, base_url, "memories")
+    page.get_by_test_id("erase-subject-button").click()  # no owner chosen: it says so
+    expect(page.get_by_test_id("memories-message")).to_contain_text("Choose an owner")
+    page.get_by_test_id("memory-owner-filter").select_option("erasekey")
+    page.get_by_test_id("memory-user-filter").fill("ann")
+    page.get_by_test_id("memory-user-filter").press("Enter")
+    expect(rows(page)).to_have_count(1)
+    page.get_by_test_id("erase-subject-button").click()
+    expect(page.get_by_test_id("erase-text")).to_contain_text('end user "ann" of erasekey')
+    confirm = page.get_by_test_id("erase-confirm")
+    expect(confirm).to_be_disabled()
+    page.get_by_test_id("erase-confirm-input").fill("bob")
+    expect(confirm).to_be_disabled()
+    page.get_by_test_id("erase-confirm-input").fill("ann")
+    confirm.click()
+    expect(page.get_by_test_id("erase-modal")).to_be_hidden()
+    expect(page.get_by_test_id("memories-message")).to_contain_text("Erased 1 memories")
+    expect(page.get_by_test_id("memories-message")).to_contain_text("Receipt er_")
+    expect(rows(page)).to_have_count(0)
+    left = [m.content for m in engine.list_memories(owner="erasekey").data]
+    assert left == ["Bob works at Initech"]
+    (receipt,) = engine.erasures("erasekey")
+    assert receipt.user_id == "ann"
