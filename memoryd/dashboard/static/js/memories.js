@@ -232,49 +232,6 @@
     }
   }
 
-  // -- erasure (issue 40) -------------------------------------------------------------
-
-  const eraseModal = $("erase-modal");
-  let erasing = null;
-
-  function askErase() {
-    if (!state.owner) {
-      return say(message, "Choose an owner in the owner filter (and an end user, to erase only them).", "warn");
-    }
-    erasing = { owner: state.owner, user: state.user || null };
-    const who = erasing.user === null
-      ? `every memory of ${erasing.owner}, all its end users`
-      : `every memory of end user "${erasing.user}" of ${erasing.owner}`;
-    $("erase-text").textContent =
-      `Erase ${who}, with their history, keyword entries, vectors and queued extraction? ` +
-      "This cannot be undone; a receipt records the counts, not the content.";
-    $("erase-expected").textContent = erasing.user === null ? erasing.owner : erasing.user;
-    $("erase-confirm-input").value = "";
-    $("erase-confirm").disabled = true;
-    say($("erase-error"), "", "");
-    eraseModal.hidden = false;
-    $("erase-confirm-input").focus();
-  }
-
-  async function confirmErase() {
-    if (!erasing) return;
-    const button = $("erase-confirm");
-    button.disabled = true;
-    const params = new URLSearchParams({ apiKeyId: erasing.owner });
-    if (erasing.user !== null) params.set("userId", erasing.user);
-    try {
-      const { erasure } = await api("DELETE", `/api/memory?${params}`);
-      eraseModal.hidden = true;
-      erasing = null;
-      await load();  // first: a load clears the message line
-      say(message, `Erased ${erasure.counts.memories} memories and ${erasure.counts.extractionJobs} ` +
-        `queued jobs. Receipt ${erasure.id} (${erasure.erasedAt}).`, "ok");
-    } catch (err) {
-      say($("erase-error"), errorText(err), "error");
-      button.disabled = false;
-    }
-  }
-
   // -- export / import ----------------------------------------------------------------
 
   function exportAll() {
@@ -404,19 +361,12 @@
   }, 250));
   $("memories-page-size").addEventListener("change", (e) => { state.limit = Number(e.target.value); reload(); });
   $("memories-prev").addEventListener("click", () => { if (state.page > 1) { state.page -= 1; load(); } });
-  $("memories-next").addEventListener("click", () => {
-    if (state.page < state.totalPages) { state.page += 1; load(); }
-  });
+  $("memories-next").addEventListener("click", () => { if (state.page < state.totalPages) { state.page += 1; load(); } });
   $("add-memory-button").addEventListener("click", () => openModal(null));
   document.getElementById("memory-form").addEventListener("submit", save);
   $("memory-modal-cancel").addEventListener("click", closeModal);
   $("confirm-delete").addEventListener("click", confirmDelete);
-  $("erase-subject-button").addEventListener("click", askErase);
-  $("erase-confirm").addEventListener("click", confirmErase);
-  $("erase-cancel").addEventListener("click", () => { eraseModal.hidden = true; erasing = null; });
-  $("erase-confirm-input").addEventListener("input", (e) => {
-    $("erase-confirm").disabled = !erasing || e.target.value.trim() !== $("erase-expected").textContent;
-  });
+  document.addEventListener("studio:memories-reload", () => load());  // erase.js
   $("confirm-cancel").addEventListener("click", () => { confirmModal.hidden = true; deleting = null; });
   $("export-memories-button").addEventListener("click", exportAll);
   $("import-memories-button").addEventListener("click", () => $("import-file-input").click());
