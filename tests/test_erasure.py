@@ -178,3 +178,28 @@ def test_the_cli_erases_and_lists_the_receipts(tmp_path: Path) -> None:
     assert listed.exit_code == 0
     assert receipt["id"] in listed.output
     assert "Zanzibarco" not in listed.output
+
+
+def test_mcp_erases_an_end_user_of_its_own_key_only(engine: MemoryEngine) -> None:
+    from tests.mcp_support import Session, over_http, served
+
+    with served(engine) as srv:
+        engine.extract_now("alice", "I work at Zanzibarco", user_id="ann")
+        engine.extract_now("alice", "I work at Initech", user_id="bob")
+        engine.extract_now("bob", "I work at Globex", user_id="ann")
+
+        async def body(s: Session) -> None:
+            refused = await s.client.call_tool(
+                "memory_forget", {"userId": "ann", "apiKeyId": "bob"}
+            )
+            assert refused.is_error
+            out = await s.ok("memory_forget", {"userId": "ann"})
+            assert out["erasure"]["apiKeyId"] == "alice"
+            assert out["erasure"]["counts"]["memories"] == 1
+            assert "Zanzibarco" not in json.dumps(out)
+
+        over_http(srv.url, srv.alice, body)
+    assert [m.content for m in engine.list_memories(owner="alice").data] == [
+        "User works at Initech"
+    ]
+    assert [m.content for m in engine.list_memories(owner="bob").data] == ["User works at Globex"]

@@ -780,6 +780,7 @@ MCP_TOOL_KINDS = {
     "omniroute_memory_clear": "clear",
     "memory_clear": "clear",
     "memory_pin": "pin",
+    "memory_forget": "forget",
     "memory_profile": "profile",
 }
 #: Tools a client might try for direct access by id; none exists, and none may work.
@@ -841,6 +842,10 @@ def test_mcp_every_tool_as_key_a(w: World, mode: str) -> None:
                 assert_no_b(w, await s.err(tool, args))
             for other in others:
                 message = await s.err(tool, {"memoryId": b_id, "apiKeyId": other})
+                assert OWN_ONLY in message, (tool, other)
+        for tool in tools_of("forget"):  # naming B (or the pool) is refused, B untouched
+            for other in others:
+                message = await s.err(tool, {"userId": "ann", "apiKeyId": other})
                 assert OWN_ONLY in message, (tool, other)
         for tool in tools_of("profile"):
             assert_no_b(w, json.dumps(await s.ok(tool, {"query": QUERY})))
@@ -1009,6 +1014,8 @@ def test_mcp_stdio_as_key_a_and_after_a_revoke(tmp_path: Path) -> None:
                     call = args if MCP_TOOL_KINDS[tool] == "add" else {}
                     if MCP_TOOL_KINDS[tool] == "pin":
                         call = {"memoryId": "any"}
+                    if MCP_TOOL_KINDS[tool] == "forget":
+                        call = {"userId": "ann"}
                     assert OWN_ONLY in await s.err(tool, {**call, "apiKeyId": other})
             assert engine.keys.revoke(A)  # this process, not the server's
             with anyio.fail_after(AUTH_CACHE_TTL_S + 5):

@@ -66,8 +66,13 @@ def test_http_lists_the_tools_with_the_spec_schemas(srv: Served) -> None:
                 "memory_clear",
                 "memory_pin",
                 "memory_profile",
+                "memory_forget",
             }
         )
+        forget = tools["memory_forget"].input_schema
+        assert set(forget["properties"]) == {"apiKeyId", "userId"}
+        assert forget["required"] == ["userId"]
+        assert tools["memory_forget"].annotations.destructive_hint is True
         for name in PREFIXED:
             assert tools[name].input_schema == tools[name.removeprefix("omniroute_")].input_schema
             assert tools[name].output_schema is not None

@@ -26,16 +26,25 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from memoryd import __version__
-from memoryd.api.schemas import MemoryPublic
 from memoryd.core.subjects import MAX_SUBJECT_CHARS, MAX_SUBJECTS
 from memoryd.engine import MemoryEngine
 from memoryd.engine.retrieval import MAX_LIMIT
 from memoryd.engine.validation import require_owner
 from memoryd.errors import MemorydError
-from memoryd.models import GLOBAL_OWNER, Memory, MemoryType, NewMemory, parse_iso
+from memoryd.mcp.results import (
+    AddResult,
+    ClearResult,
+    ForgetResult,
+    McpMemory,
+    ProfileResult,
+    SearchHit,
+    SearchResult,
+    profile_memory,
+)
+from memoryd.models import GLOBAL_OWNER, MemoryType, NewMemory, parse_iso
 
 #: The ASGI scope key under which the HTTP endpoint leaves the authenticated caller.
 PRINCIPAL_SCOPE_KEY = "memoryd.mcp.principal"
@@ -88,58 +97,6 @@ UserArg = Annotated[
         "memories; add stores for them. Omit: search sees every end user's, add is shared.",
     ),
 ]
-
-
-class McpMemory(MemoryPublic):
-    """One memory, exactly as in the REST API (SPEC §13): one public shape."""
-
-    @classmethod
-    def of(cls, memory: Memory) -> McpMemory:
-        return cls.model_validate(memory.to_dict())
-
-
-class SearchHit(McpMemory):
-    score: float = Field(description="Retrieval score (higher ranks first).")
-    tokens: int = Field(description="Estimated tokens of the content.")
-    tier: str = Field(description="Which tier found it: fts5, vector, hybrid, qdrant, recent")
-
-
-class SearchResult(BaseModel):
-    memories: list[SearchHit]
-    count: int
-    totalTokens: int
-
-
-class AddResult(BaseModel):
-    memory: McpMemory
-
-
-class ClearResult(BaseModel):
-    deletedCount: int
-
-
-class ProfileMemory(McpMemory):
-    tokens: int = Field(description="Estimated tokens of the content.")
-    attribute: str | None = Field(description="What it is about (capture's schema).")
-    pinned: bool | None = Field(description="Pinned in, kept out, or the attribute decides.")
-
-
-class ProfileResult(BaseModel):
-    memories: list[ProfileMemory]
-    totalTokens: int
-    budgetMaxTokens: int
-    dropped: list[ProfileMemory] = Field(description="Left out: over the profile budget.")
-
-
-def _profile_memory(hit: Any) -> ProfileMemory:
-    meta = hit.memory.metadata
-    pinned = meta.get("pinned")
-    return ProfileMemory(
-        **McpMemory.of(hit.memory).model_dump(),
-        tokens=hit.tokens,
-        attribute=meta.get("attribute") if isinstance(meta.get("attribute"), str) else None,
-        pinned=pinned if isinstance(pinned, bool) else None,
-    )
 
 
 # -- arguments ---------------------------------------------------------------------------
@@ -330,6 +287,20 @@ class MemoryTools:
             )
         return ClearResult(deletedCount=count)
 
+    def forget(
+        self,
+        ctx: Context,
+        userId: Annotated[
+            str,
+            Field(min_length=1, max_length=200, description="The end user of the key to erase."),
+        ],
+        apiKeyId: OwnerArg = None,
+    ) -> ForgetResult:
+        owner = _owner(_caller(ctx, self.principal), apiKeyId, write=True)
+        with _tool_errors():
+            receipt = self.engine.forget(owner, user_id=userId)
+        return ForgetResult.model_validate({"erasure": receipt.to_dict()})
+
     def pin(
         self,
         ctx: Context,
@@ -367,10 +338,10 @@ class MemoryTools:
         with _tool_errors():
             found = self.engine.profile(owner, query, user_id=userId or "")
         return ProfileResult(
-            memories=[_profile_memory(h) for h in found.hits],
+            memories=[profile_memory(h) for h in found.hits],
             totalTokens=found.tokens,
             budgetMaxTokens=found.budget_max_tokens,
-            dropped=[_profile_memory(h) for h in found.dropped],
+            dropped=[profile_memory(h) for h in found.dropped],
         )
 
 
@@ -386,6 +357,10 @@ _DESCRIPTIONS = {
     "memory_clear": (
         "Delete every memory of the owner that matches the filters (type, created before "
         "olderThan). Without filters it deletes all of the owner's memories."
+    ),
+    "memory_forget": (
+        "Erase one end user of the key: every memory of theirs with its history, keyword "
+        "entries, vectors and queued extraction. Returns a receipt (counts, not content)."
     ),
     "memory_pin": (
         "Pin a memory into the owner's profile, which every request carries whatever it "
@@ -403,6 +378,9 @@ _ANNOTATIONS = {
         read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
     ),
     "memory_clear": ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+    ),
+    "memory_forget": ToolAnnotations(
         read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
     ),
     "memory_pin": ToolAnnotations(
@@ -454,6 +432,7 @@ def build_server(engine: MemoryEngine, *, principal: PrincipalSource | None = No
         "memory_search": bodies.search,
         "memory_add": bodies.add,
         "memory_clear": bodies.clear,
+        "memory_forget": bodies.forget,
         "memory_pin": bodies.pin,
         "memory_profile": bodies.profile,
     }
