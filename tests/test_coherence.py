@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.engine.service import MemoryEngine
-from memoryd.models import MemoryPatch, NewMemory
+from memoryd.models import MemoryPatch, NewMemory, utcnow
 from tests.conftest import make_engine
 
 pytest.importorskip("psycopg")
@@ -90,6 +90,29 @@ def test_an_edit_or_delete_on_one_server_is_not_served_stale_by_the_other(
     a.delete(other.id)
     eventually(lambda: _content(b, memory.id) == "User lives in Porto", "B serves the edit")
     eventually(lambda: b.get(other.id) is None, "B forgets the deleted memory")
+
+
+def test_an_erasure_on_one_server_is_in_force_on_the_other(
+    pair: tuple[MemoryEngine, MemoryEngine],
+) -> None:
+    """Issue 40 on a fleet: server A erases an end user; server B neither serves the
+    erased memories from its cache nor stores a job it held for them, and lists the
+    receipt."""
+    a, b = pair
+    ann, _ = a.create(NewMemory("team", "User works at Zanzibarco", user_id="ann"))
+    bob, _ = a.create(NewMemory("team", "User works at Initech", user_id="bob"))
+    assert b.get(ann.id) is not None  # cached on B
+    held_since = utcnow()
+    receipt = a.forget("team", user_id="ann")
+    assert receipt.counts["memories"] == 1
+    eventually(lambda: b.get(ann.id) is None, "B forgets the erased memory")
+    assert b.get(bob.id) is not None
+    late = b.extraction.extract_and_store(
+        "team", "", [("I work at Globex", "user")], "ann", held_since
+    )
+    assert late == []
+    assert b.list_memories(owner="team", user_id="ann").total == 0
+    assert [e.id for e in b.erasures("team")] == [receipt.id]
 
 
 def test_a_lost_feed_drops_every_cache_and_comes_back(
