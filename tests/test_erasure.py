@@ -8,10 +8,13 @@ gone), through the CLI, and refused without the admin token."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import openai
 import pytest
 from click.testing import CliRunner
 
@@ -203,3 +206,38 @@ def test_mcp_erases_an_end_user_of_its_own_key_only(engine: MemoryEngine) -> Non
         "User works at Initech"
     ]
     assert [m.content for m in engine.list_memories(owner="bob").data] == ["User works at Globex"]
+
+
+def test_a_stream_that_finishes_after_the_erasure_stores_nothing(gateway: Gateway) -> None:
+    engine, owner, upstream = gateway.engine, gateway.owner, gateway.upstream
+    upstream.hold = threading.Event()
+    told_text: list[str] = []
+
+    def chat() -> None:
+        with openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=gateway.key, max_retries=0) as c:
+            stream = c.chat.completions.create(
+                model="chat-model",
+                messages=[{"role": "user", "content": "I work at Zanzibarco these days."}],
+                stream=True,
+                user="ann",
+            )
+            told_text.extend(
+                chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices
+            )
+
+    talker = threading.Thread(target=chat)
+    talker.start()
+    deadline = time.monotonic() + 60
+    while not upstream.requests and time.monotonic() < deadline:  # the stream has begun
+        time.sleep(0.02)
+    forgot = gateway.api("DELETE", "/api/memory", params={"apiKeyId": owner, "userId": "ann"})
+    assert forgot.status_code == 200
+    upstream.hold.set()
+    talker.join(timeout=60)
+    assert told_text  # the answer reached the client
+    assert engine.drain(timeout=60)
+    assert engine.list_memories(owner=owner, user_id="ann").total == 0
+    gateway.send("I work at Initech.", user="ann")  # said after the erasure: kept
+    assert [m.content for m in engine.list_memories(owner=owner, user_id="ann").data] == [
+        "User works at Initech"
+    ]

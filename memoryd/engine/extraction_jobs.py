@@ -89,9 +89,11 @@ class ExtractionJobs:
         assistant_text: str | None,
         sources: Collection[str],
         user_id: str = "",
+        said_at: datetime | None = None,
     ) -> Future[None] | None:
         """Queue one exchange; the future resolves once the job is committed. None when
-        there is nothing to extract. Never raises."""
+        there is nothing to extract. Never raises. An erasure of the subject after
+        ``said_at`` (default now) drops it."""
         texts = [
             # a lone surrogate ("\\ud800" is valid JSON) cannot be stored as UTF-8
             (t.encode("utf-8", "replace").decode("utf-8"), s)
@@ -125,7 +127,8 @@ class ExtractionJobs:
                 self.stats["deferred"] += 1
                 self._schedule_refill()  # after the commit, so the claim can see the row
             else:
-                self.background.submit(self.run, job_id, owner, session_id, texts, user_id, now)
+                since = said_at or now
+                self.background.submit(self.run, job_id, owner, session_id, texts, user_id, since)
             if not durable.cancelled():  # a waiter that gave up may have cancelled it
                 durable.set_result(None)
 

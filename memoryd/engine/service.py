@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
+from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -25,9 +26,7 @@ from memoryd.engine.lifecycle_api import Lifecycle
 from memoryd.engine.llm_extraction import LlmStats, extract_with_mode
 from memoryd.engine.profile import compose, merge
 from memoryd.engine.providers import Provider, load_providers
-from memoryd.engine.reports import (
-    HealthReport,
-)
+from memoryd.engine.reports import HealthReport
 from memoryd.engine.retrieval import RetrievalOptions, Retriever
 from memoryd.engine.validation import (
     check_content,
@@ -403,9 +402,10 @@ class MemoryEngine(Lifecycle):
         session_id: str = "",
         settings: MemorySettings | None = None,
         user_id: str = "",
+        said_at: datetime | None = None,
     ) -> Future[None] | None:
-        """Durable extraction of one exchange (``extraction_jobs.ExtractionJobs``); the
-        facts belong to ``user_id``, the request's end user of the key ("" = none)."""
+        """Durable extraction of one exchange (``extraction_jobs``): facts of ``user_id``
+        (the key's end user, "" none) said at ``said_at`` (an erasure after it drops them)."""
         try:
             require_owner(owner)
             sources = (settings or self.settings.get()).extract_from
@@ -414,7 +414,7 @@ class MemoryEngine(Lifecycle):
             self.extraction_stats["failed"] += 1
             return None
         return self.extraction.submit(
-            owner, session_id, user_text, assistant_text, sources, user_id
+            owner, session_id, user_text, assistant_text, sources, user_id, said_at
         )
 
     def worth_extracting(self, user_text: str, settings: MemorySettings | None = None) -> bool:

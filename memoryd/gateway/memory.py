@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from memoryd.core.injection import Sections, filter_new
@@ -22,7 +23,7 @@ from memoryd.gateway.pipeline import (
     route_model,
 )
 from memoryd.gateway.wire import CHAT, GatewayError, WireFormat
-from memoryd.models import Hit
+from memoryd.models import Hit, utcnow
 from memoryd.settings import MemorySettings
 
 log = logging.getLogger("memoryd.gateway")
@@ -44,6 +45,8 @@ class Prepared:
     profile: list[Hit] = field(default_factory=list)
     profile_dropped: int = 0
     memory_error: str | None = None
+    #: When the request came in: an erasure of its end user after that drops its facts.
+    started: datetime = field(default_factory=utcnow)
 
     def headers(self) -> dict[str, str]:
         every = [*self.profile, *self.hits]
@@ -187,6 +190,7 @@ async def extract(engine: MemoryEngine, prepared: Prepared, assistant_text: str)
         assistant_text=assistant_text or None,
         session_id=prepared.session_id,
         user_id=prepared.user_id,
+        said_at=prepared.started,
     )
     if durable is not None:
         try:
