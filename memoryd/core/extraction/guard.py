@@ -163,8 +163,25 @@ _REVEAL = re.compile(
     _I,
 )
 
+#: Text dressed as another party of the conversation (issue 40): chat-template tokens,
+#: role tags and headings, tool-call markup, and claims that the sender's words outrank
+#: the system's. A person stating a fact has no use for any of them.
+_ROLE = re.compile(
+    r"<\|(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id)\|>"
+    r"|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|developer|tool_call|function_call|tool)>"
+    r"|<function=\w+>"
+    r"|^\s*#{1,6}\s*(?:system|assistant|developer|tool)\b"
+    r"|^\s*(?:system|developer)\s+(?:message|prompt)\s*:"
+    r"|\b(?:my|these)\s+(?:instructions|rules|messages|orders)\s+(?:\w+\s+)?(?:override|"
+    r"supersede|replace|outrank|overrule)\b"
+    r"|\b(?:override|overrides|supersede|supersedes|overrule|overrules)\s+(?:yours|your\s+"
+    r"(?:instructions|rules|prompt|guidelines|system))\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
 #: Why a message was not kept, by kind.
 REASONS = {
+    "role": "speaks as the system, the assistant or a tool",
     "others": "addresses other people",
     "credentials": "asks for credentials or personal data",
     "links": "promotes a link or contact details",
@@ -186,6 +203,8 @@ def unsafe(text: str) -> str | None:
         text = text[:MAX_SCAN] + "\n" + text[-MAX_SCAN:]
     if _OVERRIDE.search(text):
         return "override"
+    if _ROLE.search(text):
+        return "role"
     if _REVEAL.search(text) or _OTHERS_DATA.search(text):
         return "reveal"
     if _SECRET.search(text) and _ASK.search(text):
