@@ -194,3 +194,40 @@ def test_on_either_store(store_env: dict[str, str], tmp_path: Path) -> None:
         assert not any("Initech" in h.memory.content for h in overview.hits)
     finally:
         engine.close()
+
+
+def test_a_request_id_leads_to_what_it_carried_and_why(gateway: Gateway) -> None:
+    """Issue 40's "why was the model told this": ``GET /api/requests/{x-request-id}``."""
+    import openai
+
+    with openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=gateway.key, max_retries=0) as c:
+        raw = c.chat.completions.with_raw_response.create(
+            model="chat-model",
+            messages=[{"role": "user", "content": "where am I working these days?"}],
+            user="ana",
+        )
+    request_id = raw.headers["x-memoryd-request-id"]
+    found = gateway.api("GET", f"/api/requests/{request_id}")
+    assert found.status_code == 200, found.text
+    record = found.json()["request"]
+    assert record["apiKeyId"] == gateway.owner
+    assert record["userId"] == "ana"
+    by_content = {m["memory"]["content"]: m for m in record["memories"]}
+    job = by_content["User just started at Netflix, left Google"]
+    assert (job["section"], job["tier"], job["reason"]) == (
+        "memories",
+        "asked",
+        "asked about: employer",
+    )
+    allergy = by_content["User is allergic to penicilin"]
+    assert allergy["section"] == "profile"
+    assert allergy["reason"] == "in every request: allergy"
+    assert set(raw.headers["x-memoryd-memory-ids"].split(",")) == {
+        m["id"] for m in record["memories"]
+    }
+    gateway.engine.forget(gateway.owner, user_id="ana")  # erased: shown as gone
+    after = gateway.api("GET", f"/api/requests/{request_id}").json()["request"]
+    assert all(m["memory"] is None for m in after["memories"])
+    missing = gateway.api("GET", "/api/requests/not-a-request")
+    assert missing.status_code == 404
+    assert "no recent request" in missing.json()["error"]["message"]

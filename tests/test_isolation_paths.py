@@ -262,6 +262,7 @@ ADMIN_REQUESTS: dict[RouteId, Callable[[World], Request]] = {
     ("DELETE", "/api/memory"): lambda w: {"params": {"apiKeyId": B}},
     ("POST", "/api/memory/forget"): lambda w: {"json": {"apiKeyId": B}},
     ("GET", "/api/memory/erasures"): lambda w: {"params": {"apiKeyId": B}},
+    ("GET", "/api/requests/{request_id}"): lambda w: {},
     ("POST", "/api/memory/{memory_id}/pin"): lambda w: {"json": {"pinned": True}},
     ("POST", "/api/memory/{memory_id}/unpin"): lambda w: {},
     ("GET", "/api/settings/memory"): lambda w: {},
@@ -407,7 +408,7 @@ def send_admin_request(
     http: httpx.Client, w: World, route: RouteId, headers: dict[str, str]
 ) -> httpx.Response:
     method, template = route
-    path = template.format(memory_id=w.id(B, "pref:fruit"), key_id=B)
+    path = template.format(memory_id=w.id(B, "pref:fruit"), key_id=B, request_id="b-request")
     request = ADMIN_REQUESTS[route](w)
     merged = {**request.pop("headers", {}), **headers}
     return http.request(method, path, headers=merged, **request)

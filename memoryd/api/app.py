@@ -18,7 +18,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 
 from memoryd import __version__
-from memoryd.api import routes_keys, routes_memory, routes_qdrant, routes_settings
+from memoryd.api import (
+    routes_keys,
+    routes_memory,
+    routes_qdrant,
+    routes_requests,
+    routes_settings,
+)
 from memoryd.api.deps import require_admin
 from memoryd.api.docs import bundled_assets, install_docs
 from memoryd.api.errors import install_error_handlers
@@ -28,6 +34,7 @@ from memoryd.api.observability import install_request_logging, register_secret
 from memoryd.api.schemas import ERROR_RESPONSES
 from memoryd.dashboard.routes import install_dashboard
 from memoryd.engine import MemoryEngine
+from memoryd.engine.recent import RecentRequests
 from memoryd.gateway import routes as gateway
 from memoryd.gateway import upstream
 from memoryd.gateway.client import UpstreamClient
@@ -121,6 +128,7 @@ def create_app(
     app.state.admin_token = admin_token
     app.state.key_slots = upstream.KeySlots(engine.config.key_max_concurrent)
     app.state.inline_gate = InlineGate(engine.config.inline_retrieval_ms)
+    app.state.recent = RecentRequests()  # what each recent chat carried (GET /api/requests)
     upstream.quiet_aborted_relays()
     register_secret(admin_token)  # masked in every log record, embedded use included
     install_error_handlers(app)
@@ -143,6 +151,7 @@ def create_app(
         routes_settings.router,
         routes_qdrant.router,
         routes_keys.router,
+        routes_requests.router,
     ):
         app.include_router(router, dependencies=admin, responses=ERROR_RESPONSES)
 

@@ -29,6 +29,7 @@ from starlette.types import Receive, Scope, Send
 from memoryd.engine import MemoryEngine
 from memoryd.engine.locality import in_process
 from memoryd.engine.providers import Provider
+from memoryd.engine.recent import RecentRequests
 from memoryd.gateway.client import UpstreamClient, UpstreamError, UpstreamResponse
 from memoryd.gateway.inline import InlineGate
 from memoryd.gateway.memory import Prepared, extract, inject, plan, route
@@ -232,6 +233,10 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
                 prepared, cpu, wall = await run_in_threadpool(_timed_inject, *args)
             if gate is not None:
                 gate.record(key.id, cpu, wall=wall, inline=inline)
+            recent: RecentRequests | None = getattr(request.app.state, "recent", None)
+            if recent is not None:  # why it was told what it was told (GET /api/requests)
+                rid = getattr(request.state, "request_id", None)
+                recent.record(rid, key.id, prepared.user_id, prepared.profile, prepared.hits)
         url = fmt.upstream_url(prepared.provider)
         streaming = fmt.is_stream(body)
         response = await _send(

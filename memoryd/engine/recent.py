@@ -1,0 +1,76 @@
+"""Why a request was told what it was told (issue 40): the memories each recent gateway
+request carried, by its request id (``x-request-id``), for a bounded window.
+
+Kept in this process's memory, newest ``capacity`` requests that carried anything: a
+record holds ids and scores, never content (a memory's text is read from the store
+when it is asked for, so an erased memory shows as gone). Behind a load balancer each
+server answers for the requests it served.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from memoryd.models import Hit, to_iso, utcnow
+
+#: Requests kept (about 1 KB each).
+CAPACITY = 2000
+
+
+class RecentRequests:
+    def __init__(self, capacity: int = CAPACITY) -> None:
+        self.capacity = capacity
+        self._lock = threading.Lock()
+        self._records: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    def record(
+        self,
+        request_id: str | None,
+        owner: str,
+        user_id: str,
+        profile: Sequence[Hit],
+        hits: Sequence[Hit],
+    ) -> None:
+        if not request_id or not (profile or hits):
+            return
+        entry = {
+            "requestId": request_id,
+            "at": to_iso(utcnow()),
+            "apiKeyId": owner,
+            "userId": user_id or None,
+            "memories": [_why(h, "profile") for h in profile] + [_why(h, "memories") for h in hits],
+        }
+        with self._lock:
+            held = self._records.get(request_id)
+            if held is not None and held["apiKeyId"] != owner:
+                return  # a client-chosen x-request-id never replaces another key's record
+            self._records[request_id] = entry
+            self._records.move_to_end(request_id)
+            while len(self._records) > self.capacity:
+                self._records.popitem(last=False)
+
+    def get(self, request_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            found = self._records.get(request_id)
+            return None if found is None else {**found, "memories": list(found["memories"])}
+
+
+def _why(hit: Hit, section: str) -> dict[str, Any]:
+    """One carried memory: where in the block, and how it was found."""
+    why = {
+        "id": hit.memory.id,
+        "section": section,
+        "tier": hit.tier,
+        "score": round(hit.score, 4),
+        "vecScore": None if hit.vec_score is None else round(hit.vec_score, 4),
+        "ftsScore": None if hit.fts_score is None else round(hit.fts_score, 4),
+        "reason": hit.reason,
+    }
+    attribute = hit.memory.metadata.get("attribute")
+    if section == "profile":
+        pinned = hit.memory.metadata.get("pinned") is True
+        why["reason"] = "pinned" if pinned else f"in every request: {attribute}"
+    return why
