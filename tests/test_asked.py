@@ -231,3 +231,20 @@ def test_a_request_id_leads_to_what_it_carried_and_why(gateway: Gateway) -> None
     missing = gateway.api("GET", "/api/requests/not-a-request")
     assert missing.status_code == 404
     assert "no recent request" in missing.json()["error"]["message"]
+
+
+def test_metrics_count_the_memory_tokens_each_key_was_sent(gateway: Gateway) -> None:
+    """Cost per key (issue 40): labelled by the server's own key ids only."""
+    import httpx
+
+    gateway.send("where am I working these days?", user="ana")
+    text = httpx.get(f"{gateway.url}/metrics", timeout=30).text
+    tokens = [
+        line
+        for line in text.splitlines()
+        if line.startswith(f'memoryd_key_injected_tokens_total{{key="{gateway.owner}"}}')
+    ]
+    assert len(tokens) == 1
+    assert float(tokens[0].split()[-1]) > 0
+    assert f'memoryd_key_injected_requests_total{{key="{gateway.owner}"}}' in text
+    assert 'user="ana"' not in text  # no end-user label

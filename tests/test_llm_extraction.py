@@ -438,6 +438,10 @@ def test_status_and_metrics_show_the_outcomes(model: Model) -> None:
     assert 'memoryd_extraction_llm_calls_total{outcome="cap"} 0' in text
     assert 'memoryd_extraction_llm_tokens_total{kind="prompt"} 40' in text
     assert 'memoryd_extraction_llm_tokens_total{kind="completion"} 12' in text
+    per_key = "memoryd_key_llm_extraction_tokens_total"  # cost per key (issue 40)
+    assert f'{per_key}{{key="{OWNER}",kind="prompt"}} 40' in text
+    assert f'{per_key}{{key="{OWNER}",kind="completion"}} 12' in text
+    assert model.llm()["byKey"][OWNER]["requests"] == 2
 
 
 def test_status_of_the_default_target(engine: MemoryEngine) -> None:

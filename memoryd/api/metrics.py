@@ -15,6 +15,9 @@ unknown paths), and ``GET /metrics`` (no auth) rendering:
 - ``memoryd_extraction_llm_calls_total{outcome}`` (counter: LLM extraction runs, ``ok``
   or the fallback reason; ``cap`` and ``config`` runs made no upstream request) and
   ``memoryd_extraction_llm_tokens_total{kind}`` (counter: ``prompt``, ``completion``)
+- ``memoryd_key_injected_tokens_total{key}``, ``memoryd_key_injected_requests_total{key}``
+  and ``memoryd_key_llm_extraction_tokens_total{key,kind}`` (counters: cost per client key;
+  key ids are the server's own, never a client-supplied value)
 - ``memoryd_gateway_events_total{event}`` (counter: ``concurrency_limited``,
   ``pool_exhausted``, ``stream_broken``)
 - ``memoryd_connections_closed_total{reason}`` (counter: ``over_cap``,
@@ -119,8 +122,17 @@ class Metrics:
         self._durations: dict[tuple[str, str], _Histogram] = {}
         self._retrievals: dict[str, int] = {}
         self._gateway: dict[str, int] = {}
+        self._injected: dict[str, list[int]] = {}  # per key: requests, tokens
 
     # -- recording ---------------------------------------------------------------------
+
+    def record_injected(self, key_id: str, tokens: int) -> None:
+        """A gateway request of ``key_id`` carried ``tokens`` of memory (cost per key:
+        key ids are the server's own, so the label space is the number of keys)."""
+        with self._lock:
+            seen = self._injected.setdefault(key_id, [0, 0])
+            seen[0] += 1
+            seen[1] += tokens
 
     def record_request(self, method: str, route: str, status: int, seconds: float) -> None:
         # bisect_left: a value equal to a bound belongs to that bucket (le = "<=").
@@ -171,6 +183,7 @@ class Metrics:
             durations = sorted((key, list(h.counts), h.sum) for key, h in self._durations.items())
             retrievals = sorted(self._retrievals.items())
             gateway = dict(self._gateway)
+            injected = sorted((k, list(v)) for k, v in self._injected.items())
 
         families: list[_Family] = []
         fam = _Family(
@@ -212,6 +225,15 @@ class Metrics:
         for event in GATEWAY_EVENTS:
             fam.sample(name, (("event", event),), gateway.get(event, 0))
         families.append(fam)
+
+        name = "memoryd_key_injected_tokens_total"
+        fam = _Family(name, "counter", "Memory tokens the gateway injected, per client key.")
+        carried = "memoryd_key_injected_requests_total"
+        requests_fam = _Family(carried, "counter", "Gateway requests that carried memory, per key.")
+        for key, (n, tokens) in injected:
+            fam.sample(name, (("key", key),), tokens)
+            requests_fam.sample(carried, (("key", key),), n)
+        families += [fam, requests_fam]
 
         if inline_gate is not None:
             work = inline_gate.stats()
@@ -309,7 +331,12 @@ def _llm_families(engine: MemoryEngine) -> list[_Family]:
     tokens = _Family(name, "counter", "Tokens spent by LLM extraction (provider usage).")
     tokens.sample(name, (("kind", "prompt"),), snap["promptTokens"])
     tokens.sample(name, (("kind", "completion"),), snap["completionTokens"])
-    return [calls, tokens]
+    name = "memoryd_key_llm_extraction_tokens_total"
+    per_key = _Family(name, "counter", "Tokens LLM extraction spent per client key.")
+    for key, spent in sorted(snap.get("byKey", {}).items()):
+        per_key.sample(name, (("key", key), ("kind", "prompt")), spent["promptTokens"])
+        per_key.sample(name, (("key", key), ("kind", "completion")), spent["completionTokens"])
+    return [calls, tokens, per_key]
 
 
 def _number(value: object) -> float:

@@ -114,6 +114,8 @@ class LlmStats:
         self._day: str | None = None  # None until read from the database
         self._tokens_today = 0
         self._last_error: str | None = None
+        #: per key: upstream requests, prompt and completion tokens (cost per key)
+        self._by_key: dict[str, list[int]] = {}
 
     def _roll(self) -> None:
         """Start a new day's total when the UTC day changed (the lock is held)."""
@@ -132,15 +134,21 @@ class LlmStats:
             self._roll()
             return self._tokens_today
 
-    def record_request(self) -> None:
+    def record_request(self, owner: str = "") -> None:
         with self._lock:
             self._counts["requests"] += 1
+            if owner:
+                self._by_key.setdefault(owner, [0, 0, 0])[0] += 1
 
-    def record_usage(self, prompt: int, completion: int) -> None:
+    def record_usage(self, prompt: int, completion: int, owner: str = "") -> None:
         with self._lock:
             self._roll()
             self._counts["promptTokens"] += prompt
             self._counts["completionTokens"] += completion
+            if owner:
+                spent = self._by_key.setdefault(owner, [0, 0, 0])
+                spent[1] += prompt
+                spent[2] += completion
             self._tokens_today += prompt + completion
             usage = {"day": self._day, "tokens": self._tokens_today}
         if self._store is not None:
@@ -173,6 +181,10 @@ class LlmStats:
                 "tokensToday": self._tokens_today,
                 "day": self._day,
                 "lastError": self._last_error,
+                "byKey": {
+                    k: {"requests": r, "promptTokens": p, "completionTokens": c}
+                    for k, (r, p, c) in self._by_key.items()
+                },
             }
 
 
@@ -196,8 +208,9 @@ class LlmExtractor:
         daily_token_cap: int = 0,
         stats: LlmStats | None = None,
         token_counter: Callable[[str], int] = estimate_tokens,
+        owner: str = "",
     ) -> None:
-        self.provider, self.model = provider, model
+        self.provider, self.model, self.owner = provider, model, owner
         self.timeout_s = timeout_s
         self.daily_token_cap = daily_token_cap
         self.stats = stats if stats is not None else LlmStats()
@@ -238,7 +251,7 @@ class LlmExtractor:
         user = _tail(user_text, MAX_USER_CHARS)
         assistant = _tail(assistant_text, MAX_ASSISTANT_CHARS) or None
         body = self.request_body(user, assistant, related)
-        self.stats.record_request()
+        self.stats.record_request(self.owner)
         raw = self._post(body)
         try:
             envelope = json.loads(raw)
@@ -250,6 +263,7 @@ class LlmExtractor:
             _usage(
                 envelope, "completion_tokens", lambda: self.tokens(raw.decode(errors="replace"))
             ),
+            self.owner,
         )
         return parse_operations(answer_text(envelope), {m.id for m in related})
 
@@ -355,6 +369,7 @@ def run_llm_extraction(
             daily_token_cap=settings.extraction_daily_token_cap,
             stats=stats,
             token_counter=engine.tokens,
+            owner=owner,
         )
         related = related_memories(engine, owner, user or assistant, user_id)
         ops = extractor.extract(user, assistant or None, related)

@@ -207,6 +207,21 @@ def _relayed_headers(response: UpstreamResponse) -> dict[str, str]:
     }
 
 
+def _account(request: Request, key_id: str, prepared: Prepared) -> None:
+    """What the request carried: tokens per key (/metrics) and, by request id, which
+    memories and why (GET /api/requests/{id})."""
+    carried = [*prepared.profile, *prepared.hits]
+    if not carried:
+        return
+    metrics = getattr(request.app.state, "metrics", None)
+    if metrics is not None:
+        metrics.record_injected(key_id, sum(h.tokens for h in carried))
+    recent: RecentRequests | None = getattr(request.app.state, "recent", None)
+    if recent is not None:
+        rid = getattr(request.state, "request_id", None)
+        recent.record(rid, key_id, prepared.user_id, prepared.profile, prepared.hits)
+
+
 def _timed_inject(*args: Any) -> tuple[Prepared, float, float]:
     """``inject`` with the CPU and wall seconds it took on the thread it ran on."""
     cpu, wall = time.thread_time(), time.perf_counter()
@@ -233,10 +248,7 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
                 prepared, cpu, wall = await run_in_threadpool(_timed_inject, *args)
             if gate is not None:
                 gate.record(key.id, cpu, wall=wall, inline=inline)
-            recent: RecentRequests | None = getattr(request.app.state, "recent", None)
-            if recent is not None:  # why it was told what it was told (GET /api/requests)
-                rid = getattr(request.state, "request_id", None)
-                recent.record(rid, key.id, prepared.user_id, prepared.profile, prepared.hits)
+            _account(request, key.id, prepared)
         url = fmt.upstream_url(prepared.provider)
         streaming = fmt.is_stream(body)
         response = await _send(
