@@ -241,3 +241,25 @@ def test_a_stream_that_finishes_after_the_erasure_stores_nothing(gateway: Gatewa
     assert [m.content for m in engine.list_memories(owner=owner, user_id="ann").data] == [
         "User works at Initech"
     ]
+
+
+def test_the_qdrant_tier_holds_nothing_of_the_erased_once_the_call_returns(
+    semantic_engine: MemoryEngine, tmp_path: Path
+) -> None:
+    """Qdrant local mode: the erased end user's point (its payload holds the content)
+    is deleted before ``forget`` returns, and its storage holds none of the bytes."""
+    from tests.test_qdrant_tier import enable_local, store_of
+
+    engine = semantic_engine
+    engine.create(NewMemory("k", "User works at Zanzibarco", user_id="ann"))
+    engine.create(NewMemory("k", "User works at Initech", user_id="bob"))
+    assert engine.drain(10)
+    tier = enable_local(engine, tmp_path / "q")
+    assert store_of(tier).count() == 2
+    assert _files_holding(tmp_path / "q", ["Zanzibarco"])
+    engine.forget("k", user_id="ann")  # no settle(): the call itself waits for the tier
+    assert store_of(tier).count() == 1
+    assert _files_holding(tmp_path / "q", ["Zanzibarco"]) == []
+    assert [h.memory.content for h in engine.preview("k", "works", user_id="bob").hits] == [
+        "User works at Initech"
+    ]

@@ -6,18 +6,18 @@ rows), and with them their keyword-index entries and in-store vectors (the store
 triggers), the context text their neighbours carried (``storage.sql.context``), the
 extraction jobs queued for the subject (the raw messages), and records the receipt.
 After the commit the engine tells its listeners (the read cache, resident vectors, the
-Qdrant tier's outbox, which deletes the points), merges the keyword index and has the
-store scrub its files (SQLite zeroes deleted content, ``secure_delete``, and truncates
-its write-ahead log). An extraction job that started before the erasure stores nothing
-after it (``ExtractionJobs.run`` asks ``erased_since``). The receipt holds counts, never
-content.
+Qdrant tier's outbox, which deletes the points: the call waits for it), merges the
+keyword index and has the store scrub its files (SQLite zeroes deleted content,
+``secure_delete``, and truncates its write-ahead log). An extraction job that started
+before the erasure stores nothing after it (``ExtractionJobs.run`` asks
+``erased_since``). The receipt holds counts, never content.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 from memoryd.errors import ValidationError
 from memoryd.models import Erasure, utcnow
@@ -26,11 +26,19 @@ from memoryd.storage.base import Clearing
 if TYPE_CHECKING:
     from memoryd.engine.lifecycle import LifecycleHost
     from memoryd.storage.base import Writer
+    from memoryd.vectors.base import ExternalTier
 
 log = logging.getLogger("memoryd.erasure")
 
 #: Receipts listed at most per call.
 MAX_LISTED = 1000
+#: Seconds an erasure waits for the Qdrant tier to delete the points (it keeps trying
+#: after, from its outbox).
+QDRANT_WAIT_S = 10.0
+
+
+class ErasureHost(Protocol):
+    qdrant: ExternalTier
 
 
 def forget(engine: LifecycleHost, owner: str, user_id: str | None) -> Erasure:
@@ -51,9 +59,12 @@ def forget(engine: LifecycleHost, owner: str, user_id: str | None) -> Erasure:
 
     removed, erasure = engine.store.write(erase)
     if removed:
-        engine.notify_deleted(removed)
+        engine.notify_deleted(removed)  # the Qdrant tier's worker deletes the points
     engine.store.write(lambda tx: tx.optimize_keyword_index())
     engine.store.scrub()
+    tier = cast("ErasureHost", engine).qdrant
+    if removed and tier.config().enabled and not tier.join(QDRANT_WAIT_S):
+        log.warning("erasure %s: Qdrant has not deleted every point yet", erasure.id)
     log.info(
         "erased %s of key %s: %d memories, %d queued jobs (receipt %s)",
         "every end user" if user_id is None else "one end user",
