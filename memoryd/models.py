@@ -7,6 +7,7 @@ SQLite, so that string order is time order.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -151,6 +152,34 @@ class Reconcile:
     supersedes: tuple[str, ...] = ()
     retract_ids: tuple[str, ...] = ()
     user_id: str = ""  # the end user whose memories it may retire
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where captured facts were said (issue 40): the gateway request (its id, as in
+    ``x-memoryd-request-id`` and ``GET /api/requests``) and when it came in. An erasure
+    of the end user after ``said_at`` drops them."""
+
+    said_at: datetime
+    request_id: str | None = None
+
+    def stamp(self, items: list[Reconcile]) -> list[Reconcile]:
+        """``items`` with the origin in each memory's metadata (``via``, ``saidAt``,
+        ``requestId``), beside capture's ``source`` (the speaker's role)."""
+        mark = {"via": "gateway", "saidAt": to_iso(self.said_at)}
+        if self.request_id:
+            mark["requestId"] = self.request_id
+        return [
+            i
+            if i.memory is None
+            else dataclasses.replace(
+                i,
+                memory=dataclasses.replace(
+                    i.memory, metadata={**(i.memory.metadata or {}), **mark}
+                ),
+            )
+            for i in items
+        ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.engine.service import MemoryEngine
-from memoryd.models import MemoryPatch, NewMemory, utcnow
+from memoryd.models import MemoryPatch, NewMemory, Origin, utcnow
 from tests.conftest import make_engine
 
 pytest.importorskip("psycopg")
@@ -108,7 +108,7 @@ def test_an_erasure_on_one_server_is_in_force_on_the_other(
     eventually(lambda: b.get(ann.id) is None, "B forgets the erased memory")
     assert b.get(bob.id) is not None
     late = b.extraction.extract_and_store(
-        "team", "", [("I work at Globex", "user")], "ann", held_since
+        "team", "", [("I work at Globex", "user")], "ann", Origin(held_since)
     )
     assert late == []
     assert b.list_memories(owner="team", user_id="ann").total == 0

@@ -22,7 +22,7 @@ from memoryd.bootstrap import build_engine
 from memoryd.cli import main
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
-from memoryd.models import NewMemory, utcnow
+from memoryd.models import NewMemory, Origin, utcnow
 from tests.conftest import STORES
 from tests.gateway_support import Gateway, running_gateway
 
@@ -118,7 +118,9 @@ def test_a_job_queued_before_the_erasure_stores_nothing_after_it(gateway: Gatewa
     started = utcnow()
     forgot = gateway.api("POST", "/api/memory/forget", json={"apiKeyId": owner, "userId": "ann"})
     assert forgot.status_code == 200
-    stored = jobs.extract_and_store(owner, "", [("I work at Zanzibarco.", "user")], "ann", started)
+    stored = jobs.extract_and_store(
+        owner, "", [("I work at Zanzibarco.", "user")], "ann", Origin(started)
+    )
     assert stored == []
     assert engine.list_memories(owner=owner, user_id="ann").total == 0
     later = jobs.extract_and_store(owner, "", [("I work at Initech.", "user")], "ann")
@@ -263,3 +265,20 @@ def test_the_qdrant_tier_holds_nothing_of_the_erased_once_the_call_returns(
     assert [h.memory.content for h in engine.preview("k", "works", user_id="bob").hits] == [
         "User works at Initech"
     ]
+
+
+def test_a_captured_fact_records_the_request_it_was_said_in(gateway: Gateway) -> None:
+    """Provenance (issue 40): via, when said, the request id, the speaker's role."""
+    with openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=gateway.key, max_retries=0) as c:
+        raw = c.chat.completions.with_raw_response.create(
+            model="chat-model",
+            messages=[{"role": "user", "content": "I work at Zanzibarco these days."}],
+            user="ann",
+        )
+    assert gateway.engine.drain(timeout=60)
+    (memory,) = gateway.engine.list_memories(owner=gateway.owner, user_id="ann").data
+    meta = memory.metadata
+    assert meta["via"] == "gateway"
+    assert meta["requestId"] == raw.headers["x-memoryd-request-id"]
+    assert meta["source"] == "user"
+    assert meta["saidAt"] <= meta["extractedAt"]

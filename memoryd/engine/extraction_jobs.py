@@ -34,7 +34,7 @@ from memoryd.core.extraction.guard import unsafe
 from memoryd.engine.attribute_backing import back
 from memoryd.engine.attribute_model import AttributeModel, engine_minilm, shared_model
 from memoryd.engine.background import BackgroundWorker
-from memoryd.models import MemoryType, NewMemory, Reconcile, Reconciled, to_iso, utcnow
+from memoryd.models import MemoryType, NewMemory, Origin, Reconcile, Reconciled, to_iso, utcnow
 from memoryd.storage.base import NewJob, Store
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,9 @@ DEFAULT_MAX_PENDING = 256
 Texts = list[tuple[str, str]]  # (text, source) with source "user" or "assistant"
 #: One job by ``extractionMode``, given the rules step: ``llm_extraction.extract_with_mode``
 #: bound to the engine. None: rules only.
-ModeHook = Callable[[str, str, Texts, Callable[[], list[Reconciled]], str], list[Reconciled]]
+ModeHook = Callable[
+    [str, str, Texts, Callable[[], list[Reconciled]], str, Origin | None], list[Reconciled]
+]
 
 
 class ExtractionJobs:
@@ -89,11 +91,11 @@ class ExtractionJobs:
         assistant_text: str | None,
         sources: Collection[str],
         user_id: str = "",
-        said_at: datetime | None = None,
+        origin: Origin | None = None,
     ) -> Future[None] | None:
         """Queue one exchange; the future resolves once the job is committed. None when
         there is nothing to extract. Never raises. An erasure of the subject after
-        ``said_at`` (default now) drops it."""
+        ``origin.said_at`` (default now) drops it; its facts carry the origin."""
         texts = [
             # a lone surrogate ("\\ud800" is valid JSON) cannot be stored as UTF-8
             (t.encode("utf-8", "replace").decode("utf-8"), s)
@@ -127,8 +129,8 @@ class ExtractionJobs:
                 self.stats["deferred"] += 1
                 self._schedule_refill()  # after the commit, so the claim can see the row
             else:
-                since = said_at or now
-                self.background.submit(self.run, job_id, owner, session_id, texts, user_id, since)
+                said = origin or Origin(now)
+                self.background.submit(self.run, job_id, owner, session_id, texts, user_id, said)
             if not durable.cancelled():  # a waiter that gave up may have cancelled it
                 durable.set_result(None)
 
@@ -195,7 +197,8 @@ class ExtractionJobs:
             lambda tx: tx.claim_extractions(self.worker, expired_before, now + self._lease(), limit)
         )
         for job_id, owner, session_id, texts, user_id in jobs:
-            self.background.submit(self.run, job_id, owner, session_id, texts, user_id, now)
+            said = Origin(now)  # held since the claim (the request's id is not kept)
+            self.background.submit(self.run, job_id, owner, session_id, texts, user_id, said)
         return len(jobs)
 
     def sweep(self, every_s: float | None = None) -> threading.Thread:
@@ -224,12 +227,13 @@ class ExtractionJobs:
         session_id: str,
         texts: Texts,
         user_id: str = "",
-        since: datetime | None = None,
+        origin: Origin | None = None,
     ) -> None:
-        """One job, held since ``since``: an erasure of its subject after that drops it."""
+        """One job, held since ``origin.said_at``: an erasure of its subject after that
+        drops it."""
         try:
             if texts:
-                self.extract_and_store(owner, session_id, texts, user_id, since)
+                self.extract_and_store(owner, session_id, texts, user_id, origin)
         finally:  # a failure is logged and counted; extraction is pure, a retry cannot help
             if job_id is not None:
                 self.store.write(lambda tx: tx.unqueue_extraction(job_id))
@@ -240,14 +244,15 @@ class ExtractionJobs:
         session_id: str,
         texts: Texts,
         user_id: str = "",
-        since: datetime | None = None,
+        origin: Origin | None = None,
     ) -> list[Reconciled]:
-        """``_extract_and_store``, unless the subject was erased after ``since`` (the
+        """``_extract_and_store``, unless the subject was erased after ``origin`` (the
         job was queued, or the conversation held, before the erasure: issue 40); an
         erasure that commits while it runs takes back what it stored."""
+        since = origin.said_at if origin is not None else None
         if since is not None and self.store.read().erased_since(owner, user_id, since):
             return []
-        stored = self._extract_and_store(owner, session_id, texts, user_id)
+        stored = self._extract_and_store(owner, session_id, texts, user_id, origin)
         if since is not None and stored and self.store.read().erased_since(owner, user_id, since):
             ids = [r.memory.id for r in stored if r.memory is not None]
             self.store.write(lambda tx: [tx.delete(i) for i in ids])
@@ -255,7 +260,7 @@ class ExtractionJobs:
         return stored
 
     def _extract_and_store(
-        self, owner: str, session_id: str, texts: Texts, user_id: str = ""
+        self, owner: str, session_id: str, texts: Texts, user_id: str, origin: Origin | None
     ) -> list[Reconciled]:
         """By ``extractionMode``: the rules below, the LLM, or both. Facts belong to the
         request's end user of the key (``user_id``; "" = the key's shared memory). A
@@ -272,12 +277,17 @@ class ExtractionJobs:
         if not texts:
             return []
         if self.llm is not None:
-            rules = lambda: self.rules(owner, session_id, texts, user_id)  # noqa: E731
-            return self.llm(owner, session_id, texts, rules, user_id)
-        return self.rules(owner, session_id, texts, user_id)
+            rules = lambda: self.rules(owner, session_id, texts, user_id, origin)  # noqa: E731
+            return self.llm(owner, session_id, texts, rules, user_id, origin)
+        return self.rules(owner, session_id, texts, user_id, origin)
 
     def rules(
-        self, owner: str, session_id: str, texts: Texts, user_id: str = ""
+        self,
+        owner: str,
+        session_id: str,
+        texts: Texts,
+        user_id: str = "",
+        origin: Origin | None = None,
     ) -> list[Reconciled]:
         """Rules extraction, then reconciliation: a fact of a single-valued slot
         supersedes the owner's other memories of that slot."""
@@ -309,7 +319,7 @@ class ExtractionJobs:
         if not items:
             return []
         try:
-            results = self.reconcile(items)
+            results = self.reconcile(origin.stamp(items) if origin is not None else items)
             self.stats["stored"] += sum(1 for i in items if i.memory is not None)
             self.stats["superseded"] = self.stats.get("superseded", 0) + sum(
                 len(r.superseded) for r in results

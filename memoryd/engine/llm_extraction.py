@@ -37,7 +37,7 @@ from memoryd.core.llm_ops import (
 )
 from memoryd.core.scoring import estimate_tokens
 from memoryd.engine.providers import Provider
-from memoryd.models import Memory, Preview, Reconcile, Reconciled, to_iso, utcnow
+from memoryd.models import Memory, Origin, Preview, Reconcile, Reconciled, to_iso, utcnow
 from memoryd.settings import MemorySettings
 from memoryd.storage.base import Filter
 
@@ -352,6 +352,7 @@ def run_llm_extraction(
     texts: Texts,
     settings: MemorySettings,
     user_id: str = "",
+    origin: Origin | None = None,
 ) -> list[Reconciled] | None:
     """Ask the model and apply its operations. None when it fell back (counted in
     ``engine.llm_stats``; the caller keeps the rules result); never raises."""
@@ -376,6 +377,8 @@ def run_llm_extraction(
         # what the model proposes passes the same guard as what the person said
         ops = [op for op in ops if not (op.content and unsafe(op.content))]
         items = ops_to_reconcile(owner, session_id, ops, to_iso(utcnow()), user_id)
+        if origin is not None:
+            items = origin.stamp(items)
         results = engine.reconcile(items) if items else []
     except LlmExtractionError as exc:
         log.warning("LLM extraction fell back to rules (%s): %s", exc.reason, exc)
@@ -396,6 +399,7 @@ def extract_with_mode(
     texts: Texts,
     rules: Callable[[], list[Reconciled]],
     user_id: str = "",
+    origin: Origin | None = None,
 ) -> list[Reconciled]:
     """One extraction job by ``extractionMode``: ``rules`` runs ``rules()`` only;
     ``llm`` asks the model and runs ``rules()`` only when that fell back; ``hybrid``
@@ -403,11 +407,11 @@ def extract_with_mode(
     settings = engine.settings.get()
     mode = settings.extraction_mode
     if mode == "llm":
-        done = run_llm_extraction(engine, owner, session_id, texts, settings, user_id)
+        done = run_llm_extraction(engine, owner, session_id, texts, settings, user_id, origin)
         return rules() if done is None else done
     stored = rules()
     if mode == "hybrid":
-        more = run_llm_extraction(engine, owner, session_id, texts, settings, user_id)
+        more = run_llm_extraction(engine, owner, session_id, texts, settings, user_id, origin)
         stored = [*stored, *(more or [])]
     return stored
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
-from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -46,6 +45,7 @@ from memoryd.models import (
     MemoryPatch,
     MemoryType,
     NewMemory,
+    Origin,
     Preview,
     Profile,
     Reconcile,
@@ -402,10 +402,10 @@ class MemoryEngine(Lifecycle):
         session_id: str = "",
         settings: MemorySettings | None = None,
         user_id: str = "",
-        said_at: datetime | None = None,
+        origin: Origin | None = None,
     ) -> Future[None] | None:
         """Durable extraction of one exchange (``extraction_jobs``): facts of ``user_id``
-        (the key's end user, "" none) said at ``said_at`` (an erasure after it drops them)."""
+        (the key's end user, "" none), said in ``origin`` (an erasure after it drops them)."""
         try:
             require_owner(owner)
             sources = (settings or self.settings.get()).extract_from
@@ -414,7 +414,7 @@ class MemoryEngine(Lifecycle):
             self.extraction_stats["failed"] += 1
             return None
         return self.extraction.submit(
-            owner, session_id, user_text, assistant_text, sources, user_id, said_at
+            owner, session_id, user_text, assistant_text, sources, user_id, origin
         )
 
     def worth_extracting(self, user_text: str, settings: MemorySettings | None = None) -> bool:

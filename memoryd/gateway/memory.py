@@ -23,7 +23,7 @@ from memoryd.gateway.pipeline import (
     route_model,
 )
 from memoryd.gateway.wire import CHAT, GatewayError, WireFormat
-from memoryd.models import Hit, utcnow
+from memoryd.models import Hit, Origin, utcnow
 from memoryd.settings import MemorySettings
 
 log = logging.getLogger("memoryd.gateway")
@@ -45,8 +45,10 @@ class Prepared:
     profile: list[Hit] = field(default_factory=list)
     profile_dropped: int = 0
     memory_error: str | None = None
-    #: When the request came in: an erasure of its end user after that drops its facts.
+    #: When the request came in (an erasure of its end user after that drops its facts),
+    #: and its id (``x-memoryd-request-id``): the captured facts' origin.
     started: datetime = field(default_factory=utcnow)
+    request_id: str | None = None
 
     def headers(self) -> dict[str, str]:
         every = [*self.profile, *self.hits]
@@ -190,7 +192,7 @@ async def extract(engine: MemoryEngine, prepared: Prepared, assistant_text: str)
         assistant_text=assistant_text or None,
         session_id=prepared.session_id,
         user_id=prepared.user_id,
-        said_at=prepared.started,
+        origin=Origin(prepared.started, prepared.request_id),
     )
     if durable is not None:
         try:

@@ -238,6 +238,7 @@ async def converse(request: Request, fmt: WireFormat) -> Response | RelayRespons
         body = await parse_body(request, fmt)
         engine = _engine(request)
         prepared, settings = plan(engine, key, body, request.headers, fmt)
+        prepared.request_id = getattr(request.state, "request_id", None)  # facts' origin
         if settings is not None:  # no thread hop when there is nothing to retrieve
             gate: InlineGate | None = getattr(request.app.state, "inline_gate", None)
             args = (engine, prepared, body, settings, fmt)
