@@ -225,6 +225,11 @@ def test_a_request_id_leads_to_what_it_carried_and_why(gateway: Gateway) -> None
     assert set(raw.headers["x-memoryd-memory-ids"].split(",")) == {
         m["id"] for m in record["memories"]
     }
+    assert gateway.engine.drain(timeout=30)  # access counts are written once a second
+    listed = gateway.api("GET", "/api/requests", params={"memoryId": job["id"]}).json()
+    assert listed["requests"][0]["requestId"] == request_id
+    assert listed["requests"][0]["carried"]["reason"] == "asked about: employer"
+    assert listed["accessCount"] >= 1
     gateway.engine.forget(gateway.owner, user_id="ana")  # erased: shown as gone
     after = gateway.api("GET", f"/api/requests/{request_id}").json()["request"]
     assert all(m["memory"] is None for m in after["memories"])

@@ -387,3 +387,26 @@ def test_erase_an_end_user_with_confirmation(
     assert left == ["Bob works at Initech"]
     (receipt,) = engine.erasures("erasekey")
     assert receipt.user_id == "ann"
+
+
+def test_a_memory_says_where_it_came_from(page: Page, base_url: str, engine: MemoryEngine) -> None:
+    """Issue 40: the edit dialog shows the request a captured fact was said in and how
+    often requests carried it."""
+    said = {"via": "gateway", "requestId": "req-4711", "saidAt": "2026-12-01T10:00:00.000Z"}
+    add(
+        engine,
+        "provkey",
+        "User works at Zanzibarco",
+        key="job",
+        metadata={**said, "source": "user"},
+    )
+    add(engine, "provkey", "User likes tea", key="tea")
+    open_tab(page, base_url, "memories")
+    page.get_by_test_id("memory-owner-filter").select_option("provkey")
+    page.get_by_test_id(f"edit-memory-{row_id(page, 'job')}").click()
+    box = page.get_by_test_id("memory-provenance")
+    expect(box).to_contain_text("Said by the person in request req-4711")
+    expect(box).to_contain_text("Carried in 0 requests")
+    page.get_by_test_id("memory-modal-cancel").click()
+    page.get_by_test_id(f"edit-memory-{row_id(page, 'tea')}").click()
+    expect(box).to_contain_text("Written through the API")

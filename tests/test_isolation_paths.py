@@ -263,6 +263,7 @@ ADMIN_REQUESTS: dict[RouteId, Callable[[World], Request]] = {
     ("POST", "/api/memory/forget"): lambda w: {"json": {"apiKeyId": B}},
     ("GET", "/api/memory/erasures"): lambda w: {"params": {"apiKeyId": B}},
     ("GET", "/api/requests/{request_id}"): lambda w: {},
+    ("GET", "/api/requests"): lambda w: {"params": {"memoryId": w.id(B, "pref:fruit")}},
     ("POST", "/api/memory/{memory_id}/pin"): lambda w: {"json": {"pinned": True}},
     ("POST", "/api/memory/{memory_id}/unpin"): lambda w: {},
     ("GET", "/api/settings/memory"): lambda w: {},

@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 
 from memoryd.api.deps import EngineDep
 from memoryd.engine.recent import CAPACITY, RecentRequests
 from memoryd.errors import NotFoundError
 
 router = APIRouter(prefix="/api/requests", tags=["requests"])
+
+
+@router.get("")
+def carrying(
+    request: Request,
+    engine: EngineDep,
+    memoryId: Annotated[str, Query(min_length=1, max_length=200)],
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+) -> dict[str, Any]:
+    """The recent gateway requests (this server's window) that carried a memory, newest
+    first, with how it was found each time; and how often it was ever carried
+    (``accessCount``, every request, every server)."""
+    memory = engine.get(memoryId)
+    if memory is None:
+        raise NotFoundError(f"no memory with id {memoryId}")
+    recent: RecentRequests | None = getattr(request.app.state, "recent", None)
+    found = recent.carrying(memoryId, limit) if recent is not None else []
+    return {"memoryId": memoryId, "accessCount": memory.access_count, "requests": found}
 
 
 @router.get("/{request_id}")

@@ -52,6 +52,20 @@ class RecentRequests:
             while len(self._records) > self.capacity:
                 self._records.popitem(last=False)
 
+    def carrying(self, memory_id: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The recent requests that carried ``memory_id``, newest first: their id, time,
+        key and end user, and how the memory was found."""
+        out: list[dict[str, Any]] = []
+        with self._lock:
+            for entry in reversed(self._records.values()):
+                why = next((m for m in entry["memories"] if m["id"] == memory_id), None)
+                if why is not None:
+                    head = {k: entry[k] for k in ("requestId", "at", "apiKeyId", "userId")}
+                    out.append(head | {"carried": why})
+                    if len(out) >= limit:
+                        break
+        return out
+
     def get(self, request_id: str) -> dict[str, Any] | None:
         with self._lock:
             found = self._records.get(request_id)

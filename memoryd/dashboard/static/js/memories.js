@@ -140,6 +140,7 @@
     field("content").value = editing ? editing.content : "";
     field("metadata").value = JSON.stringify(editing ? editing.metadata : {}, null, 2);
     say(field("error"), "", "");
+    document.dispatchEvent(new CustomEvent("studio:memory-opened", { detail: editing }));  // provenance.js
     modal.hidden = false;
     (editing ? field("content") : field("owner").value ? field("key") : field("owner")).focus();
   }
