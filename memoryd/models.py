@@ -91,6 +91,12 @@ class Memory:
         return slot if isinstance(slot, str) and slot else None
 
     @property
+    def attribute(self) -> str | None:
+        """What capture says it is about (metadata ``attribute``: the schema's name)."""
+        value = self.metadata.get("attribute")
+        return value if isinstance(value, str) and value else None
+
+    @property
     def subjects(self) -> tuple[str, ...]:
         """Who it is about (metadata ``subjects``): "user", or a named person."""
         raw = self.metadata.get("subjects")

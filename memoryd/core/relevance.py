@@ -36,7 +36,7 @@ def relevant(
     dropped: list[Dropped] = []
     for hit in hits:
         similarity, words = hit.vec_score, bool(hit.fts_score)
-        attribute = hit.memory.metadata.get("attribute")
+        attribute = hit.memory.attribute
         if hit.reason:  # said by whoever found it (an asked attribute's read)
             kept.append(hit)
         elif attribute in asked:

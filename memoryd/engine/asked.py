@@ -208,7 +208,7 @@ def lead(found: list[Hit], ranked: list[Hit]) -> tuple[list[Hit], list[Dropped]]
         if hit.memory.id in seen:
             continue
         if (hit.memory.user_id, hit.memory.slot) in held and _single(hit.memory):
-            older.append(Dropped(hit, f"an older {attribute(hit.memory)} than the one asked for"))
+            older.append(Dropped(hit, f"an older {hit.memory.attribute} than the one asked for"))
         else:
             rest.append(hit)
     return [*found, *rest], older
@@ -225,7 +225,7 @@ def read(reader: Reader, flt: Filter, asked: Asked, tokens: Callable[[str], int]
         replace(flt, profile=names), OVERVIEW_ROWS if asked.overview else ASKED_ROWS
     )
     wanted = {name: i for i, name in enumerate(names)}
-    rows = [m for m in rows if attribute(m) in wanted]  # pinned rows of others are the profile's
+    rows = [m for m in rows if m.attribute in wanted]  # pinned rows of others are the profile's
     newest: set[tuple[str, str | None]] = set()
     current = []
     for m in rows:  # newest first: an older value of a single slot is one capture missed
@@ -236,18 +236,13 @@ def read(reader: Reader, flt: Filter, asked: Asked, tokens: Callable[[str], int]
         current.append(m)
     rows = current
     rank = _ORDER if asked.overview else wanted
-    rows.sort(key=lambda m: rank.get(attribute(m) or "", len(rank)))  # stable: newest first
+    rows.sort(key=lambda m: rank.get(m.attribute or "", len(rank)))  # stable: newest first
     lead = "asked what I know about you" if asked.overview else "asked about"
-    return [Hit(m, 1.0, "asked", tokens(m.content), reason=f"{lead}: {attribute(m)}") for m in rows]
+    return [Hit(m, 1.0, "asked", tokens(m.content), reason=f"{lead}: {m.attribute}") for m in rows]
 
 
 def _single(memory: Memory) -> bool:
     """Whether ``memory`` holds a single-valued attribute's one value (its own slot: a
     former home shares the attribute, not the slot)."""
-    found = by_name(attribute(memory) or "")
+    found = by_name(memory.attribute or "")
     return found is not None and found.single and memory.slot == found.storage_slot
-
-
-def attribute(memory: Memory) -> str | None:
-    value = memory.metadata.get("attribute")
-    return value if isinstance(value, str) else None

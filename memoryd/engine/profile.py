@@ -40,14 +40,14 @@ def compose(retriever: Retriever, req: Request, settings: MemorySettings) -> Pro
             kin = reader.recent(replace(flt, profile=household), CANDIDATES)
             seen = {m.id for m in rows}
             rows += [m for m in kin if m.id not in seen and careful(m.content) is not None]
-    ranked = core.rank(rows, _attribute, _pinned, extra)
+    ranked = core.rank(rows, lambda m: m.attribute, _pinned, extra)
     always = set(core.PROFILE)
     hits = [
         Hit(
             m,
             1.0,
             "profile"
-            if _pinned(m) or _attribute(m) in always or _attribute(m) in household
+            if _pinned(m) or m.attribute in always or m.attribute in household
             else "topic",
             retriever.tokens(m.content),
         )
@@ -66,11 +66,6 @@ def merge(profile: Profile, hits: list[Hit]) -> list[Hit]:
     seen = {h.memory.id for h in profile.hits}
     kept, _ = distinct([*profile.hits, *hits], [])
     return [h for h in kept if h.memory.id not in seen]
-
-
-def _attribute(memory: Memory) -> str | None:
-    value = memory.metadata.get("attribute")
-    return value if isinstance(value, str) else None
 
 
 def _pinned(memory: Memory) -> bool:

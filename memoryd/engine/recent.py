@@ -83,7 +83,7 @@ def _why(hit: Hit, section: str) -> dict[str, Any]:
         "ftsScore": None if hit.fts_score is None else round(hit.fts_score, 4),
         "reason": hit.reason,
     }
-    attribute = hit.memory.metadata.get("attribute")
+    attribute = hit.memory.attribute
     if section == "profile":
         pinned = hit.memory.metadata.get("pinned") is True
         why["reason"] = "pinned" if pinned else f"in every request: {attribute}"
