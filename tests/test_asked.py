@@ -19,6 +19,7 @@ from memoryd.core.extraction.attributes import ATTRIBUTES
 from memoryd.embedding.onnx_minilm import MiniLMEmbedder
 from memoryd.engine import MemoryEngine
 from memoryd.engine.asked import NONE, OVERVIEW, QuestionModel, shared_questions
+from memoryd.models import NewMemory
 from tests.conftest import STORES
 from tests.gateway_support import Gateway as BaseGateway
 from tests.gateway_support import running_gateway
@@ -227,6 +228,7 @@ def test_a_request_id_leads_to_what_it_carried_and_why(gateway: Gateway) -> None
     }
     assert gateway.engine.drain(timeout=30)  # access counts are written once a second
     listed = gateway.api("GET", "/api/requests", params={"memoryId": job["id"]}).json()
+    assert "memory" not in listed["requests"][0]["carried"]  # the window holds no content
     assert listed["requests"][0]["requestId"] == request_id
     assert listed["requests"][0]["carried"]["reason"] == "asked about: employer"
     assert listed["accessCount"] >= 1
@@ -253,3 +255,16 @@ def test_metrics_count_the_memory_tokens_each_key_was_sent(gateway: Gateway) -> 
     assert float(tokens[0].split()[-1]) > 0
     assert f'memoryd_key_injected_requests_total{{key="{gateway.owner}"}}' in text
     assert 'user="ana"' not in text  # no end-user label
+
+
+def test_min_score_and_pinned_memories_do_not_hide_the_asked_fact(gateway: Gateway) -> None:
+    """A review's findings: abstention judged the asked hit (no score of its own), and
+    many pinned memories crowded the attribute read out."""
+    engine = gateway.engine
+    engine.settings.update({"minScore": 0.5})
+    for i in range(20):
+        engine.create(
+            NewMemory(gateway.owner, f"User's note {i}", user_id="ana", metadata={"pinned": True})
+        )
+    preview = engine.preview(gateway.owner, "Where do I work?", user_id="ana")
+    assert "User just started at Netflix, left Google" in [h.memory.content for h in preview.hits]

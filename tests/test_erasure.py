@@ -131,11 +131,12 @@ def test_erasing_a_whole_key_and_the_admin_token(gateway: Gateway) -> None:
     engine, owner = gateway.engine, gateway.owner
     told(gateway, "ann", ["I work at Zanzibarco."])
     told(gateway, "bob", ["I work at Initech."])
-    refused = httpx.delete(f"{gateway.url}/api/memory", params={"apiKeyId": owner})
+    whole = {"apiKeyId": owner, "all": "true"}
+    refused = httpx.delete(f"{gateway.url}/api/memory", params=whole)
     assert refused.status_code == 401
     client_key = httpx.delete(
         f"{gateway.url}/api/memory",
-        params={"apiKeyId": owner},
+        params=whole,
         headers={"authorization": f"Bearer {gateway.key}"},
     )
     assert client_key.status_code in (401, 403)
@@ -143,7 +144,16 @@ def test_erasing_a_whole_key_and_the_admin_token(gateway: Gateway) -> None:
     missing = gateway.api("DELETE", "/api/memory")
     assert missing.status_code == 400
     assert "apiKeyId" in missing.text
-    done = gateway.api("DELETE", "/api/memory", params={"apiKeyId": owner})
+    for typo in ({"apiKeyId": owner}, {"apiKeyId": owner, "user": "ann"}):  # not the key
+        unnamed = gateway.api("DELETE", "/api/memory", params=typo)
+        assert unnamed.status_code == 400
+        assert "all=true" in unnamed.json()["error"]["message"]
+    both = gateway.api(
+        "POST", "/api/memory/forget", json={"apiKeyId": owner, "userId": "ann", "all": True}
+    )
+    assert both.status_code == 400
+    assert engine.list_memories(owner=owner).total == 2
+    done = gateway.api("DELETE", "/api/memory", params=whole)
     assert done.status_code == 200
     assert done.json()["erasure"]["userId"] is None
     assert done.json()["erasure"]["counts"]["memories"] == 2
@@ -171,10 +181,13 @@ def test_the_cli_erases_and_lists_the_receipts(tmp_path: Path) -> None:
     for text in ("User works at Zanzibarco", "User has a cat"):
         added = runner.invoke(main, ["memory", "add", "-k", "k", text], env=env)
         assert added.exit_code == 0, added.output
-    refused = runner.invoke(main, ["memory", "forget", "-k", "k"], env=env)
+    unnamed = runner.invoke(main, ["memory", "forget", "-k", "k", "--yes"], env=env)
+    assert unnamed.exit_code != 0
+    assert "--all" in unnamed.output
+    refused = runner.invoke(main, ["memory", "forget", "-k", "k", "--all"], env=env)
     assert refused.exit_code != 0
     assert "--yes" in refused.output
-    done = runner.invoke(main, ["--json", "memory", "forget", "-k", "k", "--yes"], env=env)
+    done = runner.invoke(main, ["--json", "memory", "forget", "-k", "k", "--all", "--yes"], env=env)
     assert done.exit_code == 0, done.output
     receipt = json.loads(done.output)["erasure"]
     assert receipt["counts"]["memories"] == 2

@@ -185,19 +185,32 @@ async def import_memories(
 def forget_subject(
     engine: EngineDep,
     apiKeyId: Annotated[str, Query(min_length=1, max_length=200)],
-    userId: Annotated[
-        str | None, Query(max_length=200, description="one end user; omitted: the whole key")
-    ] = None,
+    userId: Annotated[str | None, Query(max_length=200, description="one end user")] = None,
+    all: Annotated[bool, Query(description="the whole key: every end user")] = False,
 ) -> dict[str, Any]:
-    """Erase one end user of a key, or every memory of the key: rows and their history,
-    keyword entries, vectors in every tier, queued extraction; the receipt."""
-    return {"erasure": engine.forget(apiKeyId, user_id=userId).to_dict()}
+    """Erase one end user of a key, or every memory of the key (``all=true``): rows and
+    their history, keyword entries, vectors in every tier, queued extraction; the
+    receipt."""
+    return {"erasure": _forget(engine, apiKeyId, userId, all)}
 
 
 @router.post("/forget", response_model=s.ErasureOne)
 def forget_subject_post(body: s.ForgetRequest, engine: EngineDep) -> dict[str, Any]:
     """``DELETE /api/memory`` with the subject in a JSON body."""
-    return {"erasure": engine.forget(body.apiKeyId, user_id=body.userId).to_dict()}
+    return {"erasure": _forget(engine, body.apiKeyId, body.userId, body.all)}
+
+
+def _forget(engine: Any, owner: str, user_id: str | None, whole: bool) -> dict[str, Any]:
+    """One end user, or the whole key only when asked for by name: a misspelt
+    ``userId`` must not erase every end user."""
+    if (user_id is None) == (not whole):
+        raise ValidationError(
+            "name the end user to erase (userId), or erase every end user of the key "
+            "with all=true (not both)",
+            details=[{"field": "userId", "message": "required unless all=true"}],
+        )
+    result: dict[str, Any] = engine.forget(owner, user_id=user_id).to_dict()
+    return result
 
 
 @router.get("/erasures", response_model=s.ErasureList)

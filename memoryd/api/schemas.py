@@ -172,8 +172,9 @@ class ForgetRequest(Strict):
     userId: str | None = Field(
         default=None,
         max_length=200,
-        description='one end user of the key ("" its shared memories); omitted: all of it',
+        description='one end user of the key ("" its shared memories)',
     )
+    all: bool = Field(default=False, description="every end user of the key (no userId)")
 
 
 class MemoryStats(BaseModel):

@@ -233,12 +233,18 @@ def memory_clear(
 
 @memory.command("forget")
 @click.option("--owner", "-k", required=True, help="The key id whose memories are erased.")
-@click.option("--user", "user_id", default=None, help="Only this end user of the key.")
+@click.option("--user", "user_id", default=None, help="The end user of the key to erase.")
+@click.option("--all", "whole", is_flag=True, help="Every end user of the key instead.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @cli_command
-def memory_forget(ctx: click.Context, owner: str, user_id: str | None, yes: bool) -> None:
-    """Erase an end user of a key (or all of the key's memories) everywhere memoryd keeps
-    them, history included; prints the receipt, which holds no erased content."""
+def memory_forget(
+    ctx: click.Context, owner: str, user_id: str | None, whole: bool, yes: bool
+) -> None:
+    """Erase an end user of a key (or, with --all, all of the key's memories) everywhere
+    memoryd keeps them, history included; prints the receipt, which holds no erased
+    content."""
+    if (user_id is None) == (not whole):
+        raise click.UsageError("name the end user (--user U) or erase the whole key (--all)")
     if not yes:
         if ctx.obj.get("json") or not sys.stdin.isatty():  # scripts say so with --yes
             raise click.UsageError("refusing to erase without --yes: nothing to confirm on")

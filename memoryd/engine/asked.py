@@ -66,6 +66,8 @@ class Asked:
     attributes: tuple[str, ...] = ()
     overview: bool = False
     probability: float = 0.0
+    #: the attribute is the likeliest class, "none" included (not merely above ASK_AT)
+    sure: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.attributes) or self.overview
@@ -135,7 +137,7 @@ class QuestionModel:
         if not named or named[0][1] < ASK_AT:
             return Asked()
         also = [n for n, q in named[1:2] if q >= ALSO_AT]
-        return Asked((named[0][0], *also), probability=named[0][1])
+        return Asked((named[0][0], *also), probability=named[0][1], sure=top == named[0][0])
 
 
 _shared: QuestionModel | None = None
@@ -185,11 +187,11 @@ def _minilm_vector(text: str) -> np.ndarray | None:
 
 
 def floor(base: float | None, asked: Asked, found: list[Hit]) -> float | None:
-    """The relevance floor for this question: halved when it asks about an attribute
-    the owner holds no memory of (capture may have filed the fact elsewhere: "started
-    using Xero for the accounts" as a hobby), so the closest of the person's memories
-    can still answer a question about the person."""
-    if base and asked.attributes and not found:
+    """The relevance floor for this question: halved when it surely asks about an
+    attribute (the likeliest class, not "none") the owner holds no memory of (capture
+    may have filed the fact elsewhere: "started using Xero for the accounts" as a
+    hobby), so the closest of the person's memories can still answer it."""
+    if base and asked.sure and not found:
         return base * LENIENT
     return base
 
@@ -201,13 +203,14 @@ def lead(found: list[Hit], ranked: list[Hit]) -> tuple[list[Hit], list[Dropped]]
     if not found:
         return ranked, []
     seen = {h.memory.id for h in found}
-    held = {(h.memory.user_id, h.memory.slot) for h in found if h.memory.slot}
+    held = {(h.memory.api_key_id, h.memory.user_id, h.memory.slot) for h in found if h.memory.slot}
     rest: list[Hit] = []
     older: list[Dropped] = []
     for hit in ranked:
         if hit.memory.id in seen:
             continue
-        if (hit.memory.user_id, hit.memory.slot) in held and _single(hit.memory):
+        mark = (hit.memory.api_key_id, hit.memory.user_id, hit.memory.slot)
+        if mark in held and _single(hit.memory):
             older.append(Dropped(hit, f"an older {hit.memory.attribute} than the one asked for"))
         else:
             rest.append(hit)
@@ -221,15 +224,14 @@ def read(reader: Reader, flt: Filter, asked: Asked, tokens: Callable[[str], int]
     if not asked:
         return []
     names = tuple(a.name for a in ATTRIBUTES) if asked.overview else asked.attributes
-    rows = reader.recent(
-        replace(flt, profile=names), OVERVIEW_ROWS if asked.overview else ASKED_ROWS
-    )
+    limit = OVERVIEW_ROWS if asked.overview else ASKED_ROWS
+    rows = reader.recent(replace(flt, profile=names, pinned=False), limit)
     wanted = {name: i for i, name in enumerate(names)}
-    rows = [m for m in rows if m.attribute in wanted]  # pinned rows of others are the profile's
-    newest: set[tuple[str, str | None]] = set()
+    rows = [m for m in rows if m.attribute in wanted]
+    newest: set[tuple[str, str, str | None]] = set()
     current = []
     for m in rows:  # newest first: an older value of a single slot is one capture missed
-        mark = (m.user_id, m.slot)
+        mark = (m.api_key_id, m.user_id, m.slot)
         if _single(m) and mark in newest:
             continue
         newest.add(mark)

@@ -25,7 +25,8 @@ from memoryd.storage.base import Clearing
 
 if TYPE_CHECKING:
     from memoryd.engine.lifecycle import LifecycleHost
-    from memoryd.storage.base import Writer
+    from memoryd.engine.retrieval import Retriever
+    from memoryd.storage.base import Store, Writer
     from memoryd.vectors.base import ExternalTier
 
 log = logging.getLogger("memoryd.erasure")
@@ -39,6 +40,10 @@ QDRANT_WAIT_S = 10.0
 
 class ErasureHost(Protocol):
     qdrant: ExternalTier
+    retriever: Retriever
+    store: Store
+
+    def notify_deleted(self, removed: list[tuple[str, int]]) -> None: ...
 
 
 def forget(engine: LifecycleHost, owner: str, user_id: str | None) -> Erasure:
@@ -58,13 +63,11 @@ def forget(engine: LifecycleHost, owner: str, user_id: str | None) -> Erasure:
         return removed, erasure
 
     removed, erasure = engine.store.write(erase)
-    if removed:
-        engine.notify_deleted(removed)  # the Qdrant tier's worker deletes the points
-    engine.store.write(lambda tx: tx.optimize_keyword_index())
-    engine.store.scrub()
-    tier = cast("ErasureHost", engine).qdrant
-    if removed and tier.config().enabled and not tier.join(QDRANT_WAIT_S):
-        log.warning("erasure %s: Qdrant has not deleted every point yet", erasure.id)
+    if removed or erasure.counts["extractionJobs"]:  # the queue rows held the messages
+        try:  # committed: what follows is best effort, and the receipt stands
+            _after(cast("ErasureHost", engine), removed, erasure)
+        except Exception:
+            log.exception("erasure %s: committed, but a clean-up step failed", erasure.id)
     log.info(
         "erased %s of key %s: %d memories, %d queued jobs (receipt %s)",
         "every end user" if user_id is None else "one end user",
@@ -74,6 +77,19 @@ def forget(engine: LifecycleHost, owner: str, user_id: str | None) -> Erasure:
         erasure.id,
     )
     return erasure
+
+
+def _after(engine: ErasureHost, removed: list[tuple[str, int]], erasure: Erasure) -> None:
+    """Caches and tiers told, the keyword index merged, the files scrubbed, and the
+    Qdrant tier given time to delete the points."""
+    if removed:
+        engine.notify_deleted(removed)  # the read cache, resident vectors, Qdrant outbox
+    engine.retriever.forget_subjects()  # names seen in the erased memories
+    engine.store.write(lambda tx: tx.optimize_keyword_index())
+    engine.store.scrub()
+    tier = engine.qdrant
+    if tier.config().enabled and not tier.join(QDRANT_WAIT_S):
+        log.warning("erasure %s: Qdrant has not deleted every point yet", erasure.id)
 
 
 def receipts(engine: LifecycleHost, owner: str | None, limit: int = 100) -> list[Erasure]:

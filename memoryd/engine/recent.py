@@ -16,7 +16,7 @@ from typing import Any
 
 from memoryd.models import Hit, to_iso, utcnow
 
-#: Requests kept (about 1 KB each).
+#: Requests kept (1-10 KB each: ids and scores of up to ~30 memories).
 CAPACITY = 2000
 
 
@@ -69,7 +69,11 @@ class RecentRequests:
     def get(self, request_id: str) -> dict[str, Any] | None:
         with self._lock:
             found = self._records.get(request_id)
-            return None if found is None else {**found, "memories": list(found["memories"])}
+            return (
+                None
+                if found is None
+                else {**found, "memories": [dict(m) for m in found["memories"]]}
+            )
 
 
 def _why(hit: Hit, section: str) -> dict[str, Any]:
@@ -85,6 +89,10 @@ def _why(hit: Hit, section: str) -> dict[str, Any]:
     }
     attribute = hit.memory.attribute
     if section == "profile":
-        pinned = hit.memory.metadata.get("pinned") is True
-        why["reason"] = "pinned" if pinned else f"in every request: {attribute}"
+        if hit.memory.metadata.get("pinned") is True:
+            why["reason"] = "pinned"
+        elif hit.tier == "topic":
+            why["reason"] = f"the question's topic bears on it: {attribute}"
+        else:
+            why["reason"] = f"in every request: {attribute or 'the profile'}"
     return why

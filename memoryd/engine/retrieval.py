@@ -148,6 +148,10 @@ class Retriever:
             user_id=user_id,
         )
 
+    def forget_subjects(self) -> None:
+        """Drop the known-subjects cache (an erasure took names with it)."""
+        self._subjects.clear()
+
     def scope_filter(self, req: Request, settings: MemorySettings) -> Filter:
         now = utcnow()
         owners: tuple[str, ...] | None
@@ -220,7 +224,8 @@ class Retriever:
         floor = asked.floor(settings.relevance_floor, question, found)
         ranked, dropped = distinct(*relevant(ranked, floor, question.attributes, reasons))
         dropped += older
-        if not passes_min_score(ranked, settings.min_score):
+        searched = [h for h in ranked if h.tier != "asked"]  # what was asked passes anyway
+        if searched and not passes_min_score(searched, settings.min_score):
             resolution.fallback_reason = (
                 f"best hit below minScore {settings.min_score}: nothing injected"
             )

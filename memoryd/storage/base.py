@@ -71,6 +71,8 @@ class Filter:
     unshared: tuple[str, ...] = ()
     #: The profile only: rows pinned into it, or of these attributes and not unpinned.
     profile: tuple[str, ...] | None = None
+    #: ... and its pinned rows (False: the attributes' rows alone, a question's read).
+    pinned: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -168,9 +168,10 @@ _REVEAL = re.compile(
 #: the system's. A person stating a fact has no use for any of them.
 _ROLE = re.compile(
     r"<\|(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id)\|>"
-    r"|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|developer|tool_call|function_call|tool)>"
+    r"|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|developer|tool_call|function_call)>"
     r"|<function=\w+>"
-    r"|^\s*#{1,6}\s*(?:system|assistant|developer|tool)\b"
+    r"|^\s*#{1,6}\s*(?:system|assistant|developer|tool)\s*(?:prompt|message|"
+    r"instructions?)?\s*:?\s*$"
     r"|^\s*(?:system|developer)\s+(?:message|prompt)\s*:"
     r"|\b(?:my|these)\s+(?:instructions|rules|messages|orders)\s+(?:\w+\s+)?(?:override|"
     r"supersede|replace|outrank|overrule)\b"

@@ -281,7 +281,7 @@ def _profile_rows(conn: Any, flt: Filter, limit: int) -> list[Memory]:
     found by its own partial index and sorted here (one query with both, or ordered by
     ``created_at``, walked every row of the owner on its (owner, created_at) index)."""
     found: dict[str, tuple[Any, ...]] = {}
-    for branch in ("pinned", "attribute"):
+    for branch in ("pinned", "attribute") if flt.pinned else ("attribute",):
         where, params = filter_sql(flt, branch)
         for row in conn.execute(
             f"SELECT {COLUMNS}, m.seq FROM memories m WHERE {where} "

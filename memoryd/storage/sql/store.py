@@ -40,7 +40,8 @@ class DatabaseStore:
         self.db.ping()
 
     def scrub(self) -> None:
-        """A committed delete is the end of it (PostgreSQL); SQLite does more."""
+        """PostgreSQL: the committed delete removes the rows from every query; their
+        dead tuples stay in the table's pages until VACUUM. SQLite does more."""
 
     def close(self) -> None:
         self.db.close()

@@ -173,15 +173,20 @@ class Database:
             conn.execute("PRAGMA query_only = 1")
         return conn
 
-    def checkpoint(self, attempts: int = 50) -> bool:
+    def checkpoint(self, attempts: int = 20) -> bool:
         """Copy the write-ahead log into the file and truncate it to nothing, so no
         older page image (a deleted memory's text) survives in it; True once done. A
-        reader in the middle of a snapshot holds the log: retried for a few seconds."""
+        reader in the middle of a snapshot (a backup) holds the log: each try waits at
+        most 50 ms (a waiting checkpoint holds writers back), a few seconds in all."""
         self.flush()
-        conn = self._connect(read_only=False)
+        conn = apsw.Connection(str(self.path))
+        conn.set_busy_timeout(50)
         try:
             for _ in range(attempts):
-                row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                try:
+                    row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                except apsw.BusyError:
+                    row = None
                 if row is not None and not row[0]:
                     return True
                 time.sleep(0.1)

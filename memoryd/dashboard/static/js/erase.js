@@ -43,6 +43,7 @@
     button.disabled = true;
     const params = new URLSearchParams({ apiKeyId: erasing.owner });
     if (erasing.user !== null) params.set("userId", erasing.user);
+    else params.set("all", "true");
     try {
       const { erasure } = await api("DELETE", `/api/memory?${params}`);
       modal.hidden = true;
