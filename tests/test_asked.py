@@ -245,7 +245,10 @@ def test_metrics_count_the_memory_tokens_each_key_was_sent(gateway: Gateway) -> 
     import httpx
 
     gateway.send("where am I working these days?", user="ana")
-    text = httpx.get(f"{gateway.url}/metrics", timeout=30).text
+    open_scrape = httpx.get(f"{gateway.url}/metrics", timeout=30).text
+    assert gateway.owner not in open_scrape  # without the admin token: no tenant list
+    assert "memoryd_key_injected_tokens_total" not in open_scrape
+    text = gateway.api("GET", "/metrics").text
     tokens = [
         line
         for line in text.splitlines()

@@ -438,7 +438,9 @@ def test_status_and_metrics_show_the_outcomes(model: Model) -> None:
     assert 'memoryd_extraction_llm_calls_total{outcome="cap"} 0' in text
     assert 'memoryd_extraction_llm_tokens_total{kind="prompt"} 40' in text
     assert 'memoryd_extraction_llm_tokens_total{kind="completion"} 12' in text
-    per_key = "memoryd_key_llm_extraction_tokens_total"  # cost per key (issue 40)
+    per_key = "memoryd_key_llm_extraction_tokens_total"  # cost per key (issue 40) ...
+    assert per_key not in text  # ... only for an admin's scrape: no tenant list
+    text = Metrics().render(model.engine, per_key=True)
     assert f'{per_key}{{key="{OWNER}",kind="prompt"}} 40' in text
     assert f'{per_key}{{key="{OWNER}",kind="completion"}} 12' in text
     assert model.llm()["byKey"][OWNER]["requests"] == 2

@@ -30,6 +30,7 @@ gauges are read from the engine at scrape time, so recording costs a dict update
 
 from __future__ import annotations
 
+import hmac
 import logging
 import math
 import threading
@@ -42,6 +43,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memoryd.api.deps import bearer_token
 
 if TYPE_CHECKING:
     from memoryd.engine import MemoryEngine
@@ -176,14 +179,17 @@ class Metrics:
 
     # -- rendering ---------------------------------------------------------------------
 
-    def render(self, engine: MemoryEngine | None = None, inline_gate: Any = None) -> str:
-        """``inline_gate``: the gateway's ``InlineGate`` (where memory work ran)."""
+    def render(
+        self, engine: MemoryEngine | None = None, inline_gate: Any = None, per_key: bool = False
+    ) -> str:
+        """``inline_gate``: the gateway's ``InlineGate`` (where memory work ran);
+        ``per_key``: the series labelled by client key (an admin's scrape only)."""
         with self._lock:
             requests = sorted(self._requests.items())
             durations = sorted((key, list(h.counts), h.sum) for key, h in self._durations.items())
             retrievals = sorted(self._retrievals.items())
             gateway = dict(self._gateway)
-            injected = sorted((k, list(v)) for k, v in self._injected.items())
+            injected = sorted((k, list(v)) for k, v in self._injected.items()) if per_key else []
 
         families: list[_Family] = []
         fam = _Family(
@@ -233,7 +239,8 @@ class Metrics:
         for key, (n, tokens) in injected:
             fam.sample(name, (("key", key),), tokens)
             requests_fam.sample(carried, (("key", key),), n)
-        families += [fam, requests_fam]
+        if per_key:
+            families += [fam, requests_fam]
 
         if inline_gate is not None:
             work = inline_gate.stats()
@@ -249,7 +256,7 @@ class Metrics:
             families.append(fam)
         families.append(_connection_family())
         if engine is not None:
-            families.extend(_engine_families(engine))
+            families.extend(_engine_families(engine, per_key))
         return "\n".join(line for f in families for line in f.lines) + "\n"
 
 
@@ -266,7 +273,7 @@ def _connection_family() -> _Family:
     return fam
 
 
-def _engine_families(engine: MemoryEngine) -> list[_Family]:
+def _engine_families(engine: MemoryEngine, per_key: bool = False) -> list[_Family]:
     """Gauges read at scrape time. A failing source (engine closing) is skipped, not
     fatal: the request counters still render."""
     families: list[_Family] = []
@@ -288,7 +295,7 @@ def _engine_families(engine: MemoryEngine) -> list[_Family]:
     for result in ("scheduled", "stored", "failed"):
         fam.sample("memoryd_extractions_total", (("result", result),), stats.get(result, 0))
     families.append(fam)
-    families.extend(_llm_families(engine))
+    families.extend(_llm_families(engine, per_key))
 
     try:
         status: dict[str, Any] = engine.status()
@@ -315,7 +322,7 @@ def _engine_families(engine: MemoryEngine) -> list[_Family]:
     return families
 
 
-def _llm_families(engine: MemoryEngine) -> list[_Family]:
+def _llm_families(engine: MemoryEngine, per_key: bool = False) -> list[_Family]:
     """LLM extraction (opt-in): runs by outcome and tokens spent."""
     try:
         snap = engine.llm_stats.snapshot()
@@ -332,11 +339,11 @@ def _llm_families(engine: MemoryEngine) -> list[_Family]:
     tokens.sample(name, (("kind", "prompt"),), snap["promptTokens"])
     tokens.sample(name, (("kind", "completion"),), snap["completionTokens"])
     name = "memoryd_key_llm_extraction_tokens_total"
-    per_key = _Family(name, "counter", "Tokens LLM extraction spent per client key.")
+    keyed = _Family(name, "counter", "Tokens LLM extraction spent per client key.")
     for key, spent in sorted(snap.get("byKey", {}).items()):
-        per_key.sample(name, (("key", key), ("kind", "prompt")), spent["promptTokens"])
-        per_key.sample(name, (("key", key), ("kind", "completion")), spent["completionTokens"])
-    return [calls, tokens, per_key]
+        keyed.sample(name, (("key", key), ("kind", "prompt")), spent["promptTokens"])
+        keyed.sample(name, (("key", key), ("kind", "completion")), spent["completionTokens"])
+    return [calls, tokens, keyed] if per_key else [calls, tokens]
 
 
 def _number(value: object) -> float:
@@ -403,7 +410,12 @@ def install_metrics(app: FastAPI) -> None:
 
     @app.get("/metrics", include_in_schema=False)
     def prometheus_metrics(request: Request) -> PlainTextResponse:
-        """Prometheus text exposition; no auth (bind to localhost or firewall it)."""
+        """Prometheus text exposition; no auth (bind to localhost or firewall it). The
+        series labelled by client key (cost per key) only with the admin token: an
+        open scrape must not list the tenants."""
         current: MemoryEngine | None = getattr(request.app.state, "engine", None)
         gate = getattr(request.app.state, "inline_gate", None)
-        return PlainTextResponse(metrics.render(current, gate), media_type=CONTENT_TYPE)
+        token, expected = bearer_token(request), getattr(request.app.state, "admin_token", "")
+        admin = bool(token and expected and hmac.compare_digest(token.encode(), expected.encode()))
+        text = metrics.render(current, gate, per_key=admin)
+        return PlainTextResponse(text, media_type=CONTENT_TYPE)
