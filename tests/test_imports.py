@@ -111,7 +111,7 @@ INTERFACE_ALLOWANCES: tuple[tuple[str, str], ...] = (
     ("memoryd.api.app", "memoryd.mcp"),
     ("memoryd.api.app", "memoryd.dashboard"),
     # MCP returns memories in the REST API's one public shape
-    ("memoryd.mcp.server", "memoryd.api.schemas"),
+    ("memoryd.mcp.results", "memoryd.api.schemas"),
     # /metrics reports the connection guard's counters
     ("memoryd.api.metrics", "memoryd.http_protocol"),
     # the API accepts the dashboard's session (dashboard.auth is a leaf: errors only)
