@@ -155,6 +155,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (13,),
             (15,),
             (16,),
+            (17,),
         ]
 
         _insert_raw(conn, "pre-fts", "key-a", "legacy row about kubernetes", "legacy:k8s")
@@ -177,6 +178,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (14,),
             (15,),
             (16,),
+            (17,),
         ]
         found = _rows(
             conn,
@@ -329,7 +331,7 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
 
     with Database(path, load_vec=False) as db:
         versions = [v for (v,) in _rows(db.read(), "SELECT version FROM schema_migrations")]
-        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
         slots = dict(_rows(db.read(), "SELECT id, slot FROM memories ORDER BY id"))
         assert slots == {"m0": "home_location", "m1": None, "m2": None}
         users = {u for (u,) in _rows(db.read(), "SELECT user_id FROM memories")}
