@@ -933,19 +933,24 @@ def profile_section(page: Page) -> str:
         topics.append(
             f"| {a['split']} | " + " | ".join(f"{per.get(t, 0):.2f}" for t in _TOPICS) + " |"
         )
-    floor = [r for r in detail.get("relevance", []) if r.get("split") == "all"]
-    tail = ""
-    if floor:
-        f = floor[0]
-        tail = (
-            f"\nThe relevance floor's bench in the same run (floor {f['floor']}): unrelated "
-            f"queries injecting anything {f['unrelated_injecting']}, related queries served "
-            f"{f['related_served']}, precision {f['precision']}.\n"
-        )
+    tail = _floor_tail(detail)
     return _join("\n".join(lines + topics) + "\n" + tail, measured(page, "profile"))
 
 
 _TOPICS = ("food", "exercise", "travel", "childcare", "work")
+
+
+def _floor_tail(detail: dict[str, Any]) -> str:
+    """The relevance floor's own bench, run beside a stage: one sentence."""
+    floor = [r for r in detail.get("relevance", []) if r.get("split") == "all"]
+    if not floor:
+        return ""
+    f = floor[0]
+    return (
+        f"\nThe relevance floor's bench in the same run (floor {f['floor']}): unrelated "
+        f"queries injecting anything {f['unrelated_injecting']}, related queries served "
+        f"{f['related_served']}, precision {f['precision']}.\n"
+    )
 
 
 def selfq_section(page: Page) -> str:
@@ -982,15 +987,7 @@ def selfq_section(page: Page) -> str:
                 g = s.get(key, {}).get(k)
                 cells.append(f"{g['ok']:.2f} ({g['captured']:.2f}), n={g['n']}" if g else "")
             groups.append(f"| {k} | " + " | ".join(cells) + " |")
-    floor = [r for r in detail.get("relevance", []) if r.get("split") == "all"]
-    tail = ""
-    if floor:
-        f = floor[0]
-        tail = (
-            f"\nThe relevance floor's bench in the same run (floor {f['floor']}): unrelated "
-            f"queries injecting anything {f['unrelated_injecting']}, related queries served "
-            f"{f['related_served']}, precision {f['precision']}.\n"
-        )
+    tail = _floor_tail(detail)
     return _join("\n".join(lines + groups) + "\n" + tail, measured(page, "selfq"))
 
 
