@@ -295,3 +295,18 @@ def test_a_captured_fact_records_the_request_it_was_said_in(gateway: Gateway) ->
     assert meta["requestId"] == raw.headers["x-memoryd-request-id"]
     assert meta["source"] == "user"
     assert meta["saidAt"] <= meta["extractedAt"]
+
+
+def test_an_end_user_is_erased_by_the_id_the_app_knows(gateway: Gateway) -> None:
+    """The gateway stores a long (or unprintable) end-user id as a digest; the erasure
+    takes the app's own id and finds the same end user."""
+    engine, owner = gateway.engine, gateway.owner
+    long_id = "tenant-42/" + "x" * 300
+    gateway.send("I work at Zanzibarco these days.", user=long_id)
+    gateway.send("I work at Initech.", user="bob")
+    hashed = [m for m in engine.list_memories(owner=owner).data if m.user_id.startswith("sha256:")]
+    assert [m.content for m in hashed] == ["User works at Zanzibarco"]
+    erased = gateway.api("POST", "/api/memory/forget", json={"apiKeyId": owner, "userId": long_id})
+    assert erased.status_code == 200, erased.text
+    assert erased.json()["erasure"]["counts"]["memories"] == 1
+    assert [m.content for m in engine.list_memories(owner=owner).data] == ["User works at Initech"]

@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from memoryd.api import schemas as s
 from memoryd.api.deps import EngineDep
+from memoryd.core.ids import MAX_NAMED_CHARS
 from memoryd.engine import require_owner
 from memoryd.engine.reports import HealthReport, ImportResult, SummaryReport
 from memoryd.errors import NotFoundError, PayloadTooLargeError, ValidationError
@@ -185,7 +186,9 @@ async def import_memories(
 def forget_subject(
     engine: EngineDep,
     apiKeyId: Annotated[str, Query(min_length=1, max_length=200)],
-    userId: Annotated[str | None, Query(max_length=200, description="one end user")] = None,
+    userId: Annotated[
+        str | None, Query(max_length=MAX_NAMED_CHARS, description="one end user")
+    ] = None,
     all: Annotated[bool, Query(description="the whole key: every end user")] = False,
 ) -> dict[str, Any]:
     """Erase one end user of a key, or every memory of the key (``all=true``): rows and

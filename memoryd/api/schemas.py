@@ -171,8 +171,8 @@ class ForgetRequest(Strict):
     apiKeyId: str = Field(min_length=1, max_length=200)
     userId: str | None = Field(
         default=None,
-        max_length=200,
-        description='one end user of the key ("" its shared memories)',
+        max_length=4096,
+        description='one end user of the key ("" its shared memories), as the app names it',
     )
     all: bool = Field(default=False, description="every end user of the key (no userId)")
 

@@ -19,6 +19,7 @@ import logging
 import secrets
 from typing import TYPE_CHECKING, Protocol, cast
 
+from memoryd.core.ids import MAX_NAMED_CHARS, bounded_id
 from memoryd.errors import ValidationError
 from memoryd.models import Erasure, utcnow
 from memoryd.storage.base import Clearing
@@ -49,8 +50,10 @@ class ErasureHost(Protocol):
 def forget(engine: LifecycleHost, owner: str, user_id: str | None) -> Erasure:
     """Erase ``owner``'s end user ``user_id`` ("" the key's shared memories), or every
     memory of the key (``None``); the receipt."""
-    if user_id is not None and len(user_id) > 200:
-        raise ValidationError("userId: at most 200 characters")
+    if user_id is not None:  # the id as the gateway stored it (a long one is a digest)
+        if len(user_id) > MAX_NAMED_CHARS:
+            raise ValidationError(f"userId: at most {MAX_NAMED_CHARS} characters")
+        user_id = bounded_id(user_id.strip())
     receipt_id = "er_" + secrets.token_urlsafe(12)
 
     def erase(tx: Writer) -> tuple[list[tuple[str, int]], Erasure]:

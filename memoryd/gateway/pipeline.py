@@ -9,11 +9,12 @@ picks the upstream provider for a ``"name/model"`` id.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memoryd.core.ids import MAX_ID_CHARS
+from memoryd.core.ids import bounded_id as bounded_id
 from memoryd.engine.providers import Provider, ProviderKind, default_for
 from memoryd.settings import MemorySettings
 
@@ -23,7 +24,7 @@ MODE_HEADER = "x-memoryd-memory"
 MODES = ("", "default", "inject-only", "extract-only")
 SESSION_HEADERS = ("x-memoryd-session-id", "x-omniroute-session-id")
 USER_HEADER = "x-memoryd-user"
-MAX_USER_CHARS = 200
+MAX_USER_CHARS = MAX_ID_CHARS
 TRUE_VALUES = {"true", "1", "yes"}
 
 
@@ -44,18 +45,6 @@ def end_user(headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
         if not named and isinstance(value, str) and value.strip():
             named = value.strip()
     return bounded_id(named or "")
-
-
-def bounded_id(value: str) -> str:
-    """An end user or session named by a request, at most ``MAX_USER_CHARS`` long (the
-    store's limit). A longer one becomes a digest of all of it: cutting it to its first
-    200 characters made two ids sharing that prefix one owner, who then read the other's
-    memories; rejecting it would fail a request the provider accepts. So does one with
-    control characters, which the store refuses (the turn's facts were lost)."""
-    if len(value) <= MAX_USER_CHARS and value.isprintable():
-        return value
-    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"sha256:{digest}"
 
 
 def header(headers: Mapping[str, str], *names: str) -> str | None:
