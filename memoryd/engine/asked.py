@@ -33,7 +33,7 @@ from memoryd.engine.attribute_model import minilm_present, own_minilm
 from memoryd.models import Hit, Memory, Resolution
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
 
     from memoryd.storage.base import Filter, Reader
 
@@ -217,13 +217,24 @@ def lead(found: list[Hit], ranked: list[Hit]) -> tuple[list[Hit], list[Dropped]]
     return [*found, *rest], older
 
 
-def read(reader: Reader, flt: Filter, asked: Asked, tokens: Callable[[str], int]) -> list[Hit]:
+def read(
+    reader: Reader,
+    flt: Filter,
+    asked: Asked,
+    tokens: Callable[[str], int],
+    carried: Collection[str] = (),
+) -> list[Hit]:
     """The owner's current memories of what ``asked`` names, through the retrieval
     filter (the same owners, end user, expiry and retention): the asked attributes'
-    newest first, or for an overview every attribute's, grouped in the schema's order."""
+    newest first, or for an overview every attribute's, grouped in the schema's order. Attributes the profile
+    ``carried`` anyway are left to it."""
     if not asked:
         return []
-    names = tuple(a.name for a in ATTRIBUTES) if asked.overview else asked.attributes
+    every = tuple(a.name for a in ATTRIBUTES) if asked.overview else asked.attributes
+    # what the profile carries anyway would spend the budget and then be merged away
+    names = tuple(n for n in every if n not in carried)
+    if not names:
+        return []
     limit = OVERVIEW_ROWS if asked.overview else ASKED_ROWS
     rows = reader.recent(replace(flt, profile=names, pinned=False), limit)
     wanted = {name: i for i, name in enumerate(names)}

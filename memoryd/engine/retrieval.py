@@ -23,7 +23,7 @@ from memoryd.config import EngineConfig
 from memoryd.core import subjects
 from memoryd.core.fts_query import query_tokens
 from memoryd.core.fusion import ContextWeights, apply_context, apply_subjects, score_fuse
-from memoryd.core.profile import INSTRUCTIONS
+from memoryd.core.profile import INSTRUCTIONS, PROFILE
 from memoryd.core.query import query_window
 from memoryd.core.relevance import Dropped, distinct, relevant
 from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
@@ -217,7 +217,8 @@ class Retriever:
                 )
             else:
                 ranked = self._keyword(reader, flt, req, resolution)
-            found = asked.read(reader, flt, question, self.tokens)
+            carried = PROFILE if settings.profile_max_tokens > 0 else ()  # the profile's
+            found = asked.read(reader, flt, question, self.tokens, carried)
         if settings.rerank_enabled and settings.rerank_provider_model and req.query and ranked:
             ranked = rerank.apply(ranked, req.query, self.providers(), settings, resolution)
         ranked, older = asked.lead(found, ranked)
