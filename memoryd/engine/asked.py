@@ -226,8 +226,8 @@ def read(
 ) -> list[Hit]:
     """The owner's current memories of what ``asked`` names, through the retrieval
     filter (the same owners, end user, expiry and retention): the asked attributes'
-    newest first, or for an overview every attribute's, grouped in the schema's order. Attributes the profile
-    ``carried`` anyway are left to it."""
+    newest first, or for an overview every attribute's, grouped in the schema's order.
+    Attributes the profile ``carried`` anyway are left to it."""
     if not asked:
         return []
     every = tuple(a.name for a in ATTRIBUTES) if asked.overview else asked.attributes
