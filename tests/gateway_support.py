@@ -40,6 +40,15 @@ class Gateway:
         assert self.engine.drain(timeout=30)
         return reply
 
+    def send_raw(self, text: str, **fields: Any) -> Any:
+        """``send``, answering the raw response (its ``x-memoryd-*`` headers too)."""
+        with openai.OpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0) as c:
+            raw = c.chat.completions.with_raw_response.create(
+                model="chat-model", messages=[{"role": "user", "content": text}], **fields
+            )
+        assert self.engine.drain(timeout=30)
+        return raw
+
     def injected(self) -> list[str]:
         """The memories the last chat call carried upstream (the block's ``- `` lines)."""
         chats = [r["body"] for r in self.upstream.requests if r["body"]["model"] == "chat-model"]

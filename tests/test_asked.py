@@ -199,14 +199,7 @@ def test_on_either_store(store_env: dict[str, str], tmp_path: Path) -> None:
 
 def test_a_request_id_leads_to_what_it_carried_and_why(gateway: Gateway) -> None:
     """Issue 40's "why was the model told this": ``GET /api/requests/{x-request-id}``."""
-    import openai
-
-    with openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=gateway.key, max_retries=0) as c:
-        raw = c.chat.completions.with_raw_response.create(
-            model="chat-model",
-            messages=[{"role": "user", "content": "where am I working these days?"}],
-            user="ana",
-        )
+    raw = gateway.send_raw("where am I working these days?", user="ana")
     request_id = raw.headers["x-memoryd-request-id"]
     found = gateway.api("GET", f"/api/requests/{request_id}")
     assert found.status_code == 200, found.text

@@ -282,13 +282,7 @@ def test_the_qdrant_tier_holds_nothing_of_the_erased_once_the_call_returns(
 
 def test_a_captured_fact_records_the_request_it_was_said_in(gateway: Gateway) -> None:
     """Provenance (issue 40): via, when said, the request id, the speaker's role."""
-    with openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=gateway.key, max_retries=0) as c:
-        raw = c.chat.completions.with_raw_response.create(
-            model="chat-model",
-            messages=[{"role": "user", "content": "I work at Zanzibarco these days."}],
-            user="ann",
-        )
-    assert gateway.engine.drain(timeout=60)
+    raw = gateway.send_raw("I work at Zanzibarco these days.", user="ann")
     (memory,) = gateway.engine.list_memories(owner=gateway.owner, user_id="ann").data
     meta = memory.metadata
     assert meta["via"] == "gateway"
