@@ -3,7 +3,8 @@
 
 (() => {
   const { api, h, $, say, toast, errorText, fmtTime, debounce, show } = Studio;
-  const state = { page: 1, limit: 20, q: "", type: "", owner: "", user: "", totalPages: 1, seq: 0 };
+  const state = { page: 1, limit: 20, q: "", type: "", owner: "", user: "", history: false,
+    totalPages: 1, seq: 0 };
   const { ownerLabel } = Studio;
   const rows = new Map();
   const body = document.getElementById("memories-body");
@@ -15,8 +16,11 @@
     rows.set(m.id, m);
     return h(
       "tr",
-      { "data-testid": `memory-row-${m.id}`, "data-id": m.id },
-      h("td", {}, h("span", { class: `badge type-${m.type}` }, m.type)),
+      { "data-testid": `memory-row-${m.id}`, "data-id": m.id, class: m.supersededAt ? "superseded" : null },
+      h("td", {}, h("span", { class: `badge type-${m.type}` }, m.type), m.supersededAt ? h("span", {
+        class: "badge replaced", "data-testid": "memory-replaced-badge", title: m.supersededBy
+          ? "a newer memory replaced it (History)" : "retracted: nothing replaced it" },
+      m.supersededBy ? "replaced" : "retracted") : ""),
       h("td", { class: "mono key" }, m.key),
       h("td", { class: "content", title: m.content }, m.content),
       h("td", { class: "mono clip", title: m.apiKeyId, "data-testid": "memory-owner-cell" },
@@ -32,6 +36,9 @@
         h("button", { type: "button", class: "btn small", "data-testid": `edit-memory-${m.id}`,
           "aria-label": `Edit ${m.key}`, onclick: () => openModal(m) }, "Edit"),
         pinButton(m),
+        h("button", { type: "button", class: "btn small", "data-testid": `history-memory-${m.id}`, "aria-label":
+          `History of ${m.key}`, onclick: () => document.dispatchEvent(  // history.js
+          new CustomEvent("studio:memory-history", { detail: m })) }, "History"),
         h("button", { type: "button", class: "btn small danger", "data-testid": `delete-memory-${m.id}`,
           "aria-label": `Delete ${m.key}`, onclick: () => askDelete(m) }, "Delete"),
       ),
@@ -63,6 +70,7 @@
     if (state.type) params.set("type", state.type);
     if (state.owner) params.set("apiKeyId", state.owner);
     if (state.user) params.set("userId", state.user);
+    if (state.history) params.set("includeSuperseded", "true");
     try {
       const data = await api("GET", `/api/memory?${params}`);
       if (seq !== state.seq) return; // a newer request is on its way
@@ -88,19 +96,6 @@
         { detail: { owner: state.owner, user: state.user } }));
     } catch (err) {
       if (seq === state.seq) say(message, errorText(err), "error");
-    }
-  }
-
-  async function loadHitRate() {
-    try {
-      const status = await api("GET", "/api/memory/engine-status");
-      const cache = status.readCache || {};
-      const rate = typeof cache.hitRate === "number" ? cache.hitRate : 0;
-      $("stat-hit-rate").textContent = `${(rate * 100).toFixed(1)}%`;
-      $("stat-hit-detail").textContent =
-        `read cache: ${cache.hits || 0} hits, ${cache.misses || 0} misses`;
-    } catch (err) {
-      $("stat-hit-detail").textContent = errorText(err);
     }
   }
 
@@ -137,6 +132,9 @@
     field("key").value = editing ? editing.key : "";
     field("session").value = editing ? editing.sessionId : "";
     field("session").disabled = Boolean(editing);
+    field("user").value = editing ? editing.userId || "" : state.user;
+    field("user").disabled = Boolean(editing);  // PUT cannot move a memory to another end user
+    field("user-note").hidden = !editing;
     field("content").value = editing ? editing.content : "";
     field("metadata").value = JSON.stringify(editing ? editing.metadata : {}, null, 2);
     say(field("error"), "", "");
@@ -171,7 +169,7 @@
       }
     }
     return { problems, owner, key, content, metadata, type: field("type").value,
-      session: field("session").value.trim() };
+      session: field("session").value.trim(), user: field("user").value.trim() };
   }
 
   async function save(event) {
@@ -190,6 +188,7 @@
           metadata: f.metadata };
         if (f.key) payload.key = f.key;  // omitted: the server derives it from the content
         if (f.session) payload.sessionId = f.session;
+        if (f.user) payload.userId = f.user;
         await api("POST", "/api/memory", payload);
         toast("Memory saved.");
         if (!Studio.initial.owners.includes(f.owner)) await Studio.refreshOwners();
@@ -355,6 +354,7 @@
   const search = debounce(() => { state.q = $("memory-search-input").value.trim(); reload(); }, 300);
   $("memory-search-input").addEventListener("input", search);
   $("memory-type-filter").addEventListener("change", (e) => { state.type = e.target.value; reload(); });
+  $("memory-history-filter").addEventListener("change", (e) => { state.history = e.target.checked; reload(); });
   $("memory-owner-filter").addEventListener("change", (e) => { state.owner = e.target.value; reload(); });
   $("memory-user-filter").addEventListener("input", debounce((e) => {
     state.user = e.target.value.trim();
@@ -392,8 +392,6 @@
   document.addEventListener("studio:profile-changed", () => load());
 
   load();
-  loadHitRate();
   checkHealth();
   window.setInterval(checkHealth, 30000);
-  window.setInterval(loadHitRate, 30000);
 })();
