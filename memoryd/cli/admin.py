@@ -16,6 +16,7 @@ from memoryd.cli._common import (
     handles_errors,
     local_engine,
     percent_bar,
+    resolve_key,
 )
 from memoryd.core.public import public
 from memoryd.errors import ValidationError
@@ -23,7 +24,7 @@ from memoryd.storage.sqlite.files import private_output
 
 
 @click.command("export")
-@click.option("--owner", "-k", required=True)
+@click.option("--owner", "-k", required=True, help="Owner: a client API key's id or name.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.pass_context
 @handles_errors
@@ -31,21 +32,24 @@ def export_cmd(ctx: click.Context, owner: str, output: Path | None) -> None:
     """Write every memory of an owner as JSON Lines (stdout, or a file made 0600)."""
     path = None if output is None or str(output) == "-" else output
     count = 0
-    with local_engine(ctx) as engine, private_output(path) as out:
-        for item in engine.export(owner):
-            out.write(json.dumps(item, ensure_ascii=False) + "\n")
-            count += 1
+    with local_engine(ctx) as engine:
+        owner = resolve_key(engine, owner, owner=True)  # before the file is made
+        with private_output(path) as out:
+            for item in engine.export(owner):
+                out.write(json.dumps(item, ensure_ascii=False) + "\n")
+                count += 1
     if path:
         click.echo(f"exported {count} memories", err=True)
 
 
 @click.command("import")
 @click.argument("source", type=click.File("rb"), default="-")
-@click.option("--owner", "-k", default=None, help="Store every line under this owner.")
+@click.option("--owner", "-k", default=None, help="Store every line under this key (id or name).")
 @cli_command
 def import_cmd(ctx: click.Context, source: Any, owner: str | None) -> None:
     """Upsert memories from a JSON Lines file (or stdin) by owner + key."""
     with local_engine(ctx) as engine:
+        owner = owner and resolve_key(engine, owner, owner=True)
         result = engine.import_jsonl(source, owner=owner)
 
     def show() -> None:

@@ -1,13 +1,14 @@
 """``memoryd keys …``: client API keys on the local data dir (through ``engine.keys``).
 
-A key's id is the owner id of its memories.
+A key's id is the owner id of its memories; a command that names a key takes its id or
+its name (``resolve_key``).
 """
 
 from __future__ import annotations
 
 import click
 
-from memoryd.cli._common import cli_command, emit, local_engine
+from memoryd.cli._common import cli_command, emit, local_engine, resolve_key
 from memoryd.errors import NotFoundError
 
 #: The per-key memory override on the command line: on, off, or follow the global setting.
@@ -58,24 +59,27 @@ def keys_list(ctx: click.Context, live: bool) -> None:
 
 
 @keys.command("revoke")
-@click.argument("key_id")
+@click.argument("key_id", metavar="KEY")
 @cli_command
 def keys_revoke(ctx: click.Context, key_id: str) -> None:
-    """Revoke a key: it stops authenticating at once here, and within about 2 s in a
-    server running on the same data. Its memories stay."""
+    """Revoke KEY (its id or name): it stops authenticating at once here, and within
+    about 2 s in a server running on the same data. Its memories stay."""
     with local_engine(ctx) as engine:
+        key_id = resolve_key(engine, key_id)
         if not engine.keys.revoke(key_id):
             raise NotFoundError(f"no live API key with id {key_id}")
     emit(ctx, {"revoked": True}, f"revoked {key_id}")
 
 
 @keys.command("enable-memory")
-@click.argument("key_id")
+@click.argument("key_id", metavar="KEY")
 @click.argument("value", type=click.Choice(list(_FLAG)), default="on")
 @cli_command
 def keys_enable_memory(ctx: click.Context, key_id: str, value: str) -> None:
-    """Set memory for one key: on (default), off, or default (follow the global setting)."""
+    """Set memory for KEY (its id or name): on (default), off, or default (follow the
+    global setting)."""
     with local_engine(ctx) as engine:
+        key_id = resolve_key(engine, key_id)
         key = engine.keys.set_memory_enabled(key_id, _FLAG[value])
     if key is None:
         raise NotFoundError(f"no API key with id {key_id}")

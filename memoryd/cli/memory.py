@@ -15,9 +15,13 @@ from memoryd.cli._common import (
     local_engine,
     memory_row,
     parse_date,
+    resolve_key,
 )
 from memoryd.errors import NotFoundError, ValidationError
 from memoryd.models import MemoryPatch, MemoryType, NewMemory, to_iso
+
+#: What ``-k`` takes, said once (resolve_key: a key's id or name).
+OWNER_HELP = "Owner: a client API key's id or name."
 
 
 @click.group()
@@ -27,7 +31,7 @@ def memory() -> None:
 
 @memory.command("add")
 @click.argument("content")
-@click.option("--owner", "-k", required=True, help="Owner (client API key id).")
+@click.option("--owner", "-k", required=True, help=OWNER_HELP)
 @click.option("--key", default=None, help="Upsert key (derived from the content if omitted).")
 @click.option("--type", "type_", type=TYPES, default="factual", show_default=True)
 @click.option("--session", default="", help="Session id.")
@@ -49,16 +53,17 @@ def memory_add(
         meta = json.loads(metadata) if metadata else None
     except ValueError as exc:
         raise ValidationError(f"metadata: invalid JSON: {exc}") from None
-    new = NewMemory(
-        api_key_id=owner,
-        content=content,
-        key=key,
-        type=MemoryType(type_),
-        session_id=session,
-        metadata=meta,
-        expires_at=parse_date(expires_at, "expires-at"),
-    )
+    expiry = parse_date(expires_at, "expires-at")
     with local_engine(ctx) as engine:
+        new = NewMemory(
+            api_key_id=resolve_key(engine, owner, owner=True),
+            content=content,
+            key=key,
+            type=MemoryType(type_),
+            session_id=session,
+            metadata=meta,
+            expires_at=expiry,
+        )
         stored, created = engine.create(new)
     verb = "created" if created else "updated"
     emit(
@@ -70,12 +75,13 @@ def memory_add(
 
 @memory.command("remember")
 @click.argument("text")
-@click.option("--owner", "-k", required=True, help="Owner (client API key id).")
+@click.option("--owner", "-k", required=True, help=OWNER_HELP)
 @click.option("--session", default="", help="Session id.")
 @cli_command
 def memory_remember(ctx: click.Context, text: str, owner: str, session: str) -> None:
     """Extract the facts TEXT states (as from a chat message) and store them."""
     with local_engine(ctx) as engine:
+        owner = resolve_key(engine, owner, owner=True)
         results = engine.extract_now(owner, text, session_id=session)
     stored = [r.memory.to_dict() | {"superseded": r.superseded} for r in results if r.memory]
 
@@ -89,7 +95,9 @@ def memory_remember(ctx: click.Context, text: str, owner: str, session: str) -> 
 
 
 @memory.command("list")
-@click.option("--owner", "-k", default=None, help="Only this owner (default: every owner).")
+@click.option(
+    "--owner", "-k", default=None, help="Only this owner, a key's id or name (default: all)."
+)
 @click.option("--type", "type_", type=TYPES, default=None)
 @click.option("--session", default=None)
 @click.option("--q", "query", default=None, help="Substring of content or key.")
@@ -110,7 +118,7 @@ def memory_list(
     """List memories, newest first."""
     with local_engine(ctx) as engine:
         result = engine.list_memories(
-            owner=owner,
+            owner=None if owner is None else resolve_key(engine, owner, owner=True),
             type=MemoryType(type_) if type_ else None,
             session_id=session,
             q=query,
@@ -153,7 +161,7 @@ def memory_get(ctx: click.Context, memory_id: str) -> None:
 
 @memory.command("search")
 @click.argument("query")
-@click.option("--owner", "-k", required=True)
+@click.option("--owner", "-k", required=True, help=OWNER_HELP)
 @click.option("--strategy", type=click.Choice(["recent", "exact", "semantic", "hybrid"]))
 @click.option(
     "--max-tokens",
@@ -176,7 +184,7 @@ def memory_search(
     """Preview what would be injected for QUERY (does not count as an access)."""
     with local_engine(ctx) as engine:
         preview = engine.preview(
-            owner,
+            resolve_key(engine, owner, owner=True),
             query,
             strategy=strategy,
             max_tokens=max_tokens,
@@ -212,7 +220,7 @@ def memory_delete(ctx: click.Context, memory_id: str) -> None:
 
 
 @memory.command("clear")
-@click.option("--owner", "-k", required=True)
+@click.option("--owner", "-k", required=True, help=OWNER_HELP)
 @click.option("--type", "type_", type=TYPES, default=None)
 @click.option("--older-than", default=None, help="ISO-8601 date: only memories created before it.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
@@ -222,17 +230,18 @@ def memory_clear(
 ) -> None:
     """Delete every memory of an owner matching the filters."""
     cutoff = parse_date(older_than, "older-than")
-    if not yes:
-        if ctx.obj.get("json") or not sys.stdin.isatty():  # scripts say so with --yes
-            raise click.UsageError("refusing to delete without --yes: nothing to confirm on")
-        click.confirm(f"Delete matching memories of {owner}?", abort=True)
+    if not yes and (ctx.obj.get("json") or not sys.stdin.isatty()):  # scripts: --yes
+        raise click.UsageError("refusing to delete without --yes: nothing to confirm on")
     with local_engine(ctx) as engine:
+        owner = resolve_key(engine, owner, owner=True)  # the prompt names the real owner
+        if not yes:
+            click.confirm(f"Delete matching memories of {owner}?", abort=True)
         count = engine.clear(owner, type=MemoryType(type_) if type_ else None, older_than=cutoff)
     emit(ctx, {"deletedCount": count}, f"deleted {count} memories")
 
 
 @memory.command("forget")
-@click.option("--owner", "-k", required=True, help="The key id whose memories are erased.")
+@click.option("--owner", "-k", required=True, help="The key (id or name) whose memories go.")
 @click.option("--user", "user_id", default=None, help="The end user of the key to erase.")
 @click.option("--all", "whole", is_flag=True, help="Every end user of the key instead.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
@@ -245,25 +254,26 @@ def memory_forget(
     content."""
     if (user_id is None) == (not whole):
         raise click.UsageError("name the end user (--user U) or erase the whole key (--all)")
-    if not yes:
-        if ctx.obj.get("json") or not sys.stdin.isatty():  # scripts say so with --yes
-            raise click.UsageError("refusing to erase without --yes: nothing to confirm on")
-        who = f"end user {user_id!r} of {owner}" if user_id is not None else f"all of {owner}"
-        click.confirm(f"Erase every memory of {who}? This cannot be undone.", abort=True)
+    if not yes and (ctx.obj.get("json") or not sys.stdin.isatty()):  # scripts: --yes
+        raise click.UsageError("refusing to erase without --yes: nothing to confirm on")
     with local_engine(ctx) as engine:
+        owner = resolve_key(engine, owner, owner=True)  # the prompt names the real owner
+        if not yes:
+            who = f"end user {user_id!r} of {owner}" if user_id is not None else f"all of {owner}"
+            click.confirm(f"Erase every memory of {who}? This cannot be undone.", abort=True)
         receipt = engine.forget(owner, user_id=user_id)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(receipt.counts.items()))
     emit(ctx, {"erasure": receipt.to_dict()}, f"erased ({counts}): receipt {receipt.id}")
 
 
 @memory.command("erasures")
-@click.option("--owner", "-k", default=None, help="Only this key's receipts.")
+@click.option("--owner", "-k", default=None, help="Only this key's (id or name) receipts.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=100)
 @cli_command
 def memory_erasures(ctx: click.Context, owner: str | None, limit: int) -> None:
     """The erasure receipts, newest first."""
     with local_engine(ctx) as engine:
-        found = engine.erasures(owner, limit)
+        found = engine.erasures(owner and resolve_key(engine, owner, owner=True), limit)
     lines = [
         f"{e.id}  {to_iso(e.erased_at)}  {e.api_key_id}  "
         f"{'all end users' if e.user_id is None else 'end user ' + repr(e.user_id)}  "
@@ -327,14 +337,14 @@ def memory_unpin(ctx: click.Context, memory_id: str) -> None:
 
 
 @memory.command("profile")
-@click.option("--owner", "-k", required=True, help="Owner (client API key id).")
+@click.option("--owner", "-k", required=True, help=OWNER_HELP)
 @click.option("--user", "user_id", default="", help="End user of the key.")
 @click.option("--query", default="", help="A request's words (adds its advice topic).")
 @cli_command
 def memory_profile(ctx: click.Context, owner: str, user_id: str, query: str) -> None:
     """The profile every request of OWNER (or its end user) carries."""
     with local_engine(ctx) as engine:
-        found = engine.profile(owner, query, user_id=user_id)
+        found = engine.profile(resolve_key(engine, owner, owner=True), query, user_id=user_id)
 
     def show() -> None:
         for hit in found.hits:
