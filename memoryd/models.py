@@ -188,6 +188,19 @@ class Origin:
         ]
 
 
+def written_via(
+    metadata: dict[str, Any] | None, via: str, said_at: datetime | None = None
+) -> dict[str, Any]:
+    """``metadata`` with where the memory came from (issue 40): ``via`` (``rest``,
+    ``mcp``, ``import``; the gateway's are stamped by ``Origin``) and ``saidAt``, unless
+    the writer set them itself (an export imported again keeps its own)."""
+    out = dict(metadata or {})
+    out.setdefault("via", via)
+    if said_at is not None:
+        out.setdefault("saidAt", to_iso(said_at))
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Reconciled:
     memory: Memory | None
@@ -369,4 +382,34 @@ class Erasure:
             "userId": self.user_id,
             "erasedAt": to_iso(self.erased_at),
             "counts": dict(self.counts),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A message the guard refused, held for review (``quarantineGuarded``): whose, what,
+    why, and where it was said. Released, it is extracted as if the guard had let it
+    pass; discarded or erased, it is gone."""
+
+    id: int
+    api_key_id: str
+    user_id: str
+    session_id: str
+    text: str
+    source: str  # "user" or "assistant"
+    reason: str  # the guard's kind
+    held_at: datetime
+    request_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "apiKeyId": self.api_key_id,
+            "userId": self.user_id or None,
+            "sessionId": self.session_id or None,
+            "text": self.text,
+            "source": self.source,
+            "reason": self.reason,
+            "heldAt": to_iso(self.held_at),
+            "requestId": self.request_id,
         }

@@ -305,6 +305,7 @@ def test_start_on_an_older_data_dir_runs_pending_migrations(spawn: Any, tmp_path
             15,
             16,
             17,
+            18,
         ]
     finally:
         conn.close()

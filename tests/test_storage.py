@@ -77,6 +77,7 @@ def test_fresh_db_records_every_migration_with_its_name(db: Database) -> None:
         (15, "session_changes"),
         (16, "profile"),
         (17, "erasures"),
+        (18, "quarantine"),
     ]
     assert db.capabilities.deferred_migrations == ()
 
@@ -87,7 +88,7 @@ def test_reopening_applies_nothing_new(tmp_path: Path) -> None:
         before = _rows(first.read(), "SELECT * FROM schema_migrations ORDER BY version")
     with Database(path, load_vec=False) as second:
         after = _rows(second.read(), "SELECT * FROM schema_migrations ORDER BY version")
-    assert len(before) == 17
+    assert len(before) == 18
     assert after == before  # same rows, same applied_at: nothing re-applied
 
 
@@ -156,6 +157,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (15,),
             (16,),
             (17,),
+            (18,),
         ]
 
         _insert_raw(conn, "pre-fts", "key-a", "legacy row about kubernetes", "legacy:k8s")
@@ -179,6 +181,7 @@ def test_fts_migration_is_deferred_then_applied_with_rebuild(tmp_path: Path) -> 
             (15,),
             (16,),
             (17,),
+            (18,),
         ]
         found = _rows(
             conn,
@@ -331,7 +334,7 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
 
     with Database(path, load_vec=False) as db:
         versions = [v for (v,) in _rows(db.read(), "SELECT version FROM schema_migrations")]
-        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+        assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]
         slots = dict(_rows(db.read(), "SELECT id, slot FROM memories ORDER BY id"))
         assert slots == {"m0": "home_location", "m1": None, "m2": None}
         users = {u for (u,) in _rows(db.read(), "SELECT user_id FROM memories")}

@@ -25,7 +25,6 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from memoryd.models import (
-    Erasure,
     Memory,
     MemoryPatch,
     MemoryType,
@@ -38,14 +37,15 @@ from memoryd.storage.drivers import register_driver as register_driver
 from memoryd.storage.drivers import storage_error as storage_error
 from memoryd.storage.faults import StorageFault as StorageFault
 from memoryd.storage.faults import fault_status as fault_status
+from memoryd.storage.jobs import ErasureReads, ErasureWrites, HeldReads, HeldWrites
+from memoryd.storage.jobs import NewJob as NewJob
+from memoryd.storage.jobs import QueuedJob as QueuedJob
 
 T = TypeVar("T")
 
 #: An API key row in ``(id, name, prefix, created_at, revoked_at, memory_enabled)``
 #: order; ``memory_enabled`` is None (follow the global setting), 0 or 1. Never the hash.
 KeyRow = tuple[Any, ...]
-#: A queued extraction job: ``(id, owner, session, [(text, source)], end user)``.
-QueuedJob = tuple[int, str, str, list[tuple[str, str]], str]
 #: A memory waiting for its embedding: ``(id, owner, its text, its context view)``.
 Flagged = tuple[str, str, str, str]
 
@@ -113,20 +113,6 @@ class NewKey:
     created_at: str  # canonical ISO-8601
     memory_enabled: bool | None = None
     revoked_at: str | None = None  # a copied revoked key stays revoked
-
-
-@dataclass(frozen=True, slots=True)
-class NewJob:
-    """An extraction job: the turn's ``(text, source)`` pairs of one owner's session."""
-
-    owner: str
-    session_id: str
-    texts: Sequence[tuple[str, str]]
-    created_at: datetime
-    user_id: str = ""
-    #: The server that runs it, and until when it holds the job (None: anyone may).
-    claimed_by: str | None = None
-    claimed_until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,15 +361,6 @@ class QueueWrites(Protocol):
         ...
 
 
-class ErasureReads(Protocol):
-    def erasures(self, owner: str | None, limit: int) -> list[Erasure]: ...
-    def erased_since(self, owner: str, user_id: str, since: datetime) -> bool: ...
-
-
-class ErasureWrites(Protocol):
-    def record_erasure(self, erasure: Erasure) -> None: ...
-
-
 class OutboxReads(Protocol):
     """The external vector tier's durable to-do list: memories whose payload or vector
     it lacks, and ids it must drop. Kept by the store itself (triggers, or the same
@@ -421,7 +398,16 @@ class OutboxWrites(Protocol):
     def outbox_drop_tombstones(self, memory_ids: Sequence[str]) -> None: ...
 
 
-class Reader(MemoryReads, SettingsReads, KeyReads, QueueReads, OutboxReads, ErasureReads, Protocol):
+class Reader(
+    MemoryReads,
+    SettingsReads,
+    KeyReads,
+    QueueReads,
+    OutboxReads,
+    ErasureReads,
+    HeldReads,
+    Protocol,
+):
     """Everything a read may ask."""
 
 
@@ -433,6 +419,7 @@ class Writer(
     QueueWrites,
     OutboxWrites,
     ErasureWrites,
+    HeldWrites,
     Protocol,
 ):
     """A ``Reader`` inside a write transaction: it sees its own changes."""

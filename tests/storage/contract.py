@@ -51,6 +51,7 @@ from memoryd.storage.base import (
     Store,
     Writer,
 )
+from memoryd.storage.jobs import NewHeld
 
 
 def _ms(value: datetime) -> datetime:
@@ -1287,9 +1288,9 @@ class StoreContract:
         assert isinstance(first, int)
         assert first < second < third
         assert r.queued_extractions() == [
-            (first, "a", "s1", texts, ""),
-            (second, "b", "", [("hi", "user")], "u1"),
-            (third, "a", "s2", [], ""),
+            (first, "a", "s1", texts, "", None, None),
+            (second, "b", "", [("hi", "user")], "u1", None, None),
+            (third, "a", "s2", [], "", None, None),
         ]
         store.write(lambda w: w.unqueue_extraction(second))
         store.write(lambda w: w.unqueue_extraction(12345))  # unknown: nothing happens
@@ -1329,6 +1330,50 @@ class StoreContract:
         store.scrub()  # SQLite: the log truncated; PostgreSQL: nothing to do
         assert store.read().erasures("a", 10) == [first]
 
+    def test_a_queued_job_keeps_where_it_was_said(self, store: Store) -> None:
+        """Issue 40: a job deferred to the table keeps its request's start and id, so
+        a later erasure of its subject still drops it, whoever claims it."""
+        said = NOW - timedelta(seconds=7)
+        deferred = NewJob("a", "s", [("hi", "user")], NOW, "ann", said_at=said, request_id="r-1")
+        job_id = store.write(lambda w: w.queue_extraction(deferred))
+        (queued,) = store.read().queued_extractions()
+        assert (queued.id, queued.said_at, queued.request_id) == (job_id, said, "r-1")
+        (claimed,) = store.write(lambda w: w.claim_extractions("me", NOW, NOW + HOUR, 5))
+        assert claimed == queued
+
+    def test_messages_held_for_review(self, store: Store) -> None:
+        """Issue 40: held messages listed newest first per key and end user, taken
+        back one by one (what it was returned once), dropped per subject."""
+
+        def held(owner: str, user: str, text: str) -> NewHeld:
+            return NewHeld(owner, user, "s", text, "user", "override", NOW, "r-1")
+
+        ids = [
+            store.write(lambda w, h=h: w.hold(h))
+            for h in (held("a", "ann", "one"), held("a", "bob", "two"), held("b", "ann", "3"))
+        ]
+        r = store.read()
+        assert [h.text for h in r.held(None, None, 10)] == ["3", "two", "one"]
+        assert [h.text for h in r.held("a", None, 10)] == ["two", "one"]
+        assert [h.text for h in r.held("a", "ann", 10)] == ["one"]
+        assert r.held(None, None, 1)[0].id == ids[2]
+        one = r.held_one(ids[0])
+        assert one is not None
+        assert (one.api_key_id, one.user_id, one.session_id) == ("a", "ann", "s")
+        assert (one.source, one.reason, one.held_at, one.request_id) == (
+            "user",
+            "override",
+            NOW,
+            "r-1",
+        )
+        assert store.write(lambda w: w.unhold(ids[0])) == one
+        assert store.write(lambda w: w.unhold(ids[0])) is None
+        assert r.held_one(ids[0]) is None
+        assert store.write(lambda w: w.drop_held("a", None)) == 1
+        assert store.write(lambda w: w.drop_held("b", "bob")) == 0
+        assert store.write(lambda w: w.drop_held("b", "ann")) == 1
+        assert r.held(None, None, 10) == []
+
     def test_extraction_leases(self, store: Store) -> None:
         """A job held by a live server is not claimed; one whose lease ran out, or that
         nobody holds, is claimed once, by one worker, oldest first."""
@@ -1344,7 +1389,7 @@ class StoreContract:
         until = NOW + 2 * HOUR
         taken = store.write(lambda w: w.claim_extractions("me", NOW, until, 10))
         assert [j[0] for j in taken] == ids[1:]
-        assert taken[1] == (ids[2], "b", "s", [("free", "user")], "u1")
+        assert taken[1] == (ids[2], "b", "s", [("free", "user")], "u1", None, None)
         assert r.lease_of(ids[1]) == ("me", until)
         # Claimed now: nobody else gets them, and the live one's job stays its own.
         assert store.write(lambda w: w.claim_extractions("other", NOW, until, 10)) == []

@@ -8,13 +8,16 @@ from datetime import datetime
 from typing import Any
 
 from memoryd.models import parse_iso, to_iso
-from memoryd.storage.base import NewJob
+from memoryd.storage.jobs import NewJob, QueuedJob
+
+_READ = "id, api_key_id, session_id, texts, user_id, said_at, request_id"
 
 
 def queue_extraction(conn: Any, job: NewJob) -> int:
     rows = conn.execute(
         "INSERT INTO extraction_queue (api_key_id, session_id, texts, created_at, user_id, "
-        "claimed_by, claimed_until) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "claimed_by, claimed_until, said_at, request_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (
             job.owner,
             job.session_id,
@@ -23,6 +26,8 @@ def queue_extraction(conn: Any, job: NewJob) -> int:
             job.user_id,
             job.claimed_by,
             to_iso(job.claimed_until) if job.claimed_until else None,
+            to_iso(job.said_at) if job.said_at else None,
+            job.request_id,
         ),
     )
     return int(next(iter(rows))[0])
@@ -32,22 +37,14 @@ def unqueue_extraction(conn: Any, job_id: int) -> None:
     conn.execute("DELETE FROM extraction_queue WHERE id = ?", (job_id,))
 
 
-Job = tuple[int, str, str, list[tuple[str, str]], str]
-
-
-def queued_extractions(conn: Any) -> list[Job]:
-    """Jobs queued and never finished, oldest first: ``(id, owner, session, texts, end
-    user)``."""
-    return _jobs(
-        conn.execute(
-            "SELECT id, api_key_id, session_id, texts, user_id FROM extraction_queue ORDER BY id"
-        )
-    )
+def queued_extractions(conn: Any) -> list[QueuedJob]:
+    """Jobs queued and never finished, oldest first."""
+    return _jobs(conn.execute(f"SELECT {_READ} FROM extraction_queue ORDER BY id"))
 
 
 def claim_extractions(
     conn: Any, worker: str, now: datetime, until: datetime, limit: int
-) -> list[Job]:
+) -> list[QueuedJob]:
     """Jobs nobody holds, never ``worker``'s own: a live server's jobs are in its
     memory, waiting their turn even when that outlasts their lease. The lease predicate
     stands in the outer WHERE too: on PostgreSQL a second server's UPDATE that waited on
@@ -60,7 +57,7 @@ def claim_extractions(
     rows = conn.execute(
         f"UPDATE extraction_queue SET claimed_by = ?, claimed_until = ? WHERE {free} "
         f"AND id IN (SELECT id FROM extraction_queue WHERE {free} ORDER BY id LIMIT ?) "
-        "RETURNING id, api_key_id, session_id, texts, user_id",
+        f"RETURNING {_READ}",
         (worker, to_iso(until), stamp, worker, stamp, worker, limit),
     )
     return sorted(_jobs(rows))
@@ -74,14 +71,28 @@ def lease_of(conn: Any, job_id: int) -> tuple[str | None, datetime | None] | Non
     return None
 
 
-def _jobs(rows: Any) -> list[Job]:
+def _jobs(rows: Any) -> list[QueuedJob]:
     jobs = []
-    for job_id, owner, session_id, raw, user_id in rows:
+    for job_id, owner, session_id, raw, user_id, said_at, request_id in rows:
         try:
             texts = [(str(t), str(s)) for t, s in json.loads(raw)]
         except (ValueError, TypeError):
             texts = []  # unreadable: dropped by the caller
-        jobs.append((int(job_id), str(owner), str(session_id), texts, str(user_id or "")))
+        try:
+            said = parse_iso(str(said_at)) if said_at else None
+        except ValueError:
+            said = None
+        jobs.append(
+            QueuedJob(
+                int(job_id),
+                str(owner),
+                str(session_id),
+                texts,
+                str(user_id or ""),
+                said,
+                str(request_id) if request_id else None,
+            )
+        )
     return jobs
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from memoryd.models import Erasure, Memory, MemoryPatch, NewMemory, Reconcile, Reconciled
+from memoryd.models import Erasure, Held, Memory, MemoryPatch, NewMemory, Reconcile, Reconciled
 from memoryd.storage.base import (
     Clearing,
     Filter,
@@ -24,7 +24,17 @@ from memoryd.storage.base import (
     Page,
     QueuedJob,
 )
-from memoryd.storage.sql import erasures, flags, history, keys, kv, memories, queue
+from memoryd.storage.jobs import NewHeld
+from memoryd.storage.sql import (
+    erasures,
+    flags,
+    history,
+    keys,
+    kv,
+    memories,
+    quarantine,
+    queue,
+)
 
 T = TypeVar("T")
 #: Runs ``fn(conn)`` on the session's connection (or a pooled one) and returns its result.
@@ -217,6 +227,23 @@ class SqlSession:
 
     def erased_since(self, owner: str, user_id: str, since: datetime) -> bool:
         return self._do(erasures.erased_since, owner, user_id, since)
+
+    # -- messages held for review ----------------------------------------------------------
+
+    def hold(self, item: NewHeld) -> int:
+        return self._do(quarantine.hold, item)
+
+    def held(self, owner: str | None, user_id: str | None, limit: int) -> list[Held]:
+        return self._do(quarantine.listed, owner, user_id, limit)
+
+    def held_one(self, held_id: int) -> Held | None:
+        return self._do(quarantine.one, held_id)
+
+    def unhold(self, held_id: int) -> Held | None:
+        return self._do(quarantine.unhold, held_id)
+
+    def drop_held(self, owner: str, user_id: str | None) -> int:
+        return self._do(quarantine.drop, owner, user_id)
 
     def claim_extractions(
         self, worker: str, now: datetime, until: datetime, limit: int
