@@ -61,6 +61,12 @@ class MemorySettings:
     extraction_provider_model: str | None = None
     extraction_timeout_ms: int = 15000
     extraction_daily_token_cap: int = 0  # tokens per UTC day; 0 = no cap
+    #: Tokens each key may spend on LLM extraction per UTC month; 0 = no cap. A key
+    #: over it is extracted by the rules alone (issue 40).
+    extraction_key_monthly_token_cap: int = 0
+    #: Hold a message the guard refuses (it steers the assistant) for review instead
+    #: of dropping it (``/api/memory/quarantine``); it is never injected meanwhile.
+    quarantine_guarded: bool = False
     #: The profile every request carries (issue 39); 0 turns it off.
     profile_max_tokens: int = PROFILE_TOKENS
     #: Keys whose shared memories (stored with no end user) reach the end users they
@@ -118,7 +124,13 @@ _PROVIDER_MODELS = {
 
 def _normalize_field(name: str, value: object, default: Any) -> Any:
     """The normalized value of one field, or ``default`` when unusable."""
-    if name in {"enabled", "transformers_enabled", "static_enabled", "rerank_enabled"}:
+    if name in {
+        "enabled",
+        "transformers_enabled",
+        "static_enabled",
+        "rerank_enabled",
+        "quarantine_guarded",
+    }:
         return value if isinstance(value, bool) else default
     if name == "max_tokens":
         clamped = _clamp_int(value, 0, 16000)
@@ -140,7 +152,7 @@ def _normalize_field(name: str, value: object, default: Any) -> Any:
         if all(isinstance(v, str) and 0 < len(v) <= 200 for v in value):
             return tuple(dict.fromkeys(value))
         return default
-    if name == "extraction_daily_token_cap":
+    if name in ("extraction_daily_token_cap", "extraction_key_monthly_token_cap"):
         if value is None:
             return 0
         clamped = _clamp_int(value, 0, MAX_DAILY_TOKEN_CAP)
@@ -222,7 +234,7 @@ def validate_update(partial: Mapping[str, Any]) -> dict[str, Any]:
         if snake == "extraction_timeout_ms" and not (_is_number(value) and low <= value <= high):
             raise _bad(camel, f"must be a number from {low} to {high}")
         if (
-            snake == "extraction_daily_token_cap"
+            snake in ("extraction_daily_token_cap", "extraction_key_monthly_token_cap")
             and value is not None
             and not (_is_number(value) and 0 <= value <= MAX_DAILY_TOKEN_CAP)
         ):

@@ -35,6 +35,8 @@ def test_get_memory_settings_has_every_field(client: Any) -> None:
         "extractionProviderModel",
         "extractionTimeoutMs",
         "extractionDailyTokenCap",
+        "extractionKeyMonthlyTokenCap",
+        "quarantineGuarded",
         "profileMaxTokens",
         "shareWithEndUsers",
     }

@@ -166,7 +166,7 @@ def test_erasure_on_either_store(engine: MemoryEngine) -> None:
         engine.extract_now("k", text, user_id=user)
     engine.extract_now("k", "I work at Quillfeather now", user_id="ann")  # history
     receipt = engine.forget("k", user_id="ann")
-    assert receipt.counts == {"memories": 2, "extractionJobs": 0}
+    assert receipt.counts == {"memories": 2, "extractionJobs": 0, "heldMessages": 0}
     assert [m.content for m in engine.list_memories(owner="k", history=True).data] == [
         "User works at Initech"
     ]

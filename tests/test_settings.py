@@ -41,6 +41,8 @@ ALL_FIELDS = {
     "extractionProviderModel",
     "extractionTimeoutMs",
     "extractionDailyTokenCap",
+    "extractionKeyMonthlyTokenCap",
+    "quarantineGuarded",
     "profileMaxTokens",
     "shareWithEndUsers",
 }

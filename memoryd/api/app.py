@@ -22,6 +22,7 @@ from memoryd.api import (
     routes_keys,
     routes_memory,
     routes_qdrant,
+    routes_quarantine,
     routes_requests,
     routes_settings,
 )
@@ -147,6 +148,7 @@ def create_app(
     app.router.routes[0:0] = gateway.direct_routes()  # tried before any other route
     admin = [Depends(require_admin)]
     for router in (
+        routes_quarantine.router,  # before /api/memory/{memory_id}
         routes_memory.router,
         routes_settings.router,
         routes_qdrant.router,

@@ -156,7 +156,7 @@ class ErasurePublic(BaseModel):
     apiKeyId: str
     userId: str | None  # null: every end user of the key
     erasedAt: str
-    counts: dict[str, int]  # memories (current and history), extractionJobs (queued)
+    counts: dict[str, int]  # memories (current and history), extractionJobs, heldMessages
 
 
 class ErasureOne(BaseModel):
@@ -352,6 +352,8 @@ class MemorySettingsPublic(BaseModel):
     extractionProviderModel: str | None
     extractionTimeoutMs: int
     extractionDailyTokenCap: int
+    extractionKeyMonthlyTokenCap: int
+    quarantineGuarded: bool
     profileMaxTokens: int
     shareWithEndUsers: list[str]
 
@@ -383,6 +385,15 @@ class MemorySettingsUpdate(Strict):
     extractionProviderModel: str | None = None
     extractionTimeoutMs: int | None = Field(default=None, ge=100, le=120_000)
     extractionDailyTokenCap: int | None = Field(default=None, ge=0, le=1_000_000_000)
+    extractionKeyMonthlyTokenCap: int | None = Field(
+        default=None,
+        ge=0,
+        le=1_000_000_000,
+        description="tokens each key may spend on LLM extraction per UTC month; 0/null: no cap",
+    )
+    quarantineGuarded: bool | None = Field(
+        default=None, description="hold messages the guard refuses for review instead of dropping"
+    )
     profileMaxTokens: int | None = Field(
         default=None, ge=0, le=2000, description="the profile every request carries; 0: off"
     )

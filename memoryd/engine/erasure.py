@@ -4,7 +4,8 @@ gone from every place memoryd keeps them, with a receipt that says so.
 One transaction removes the subject's memories (current and superseded: history is
 rows), and with them their keyword-index entries and in-store vectors (the store's
 triggers), the context text their neighbours carried (``storage.sql.context``), the
-extraction jobs queued for the subject (the raw messages), and records the receipt.
+extraction jobs queued for the subject and the messages held for review (the raw
+messages), and records the receipt.
 After the commit the engine tells its listeners (the read cache, resident vectors, the
 Qdrant tier's outbox, which deletes the points: the call waits for it), merges the
 keyword index and has the store scrub its files (SQLite zeroes deleted content,
@@ -60,13 +61,14 @@ def forget(engine: LifecycleHost, owner: str, user_id: str | None) -> Erasure:
         now = utcnow()
         removed = tx.delete_matching(Clearing(owner, user_id=user_id))
         jobs = tx.drop_queued_extractions(owner, user_id)
-        counts = {"memories": len(removed), "extractionJobs": jobs}
+        held = tx.drop_held(owner, user_id)
+        counts = {"memories": len(removed), "extractionJobs": jobs, "heldMessages": held}
         erasure = Erasure(receipt_id, owner, user_id, now, counts)
         tx.record_erasure(erasure)
         return removed, erasure
 
     removed, erasure = engine.store.write(erase)
-    if removed or erasure.counts["extractionJobs"]:  # the queue rows held the messages
+    if removed or _jobs_or_held(erasure):  # those rows held the messages
         try:  # committed: what follows is best effort, and the receipt stands
             _after(cast("ErasureHost", engine), removed, erasure)
         except Exception:
@@ -80,6 +82,10 @@ def forget(engine: LifecycleHost, owner: str, user_id: str | None) -> Erasure:
         erasure.id,
     )
     return erasure
+
+
+def _jobs_or_held(erasure: Erasure) -> bool:
+    return bool(erasure.counts["extractionJobs"] or erasure.counts["heldMessages"])
 
 
 def _after(engine: ErasureHost, removed: list[tuple[str, int]], erasure: Erasure) -> None:

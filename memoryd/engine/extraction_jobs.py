@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Callable, Collection
 from concurrent.futures import Future
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from memoryd.core.extraction import Fact, extract, fact_metadata
@@ -34,8 +35,18 @@ from memoryd.core.extraction.guard import unsafe
 from memoryd.engine.attribute_backing import back
 from memoryd.engine.attribute_model import AttributeModel, engine_minilm, shared_model
 from memoryd.engine.background import BackgroundWorker
-from memoryd.models import MemoryType, NewMemory, Origin, Reconcile, Reconciled, to_iso, utcnow
+from memoryd.models import (
+    Held,
+    MemoryType,
+    NewMemory,
+    Origin,
+    Reconcile,
+    Reconciled,
+    to_iso,
+    utcnow,
+)
 from memoryd.storage.base import NewJob, Store
+from memoryd.storage.jobs import NewHeld
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +80,8 @@ class ExtractionJobs:
         self.reconcile = reconcile
         self.stats = stats
         self.llm: ModeHook | None = None
+        #: ``quarantineGuarded``: hold what the guard refuses for review, not drop it
+        self.quarantines: Callable[[], bool] = lambda: False
         #: the classifier backing the rules (None: the rules alone); on retrieval's
         #: MiniLM session when the engine runs one
         self.attributes: AttributeModel | None = (
@@ -110,12 +123,17 @@ class ExtractionJobs:
         try:
             self.stats["scheduled"] += 1
             now = utcnow()
-            job = (
-                NewJob(owner, session_id, texts, now, user_id)
-                if deferred
-                else NewJob(
-                    owner, session_id, texts, now, user_id, self.worker, now + self._lease()
-                )
+            said = origin or Origin(now)
+            job = NewJob(
+                owner,
+                session_id,
+                texts,
+                now,
+                user_id,
+                None if deferred else self.worker,
+                None if deferred else now + self._lease(),
+                said.said_at,
+                said.request_id,
             )
             queued = self.store.submit(lambda tx: tx.queue_extraction(job))
         except Exception:
@@ -129,7 +147,6 @@ class ExtractionJobs:
                 self.stats["deferred"] += 1
                 self._schedule_refill()  # after the commit, so the claim can see the row
             else:
-                said = origin or Origin(now)
                 self.background.submit(self.run, job_id, owner, session_id, texts, user_id, said)
             if not durable.cancelled():  # a waiter that gave up may have cancelled it
                 durable.set_result(None)
@@ -166,8 +183,10 @@ class ExtractionJobs:
             return True
         classifier = self.attributes is not None and self.attributes.available()
         for text, source in texts:
-            if unsafe(text):  # counted here: no job will see it
-                self.stats["guarded"] = self.stats.get("guarded", 0) + 1
+            if unsafe(text):
+                if self.quarantines():
+                    return True  # the job holds it for review
+                self.stats["guarded"] = self.stats.get("guarded", 0) + 1  # no job sees it
                 continue
             facts, leftovers = extract(text, source=source)
             if facts or (leftovers and classifier):
@@ -196,9 +215,11 @@ class ExtractionJobs:
         jobs = self.store.write(
             lambda tx: tx.claim_extractions(self.worker, expired_before, now + self._lease(), limit)
         )
-        for job_id, owner, session_id, texts, user_id in jobs:
-            said = Origin(now)  # held since the claim (the request's id is not kept)
-            self.background.submit(self.run, job_id, owner, session_id, texts, user_id, said)
+        for job in jobs:  # said when its request came in (a job queued before 0018: now)
+            said = Origin(job.said_at or now, job.request_id)
+            self.background.submit(
+                self.run, job.id, job.owner, job.session_id, job.texts, job.user_id, said
+            )
         return len(jobs)
 
     def sweep(self, every_s: float | None = None) -> threading.Thread:
@@ -260,26 +281,65 @@ class ExtractionJobs:
         return stored
 
     def _extract_and_store(
-        self, owner: str, session_id: str, texts: Texts, user_id: str, origin: Origin | None
+        self,
+        owner: str,
+        session_id: str,
+        texts: Texts,
+        user_id: str,
+        origin: Origin | None,
+        *,
+        guard: bool = True,
     ) -> list[Reconciled]:
         """By ``extractionMode``: the rules below, the LLM, or both. Facts belong to the
         request's end user of the key (``user_id``; "" = the key's shared memory). A
         text steering the assistant against others (``core.extraction.guard``) is
-        dropped first, for every mode, and counted."""
-        kept = [(text, source) for text, source in texts if not unsafe(text)]
-        if len(kept) < len(texts):
-            self.stats["guarded"] = self.stats.get("guarded", 0) + len(texts) - len(kept)
-            log.info(
-                "extraction: %d message(s) not kept: they steer the assistant",
-                len(texts) - len(kept),
-            )
-        texts = kept
+        dropped first, for every mode, and counted (``guard`` False: a held message an
+        admin released)."""
+        if guard:
+            texts = self._guarded(owner, session_id, texts, user_id, origin)
         if not texts:
             return []
+        rules = partial(self.rules, owner, session_id, texts, user_id, origin, guard=guard)
         if self.llm is not None:
-            rules = lambda: self.rules(owner, session_id, texts, user_id, origin)  # noqa: E731
             return self.llm(owner, session_id, texts, rules, user_id, origin)
-        return self.rules(owner, session_id, texts, user_id, origin)
+        return rules()
+
+    def _guarded(
+        self, owner: str, session_id: str, texts: Texts, user_id: str, origin: Origin | None
+    ) -> Texts:
+        """The texts the guard lets pass. The others are counted and dropped or, with
+        ``quarantineGuarded``, held for review (``engine.quarantine``)."""
+        kept: Texts = []
+        refused: list[NewHeld] = []
+        request_id = origin.request_id if origin is not None else None
+        for text, source in texts:
+            reason = unsafe(text)
+            if reason is None:
+                kept.append((text, source))
+            else:
+                refused.append(
+                    NewHeld(owner, user_id, session_id, text, source, reason, utcnow(), request_id)
+                )
+        if not refused:
+            return kept
+        if self.quarantines():
+            self.store.write(lambda tx: [tx.hold(item) for item in refused])
+            self.stats["quarantined"] = self.stats.get("quarantined", 0) + len(refused)
+            log.info(
+                "extraction: %d message(s) held for review: they steer the assistant", len(refused)
+            )
+        else:
+            self.stats["guarded"] = self.stats.get("guarded", 0) + len(refused)
+            log.info("extraction: %d message(s) not kept: they steer the assistant", len(refused))
+        return kept
+
+    def release(self, held: Held) -> list[Reconciled]:
+        """Extract a held message as if the guard had let it pass (an admin read it)."""
+        origin = Origin(held.held_at, held.request_id)
+        texts = [(held.text, held.source)]
+        return self._extract_and_store(
+            held.api_key_id, held.session_id, texts, held.user_id, origin, guard=False
+        )
 
     def rules(
         self,
@@ -288,13 +348,15 @@ class ExtractionJobs:
         texts: Texts,
         user_id: str = "",
         origin: Origin | None = None,
+        *,
+        guard: bool = True,
     ) -> list[Reconciled]:
         """Rules extraction, then reconciliation: a fact of a single-valued slot
         supersedes the owner's other memories of that slot."""
         extracted_at = to_iso(utcnow())
         unique: dict[str, Fact] = {}
         for text, source in texts:
-            facts, leftovers = extract(text, source=source)
+            facts, leftovers = extract(text, source=source, guard=guard)
             for fact in back(facts, leftovers, self.attributes):
                 unique.setdefault(fact.key, fact)  # the first occurrence wins
         items = [

@@ -7,10 +7,10 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any, cast
 
-from memoryd.engine import erasure, lifecycle
+from memoryd.engine import erasure, lifecycle, quarantine
 from memoryd.engine.reports import DecayReport, ImportResult, SessionSummary, SummaryReport
 from memoryd.engine.validation import require_owner
-from memoryd.models import Erasure, utcnow
+from memoryd.models import Erasure, Held, Reconciled, utcnow
 
 
 class Lifecycle:
@@ -46,6 +46,24 @@ class Lifecycle:
     def erasures(self, owner: str | None = None, limit: int = 100) -> list[Erasure]:
         """The erasure receipts, newest first (every key's with ``owner`` None)."""
         return erasure.receipts(self._host, require_owner(owner) if owner else None, limit)
+
+    def held(
+        self, owner: str | None = None, user_id: str | None = None, limit: int = 100
+    ) -> list[Held]:
+        """Messages the guard held for review (``quarantine``), newest first."""
+        owner = require_owner(owner) if owner else None
+        return quarantine.listed(self._quarantine, owner, user_id, limit)
+
+    def release_held(self, held_id: int, owner: str | None = None) -> list[Reconciled]:
+        """Extract a held message as if the guard had let it pass (``owner``: only its)."""
+        return quarantine.release(self._quarantine, held_id, owner)
+
+    def discard_held(self, held_id: int, owner: str | None = None) -> Held:
+        return quarantine.discard(self._quarantine, held_id, owner)
+
+    @property
+    def _quarantine(self) -> quarantine.QuarantineHost:
+        return cast(quarantine.QuarantineHost, self)
 
     def export(self, owner: str, user_id: str | None = None) -> Iterator[dict[str, Any]]:
         return lifecycle.export(self._host, require_owner(owner), user_id)

@@ -104,13 +104,8 @@ class MemoryEngine(Lifecycle):
         self.delete_listeners: list[DeleteListener] = []
         if indexer is not None:
             self.write_listeners.append(lambda memory: indexer.notify(memory.id))
-        self.extraction_stats = {
-            "scheduled": 0,
-            "stored": 0,
-            "failed": 0,
-            "superseded": 0,
-            "deferred": 0,
-        }
+        names = ("scheduled", "stored", "failed", "superseded", "deferred", "quarantined")
+        self.extraction_stats = dict.fromkeys(names, 0)
         self.extraction = ExtractionJobs(
             store,
             self.background,
@@ -121,6 +116,7 @@ class MemoryEngine(Lifecycle):
         )
         self.llm_stats = LlmStats(store)  # opt-in LLM extraction (``engine.llm_extraction``)
         self.extraction.llm = partial(extract_with_mode, self)
+        self.extraction.quarantines = lambda: self.settings.get().quarantine_guarded
         self.retrieval_listeners: list[RetrievalListener] = []
         coherence.follow(self)  # another server's writes drop this one's caches
 
