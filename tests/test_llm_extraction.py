@@ -13,13 +13,14 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from memoryd.api.metrics import Metrics
 from memoryd.core.llm_ops import MAX_OPERATIONS
-from memoryd.engine import MemoryEngine
+from memoryd.engine import MemoryEngine, llm_budget
 from memoryd.engine.llm_extraction import (
     LlmExtractionError,
     LlmOp,
@@ -388,6 +389,46 @@ def test_tokens_are_counted_and_the_daily_cap_stops_the_calls(model: Model) -> N
     assert model.engine.settings.get().extraction_daily_token_cap == 0
     model.extract("I like green tea.")
     assert len(model.requests) == 2
+
+
+def test_a_keys_monthly_cap_stops_its_calls_and_no_other_keys(model: Model) -> None:
+    """Issue 40: a key over its monthly cap is extracted by the rules alone; another
+    key still calls the model; the month's total is in the store (a restart or a second
+    server sees it) and in the key's usage."""
+    model.engine.settings.update({"extractionKeyMonthlyTokenCap": 100})
+    model.handle = lambda body: answer(
+        {"op": "ADD", "content": "User likes tea"}, prompt=80, done=30
+    )
+    model.extract("I like tea.")
+    model.engine.store.flush()
+    month = llm_budget.spent(model.engine.store, OWNER)
+    assert (month["tokens"], month["requests"]) == (110, 1)
+    model.extract(RULES_TEXT)  # over its cap: no call, the rules still store
+    assert len(model.requests) == 1
+    assert RULES_FACT in model.current()
+    assert model.llm()["fallbacks"]["cap"] == 1
+    model.extract("I like tea.", owner="key_other")  # another key is not capped
+    assert len(model.requests) == 2
+    model.engine.settings.update({"extractionKeyMonthlyTokenCap": 0})
+    model.extract("I like green tea.")
+    assert len(model.requests) == 3
+
+
+def test_the_month_total_starts_over_the_next_month(engine: MemoryEngine) -> None:
+    store = engine.store
+    store.write(
+        lambda tx: tx.write_settings(
+            {llm_budget.PREFIX + OWNER: {"month": "2020-01", "tokens": 999, "requests": 3}},
+            datetime.now(UTC),
+        )
+    )
+    assert llm_budget.spent(store, OWNER)["tokens"] == 0
+    assert llm_budget.spent(store, OWNER, "2020-01")["tokens"] == 999
+    assert not llm_budget.over_cap(store, OWNER, 500)
+    llm_budget.add(store, OWNER, 600)
+    store.flush()
+    assert llm_budget.over_cap(store, OWNER, 500)
+    assert llm_budget.spent(store, OWNER)["requests"] == 1
 
 
 def test_usage_is_estimated_when_the_provider_sends_none(model: Model) -> None:

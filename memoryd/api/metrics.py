@@ -137,6 +137,12 @@ class Metrics:
             seen[0] += 1
             seen[1] += tokens
 
+    def injected_for(self, key_id: str) -> tuple[int, int]:
+        """``(requests, tokens)`` of memory ``key_id``'s gateway requests carried."""
+        with self._lock:
+            requests, tokens = self._injected.get(key_id, (0, 0))
+            return requests, tokens
+
     def record_request(self, method: str, route: str, status: int, seconds: float) -> None:
         # bisect_left: a value equal to a bound belongs to that bucket (le = "<=").
         index = bisect_left(self.buckets, seconds)

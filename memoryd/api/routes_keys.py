@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from memoryd.api.deps import EngineDep
 from memoryd.api.schemas import ErrorBody
+from memoryd.engine import llm_budget
 from memoryd.engine.keys import MAX_ID_CHARS, MAX_NAME_CHARS
 from memoryd.errors import NotFoundError
 
@@ -63,6 +64,29 @@ class KeyOne(BaseModel):
     key: KeyPublic
 
 
+class MonthUsage(BaseModel):
+    month: str = Field(description="UTC month, YYYY-MM")
+    llmExtractionTokens: int
+    llmExtractionRequests: int
+    llmExtractionMonthlyCap: int = Field(description="extractionKeyMonthlyTokenCap; 0: none")
+
+
+class ServerUsage(BaseModel):
+    """Since this server started (one server of a fleet)."""
+
+    injectedRequests: int
+    injectedTokens: int
+    llmExtractionRequests: int
+    llmExtractionPromptTokens: int
+    llmExtractionCompletionTokens: int
+
+
+class KeyUsage(BaseModel):
+    keyId: str
+    thisMonth: MonthUsage
+    sinceStart: ServerUsage
+
+
 class Revoked(BaseModel):
     revoked: bool
 
@@ -102,6 +126,34 @@ def get_key(key_id: str, engine: EngineDep) -> dict[str, Any]:
     if key is None:
         raise NotFoundError(f"no API key with id {key_id}")
     return {"key": key.to_dict()}
+
+
+@router.get("/{key_id}/usage", response_model=KeyUsage)
+def key_usage(key_id: str, engine: EngineDep, request: Request) -> dict[str, Any]:
+    """What the key cost: LLM extraction this month (every server) and, since this
+    server started, the memory tokens its requests carried and its LLM calls."""
+    if engine.keys.get(key_id) is None:
+        raise NotFoundError(f"no API key with id {key_id}")
+    month = llm_budget.spent(engine.store, key_id)
+    metrics = getattr(request.app.state, "metrics", None)
+    requests, tokens = metrics.injected_for(key_id) if metrics is not None else (0, 0)
+    llm = engine.llm_stats.snapshot()["byKey"].get(key_id, {})
+    return {
+        "keyId": key_id,
+        "thisMonth": {
+            "month": month["month"],
+            "llmExtractionTokens": month["tokens"],
+            "llmExtractionRequests": month["requests"],
+            "llmExtractionMonthlyCap": engine.settings.get().extraction_key_monthly_token_cap,
+        },
+        "sinceStart": {
+            "injectedRequests": requests,
+            "injectedTokens": tokens,
+            "llmExtractionRequests": llm.get("requests", 0),
+            "llmExtractionPromptTokens": llm.get("promptTokens", 0),
+            "llmExtractionCompletionTokens": llm.get("completionTokens", 0),
+        },
+    }
 
 
 @router.patch("/{key_id}", response_model=KeyOne)

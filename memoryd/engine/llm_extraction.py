@@ -7,9 +7,9 @@ untrusted input. It is validated strictly and rejected whole on any deviation, a
 UPDATE/DELETE may name only ids this call showed the model, all of them the owner's
 own current memories, so no answer can touch another owner's memory (the store checks
 the owner again when it retires them). Any failure (timeout, upstream error, invalid
-answer, daily token cap, provider not configured) is an ``LlmExtractionError`` with a
-``reason``: ``run_llm_extraction`` counts it and returns None, and the caller keeps
-the rules result. The chat never waits for this module.
+answer, the daily or a key's monthly token cap, provider not configured) is an
+``LlmExtractionError`` with a ``reason``: ``run_llm_extraction`` counts it and returns
+None, and the caller keeps the rules result. The chat never waits for this module.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from memoryd.core.llm_ops import (
     parse_operations,
 )
 from memoryd.core.scoring import estimate_tokens
+from memoryd.engine import llm_budget
 from memoryd.engine.providers import Provider
 from memoryd.models import Memory, Origin, Preview, Reconcile, Reconciled, to_iso, utcnow
 from memoryd.settings import MemorySettings
@@ -209,8 +210,12 @@ class LlmExtractor:
         stats: LlmStats | None = None,
         token_counter: Callable[[str], int] = estimate_tokens,
         owner: str = "",
+        store: Store | None = None,
+        key_monthly_cap: int = 0,
     ) -> None:
         self.provider, self.model, self.owner = provider, model, owner
+        #: where the key's monthly total is kept (None: no monthly cap is kept)
+        self.store, self.key_monthly_cap = store, key_monthly_cap
         self.timeout_s = timeout_s
         self.daily_token_cap = daily_token_cap
         self.stats = stats if stats is not None else LlmStats()
@@ -248,6 +253,11 @@ class LlmExtractor:
         cap = self.daily_token_cap
         if cap > 0 and self.stats.tokens_today() >= cap:
             raise LlmExtractionError("cap", f"the daily token cap of {cap} is reached")
+        monthly = self.key_monthly_cap
+        if self.store is not None and llm_budget.over_cap(self.store, self.owner, monthly):
+            raise LlmExtractionError(
+                "cap", f"key {self.owner}'s monthly token cap of {monthly} is reached"
+            )
         user = _tail(user_text, MAX_USER_CHARS)
         assistant = _tail(assistant_text, MAX_ASSISTANT_CHARS) or None
         body = self.request_body(user, assistant, related)
@@ -258,13 +268,13 @@ class LlmExtractor:
         except (ValueError, RecursionError):
             envelope = None
         prompt_text = "".join(m["content"] for m in body["messages"])
-        self.stats.record_usage(
-            _usage(envelope, "prompt_tokens", lambda: self.tokens(prompt_text)),
-            _usage(
-                envelope, "completion_tokens", lambda: self.tokens(raw.decode(errors="replace"))
-            ),
-            self.owner,
+        prompt = _usage(envelope, "prompt_tokens", lambda: self.tokens(prompt_text))
+        completion = _usage(
+            envelope, "completion_tokens", lambda: self.tokens(raw.decode(errors="replace"))
         )
+        self.stats.record_usage(prompt, completion, self.owner)
+        if self.store is not None:
+            llm_budget.add(self.store, self.owner, prompt + completion)
         return parse_operations(answer_text(envelope), {m.id for m in related})
 
     def _post(self, body: dict[str, Any]) -> bytes:
@@ -371,6 +381,8 @@ def run_llm_extraction(
             stats=stats,
             token_counter=engine.tokens,
             owner=owner,
+            store=engine.store,
+            key_monthly_cap=settings.extraction_key_monthly_token_cap,
         )
         related = related_memories(engine, owner, user or assistant, user_id)
         ops = extractor.extract(user, assistant or None, related)
@@ -434,5 +446,6 @@ def llm_status(engine: LlmHost) -> dict[str, Any]:
         "reason": reason,
         "timeoutMs": settings.extraction_timeout_ms,
         "dailyTokenCap": settings.extraction_daily_token_cap,
+        "keyMonthlyTokenCap": settings.extraction_key_monthly_token_cap,
         **engine.llm_stats.snapshot(),
     }
