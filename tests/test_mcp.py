@@ -116,7 +116,9 @@ def test_add_with_a_client_key_stores_under_that_key(srv: Served) -> None:
         args = {"type": "factual", "key": "pref:language", "content": "I prefer Python"}
         out = await s.ok("omniroute_memory_add", args)
         memory = out["memory"]
-        assert (memory["apiKeyId"], memory["sessionId"], memory["metadata"]) == ("alice", "", {})
+        assert (memory["apiKeyId"], memory["sessionId"]) == ("alice", "")
+        assert set(memory["metadata"]) == {"via", "saidAt"}  # provenance (issue 40)
+        assert memory["metadata"]["via"] == "mcp"
         again = await s.ok(
             "memory_add",
             {
@@ -135,8 +137,8 @@ def test_add_with_a_client_key_stores_under_that_key(srv: Served) -> None:
 
     over_http(srv.url, srv.alice, body)
     stored = srv.engine.list_memories(owner="alice").data
-    assert [(m.content, m.session_id, m.metadata) for m in stored] == [
-        ("I prefer Rust", "s1", {"src": "t"})
+    assert [(m.content, m.session_id, m.metadata["src"], m.metadata["via"]) for m in stored] == [
+        ("I prefer Rust", "s1", "t", "mcp")
     ]
 
 

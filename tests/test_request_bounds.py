@@ -145,7 +145,9 @@ def test_the_worst_accepted_metadata_never_breaks_a_listing(gw: Gateway) -> None
     assert created.status_code == 201, created.text
     listing = gw.api("GET", "/api/memory", params={"apiKeyId": gw.owner})
     assert listing.status_code == 200
-    assert listing.json()["data"][0]["metadata"] == worst
+    kept = listing.json()["data"][0]["metadata"]
+    assert {k: v for k, v in kept.items() if k not in ("via", "saidAt")} == worst
+    assert kept["via"] == "rest"  # provenance (issue 40)
     one = gw.api("GET", f"/api/memory/{created.json()['id']}")
     assert one.status_code == 200
     assert len(gw.export()) == 1

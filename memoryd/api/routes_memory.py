@@ -19,7 +19,7 @@ from memoryd.core.ids import MAX_NAMED_CHARS
 from memoryd.engine import require_owner
 from memoryd.engine.reports import HealthReport, ImportResult, SummaryReport
 from memoryd.errors import NotFoundError, PayloadTooLargeError, ValidationError
-from memoryd.models import MemoryPatch, MemoryType, NewMemory
+from memoryd.models import MemoryPatch, MemoryType, NewMemory, utcnow, written_via
 
 router = APIRouter(prefix="/api/memory", tags=["memory"])
 
@@ -90,7 +90,7 @@ def create_memory(body: s.MemoryCreate, engine: EngineDep, response: Response) -
             key=body.key,
             type=MemoryType(body.type),
             session_id=body.sessionId or "",
-            metadata=_with_subjects(body.metadata, body.subjects),
+            metadata=written_via(_with_subjects(body.metadata, body.subjects), "rest", utcnow()),
             expires_at=body.expiresAt,
         )
     )

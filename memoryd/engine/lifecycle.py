@@ -25,7 +25,7 @@ from memoryd.engine.reports import (
     SummaryReport,
 )
 from memoryd.errors import MemorydError, ValidationError, field_error
-from memoryd.models import Memory, MemoryType, NewMemory, parse_iso, to_iso, utcnow
+from memoryd.models import Memory, MemoryType, NewMemory, parse_iso, to_iso, utcnow, written_via
 from memoryd.storage.base import Clearing, Store, Writer
 
 if TYPE_CHECKING:
@@ -236,6 +236,14 @@ def parse_line(data: object, owner: str | None) -> NewMemory:
     user = data.get("userId")
     if user is not None and not isinstance(user, str):  # was taken as shared: all saw it
         raise field_error("userId", "must be a string or null")
+    created_at = _time(data.get("createdAt"), "createdAt")
+    metadata = data.get("metadata")
+    # A line with an id is a memoryd export: restored as it was exported. Others came
+    # from elsewhere and say so (a non-object is refused by the engine).
+    if not (isinstance(memory_id, str) and memory_id) and (
+        metadata is None or isinstance(metadata, dict)
+    ):
+        metadata = written_via(metadata, "import", created_at)
     return NewMemory(
         api_key_id=api_key_id,  # type: ignore[arg-type]  # validated by the engine
         user_id=user or "",
@@ -243,9 +251,9 @@ def parse_line(data: object, owner: str | None) -> NewMemory:
         key=data.get("key"),
         type=memory_type,
         session_id=data.get("sessionId") or "",
-        metadata=data.get("metadata"),
+        metadata=metadata,
         expires_at=_time(data.get("expiresAt"), "expiresAt"),
-        created_at=_time(data.get("createdAt"), "createdAt"),
+        created_at=created_at,
         id=memory_id if isinstance(memory_id, str) and memory_id else None,
     )
 

@@ -44,7 +44,7 @@ from memoryd.mcp.results import (
     SearchResult,
     profile_memory,
 )
-from memoryd.models import GLOBAL_OWNER, MemoryType, NewMemory, parse_iso
+from memoryd.models import GLOBAL_OWNER, MemoryType, NewMemory, parse_iso, utcnow, written_via
 
 #: The ASGI scope key under which the HTTP endpoint leaves the authenticated caller.
 PRINCIPAL_SCOPE_KEY = "memoryd.mcp.principal"
@@ -247,13 +247,15 @@ class MemoryTools:
                     key=key,
                     type=MemoryType(type),
                     session_id=sessionId or "",
-                    metadata=(
+                    metadata=written_via(
                         metadata
                         if subjects is None
                         else {
                             **(metadata or {}),
                             "subjects": [x.strip() for x in subjects if x.strip()],
-                        }
+                        },
+                        "mcp",
+                        utcnow(),
                     ),
                     user_id=userId or "",
                 )
