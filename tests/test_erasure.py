@@ -23,6 +23,7 @@ from memoryd.cli import main
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory, Origin, utcnow
+from memoryd.storage.base import NewJob
 from tests.conftest import STORES
 from tests.gateway_support import Gateway, running_gateway
 
@@ -304,3 +305,21 @@ def test_an_end_user_is_erased_by_the_id_the_app_knows(gateway: Gateway) -> None
     assert erased.status_code == 200, erased.text
     assert erased.json()["erasure"]["counts"]["memories"] == 1
     assert [m.content for m in engine.list_memories(owner=owner).data] == ["User works at Initech"]
+
+
+def test_a_deferred_job_said_before_the_erasure_stores_nothing(gateway: Gateway) -> None:
+    """A job a busy server left in the queue table keeps when its words were said: one
+    said before an erasure of its subject but claimed after it stores nothing; one said
+    after it is stored."""
+    engine, owner = gateway.engine, gateway.owner
+    said_before = utcnow()
+    engine.forget(owner, user_id="ann")
+    for text, said in (("I work at Zanzibarco.", said_before), ("I work at Initech.", utcnow())):
+        job = NewJob(owner, "", [(text, "user")], utcnow(), "ann", said_at=said, request_id="r")
+        engine.store.write(lambda tx, j=job: tx.queue_extraction(j))
+    assert engine.extraction.recover() == 2
+    assert engine.drain(timeout=60)
+    (kept,) = engine.list_memories(owner=owner, user_id="ann", history=True).data
+    assert kept.content == "User works at Initech"
+    assert kept.metadata["requestId"] == "r"
+    assert engine.store.read().queued_extractions() == []
