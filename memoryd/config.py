@@ -40,7 +40,8 @@ DEFAULT_INLINE_RETRIEVAL_MS = 4.0
 
 #: Every environment variable memoryd reads (docs/CONFIGURATION.md documents each, and
 #: tests/test_docs.py holds code, this set and the docs together). ``memoryd doctor``
-#: names any other ``MEMORYD_``/``MEMORY_``/``QDRANT_`` variable as a likely typo.
+#: and ``memoryd serve`` name any other ``MEMORYD_``/``MEMORY_``/``QDRANT_`` variable as a
+#: likely typo.
 ENVIRONMENT = frozenset(
     (
         "MEMORYD_ADMIN_TOKEN",
@@ -104,6 +105,27 @@ ENVIRONMENT = frozenset(
         "QDRANT_PORT",
     )
 )
+#: Variables of memoryd's own tests and benchmarks, not of the server.
+_NOT_THE_SERVERS = ("MEMORYD_TEST_", "MEMORYD_BENCH_", "MEMORYD_SMOKE_")
+_PREFIXES = ("MEMORYD_", "MEMORY_", "QDRANT_")
+
+
+def ours(env: Mapping[str, str]) -> list[str]:
+    """The variables of ``env`` that look like the server's."""
+    return [k for k in env if k.startswith(_PREFIXES) and not k.startswith(_NOT_THE_SERVERS)]
+
+
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
+    """Variables that look like memoryd's but are not read (a typo is otherwise silently
+    ignored: ``MEMORYD_UPSTREAM_BASEURL`` means no provider), each with the likeliest
+    meant name: ``"MEMORYD_UPSTREAM_BASEURL (did you mean MEMORYD_UPSTREAM_BASE_URL?)"``."""
+    import difflib
+
+    named = []
+    for key in sorted(k for k in ours(env) if k not in ENVIRONMENT):
+        close = difflib.get_close_matches(key, ENVIRONMENT, n=1, cutoff=0.8)
+        named.append(f"{key} (did you mean {close[0]}?)" if close else key)
+    return named
 
 
 def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:

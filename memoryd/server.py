@@ -38,6 +38,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from memoryd import welcome
 from memoryd.config import DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
@@ -296,9 +297,13 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 def make_server(
-    config: uvicorn.Config, *, url: str, on_ready: Callable[[], None] | None = None
+    config: uvicorn.Config,
+    *,
+    url: str,
+    on_ready: Callable[[], None] | None = None,
+    banner: list[str] | None = None,
 ) -> uvicorn.Server:
-    """uvicorn's server, plus a ready line (or ``on_ready``), and a signal is a clean
+    """uvicorn's server, plus a ready banner (or ``on_ready``), and a signal is a clean
     stop (exit 0). (Built here so that importing this module, which the CLI does, skips
     uvicorn.)"""
     import uvicorn
@@ -309,7 +314,8 @@ def make_server(
             if self.started and on_ready is not None:
                 on_ready()
             elif self.started:
-                print(f"memoryd listening on {url}", file=sys.stderr, flush=True)
+                lines = banner or [f"memoryd listening on {url}"]
+                print("\n".join(lines), file=sys.stderr, flush=True)
 
         @contextlib.contextmanager
         def capture_signals(self) -> Generator[None, None, None]:
@@ -364,9 +370,29 @@ def serve(
     json_logs: bool | None = None,
     env: Mapping[str, str] | None = None,
     worker: Worker | None = None,
+    demo: bool = False,
 ) -> None:
     """Run the server until SIGTERM/SIGINT. Raises ``ServeError`` if it cannot start.
-    ``worker``: one of ``serve --workers``' processes, on the supervisor's socket."""
+    ``worker``: one of ``serve --workers``' processes, on the supervisor's socket;
+    ``demo``: the default provider is the demo one (``welcome.demo_provider``)."""
+    env = os.environ if env is None else env
+    if not demo:
+        _serve(host, port, data_dir, log_level, json_logs, env, worker, False)
+        return
+    with welcome.demo_provider(env) as demo_env:
+        _serve(host, port, data_dir, log_level, json_logs, demo_env, worker, True)
+
+
+def _serve(
+    host: str,
+    port: int,
+    data_dir: str | Path,
+    log_level: str,
+    json_logs: bool | None,
+    env: Mapping[str, str],
+    worker: Worker | None,
+    demo: bool,
+) -> None:
     import uvicorn
 
     from memoryd.api.app import create_app
@@ -380,18 +406,21 @@ def serve(
     )
     from memoryd.storage.sqlite.files import warn_if_open_dir
 
-    env = os.environ if env is None else env
     limit_malloc_arenas(env)  # before the engine's threads start
     try:
         configure_logging(log_level, json_logs)
         limits = ConnectionLimits.from_env(env)  # slow clients and the connection cap
     except ValueError as exc:
         raise ServeError(str(exc)) from None
+    if (unread := welcome.unread_variables_line(env)) is not None:
+        log.warning(unread)
     root = Path(data_dir).expanduser()
     try:
         root.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
         raise ServeError(f"cannot create the data dir {root}: {exc.strerror}") from None
+    if (problem := welcome.unwritable(root)) is not None:
+        raise ServeError(problem)
     warn_if_open_dir(root)  # the files in it are 0600; the dir should be private too
 
     database_url = env.get("MEMORYD_DATABASE_URL", "").strip()
@@ -441,8 +470,19 @@ def serve(
                 )
                 log.info("connections: %s (%s)", limits.describe(), parser_name(limits))
                 check_fd_headroom(limits)
+                default = engine.providers().get("default")
+                lines = welcome.banner(
+                    url,
+                    default.base_url if default is not None else None,
+                    keys=len(engine.keys.list()),
+                    demo=demo,
+                    data="the PostgreSQL store" if database_url else str(root),
+                )
                 server = make_server(
-                    config, url=url, on_ready=None if worker is None else worker.ready
+                    config,
+                    url=url,
+                    on_ready=None if worker is None else worker.ready,
+                    banner=lines,
                 )
                 server.run(sockets=[sock])
             finally:

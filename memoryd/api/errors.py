@@ -67,6 +67,19 @@ def _validation_details(exc: RequestValidationError) -> tuple[str, list[dict[str
     return f"invalid request: {summary}", details
 
 
+def _not_json(request: Request, exc: RequestValidationError) -> bool:
+    """A JSON body sent without a JSON content type: FastAPI then reads it as text and
+    says "Input should be a valid dictionary", which names neither cause nor fix."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "application/json" or kind.endswith("+json"):
+        return False
+    return any(
+        tuple(err.get("loc", ())) == ("body",)
+        and err.get("type") in ("model_attributes_type", "dict_type", "list_type")
+        for err in exc.errors()
+    )
+
+
 #: OpenAI's error ``type`` for a status we answer under ``/v1/`` ourselves.
 _OPENAI_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error"}
 
@@ -98,6 +111,13 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def validation_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
+        if _not_json(request, exc):
+            message = (
+                "the body must be JSON sent with the header Content-Type: application/json "
+                f"(this request's is {request.headers.get('content-type') or 'missing'})"
+            )
+            details = [{"field": "body", "message": "not sent as JSON"}]
+            return _shaped(request, 400, message, "invalid_request", details)
         message, details = _validation_details(exc)
         return _shaped(request, 400, message, "invalid_request", details)
 

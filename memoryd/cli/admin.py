@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -77,13 +79,64 @@ def gc_cmd(ctx: click.Context) -> None:
 
 
 @click.command("status")
+@click.option(
+    "--server",
+    "server_url",
+    default=None,
+    help="The running server to ask for its counters (default: $MEMORYD_HOST:$MEMORYD_PORT).",
+)
 @cli_command
-def status_cmd(ctx: click.Context) -> None:
-    """Engine status: keyword tier, embedding, vector store, reindex queue."""
+def status_cmd(ctx: click.Context, server_url: str | None) -> None:
+    """Engine status: keyword tier, embedding, vector store, reindex queue; extraction
+    as the running server counted it (this command's own process extracted nothing)."""
     with local_engine(ctx) as engine:
         status = engine.status()
         status["memories"] = engine.list_memories(limit=1).total
+        queued = len(engine.store.read().queued_extractions())
+    url = server_url or server_address(os.environ)
+    served = ask_server(url, ctx.obj["data_dir"], os.environ)
+    status["server"] = {"url": url, "answered": served is not None}
+    if served is not None:
+        status["extraction"] = served.get("extraction", {})
+        status["server"]["pid"] = served.get("process", {}).get("pid")
+    else:
+        status["extraction"] = {"queued": queued}
     emit(ctx, status, lambda: click.echo(status_lines(status)))
+
+
+def server_address(env: Mapping[str, str]) -> str:
+    from memoryd.server import default_host, default_port
+
+    host = default_host(env)
+    host = "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
+    return f"http://{host}:{default_port(env)}"
+
+
+def ask_server(url: str, data_dir: Path, env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The running server's engine status, or None when none answers (or the admin
+    token here is not its own)."""
+    import httpx
+
+    from memoryd.server import TOKEN_FILE
+
+    token = env.get("MEMORYD_ADMIN_TOKEN", "").strip()
+    if not token:
+        try:
+            token = (Path(data_dir) / TOKEN_FILE).read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
+    try:
+        response = httpx.get(
+            f"{url.rstrip('/')}/api/memory/engine-status",
+            headers={"authorization": f"Bearer {token}"},
+            timeout=3,
+        )
+    except (httpx.HTTPError, ValueError):
+        return None
+    if response.status_code != 200:
+        return None
+    body: dict[str, Any] = response.json()
+    return body
 
 
 def status_lines(status: dict[str, Any]) -> str:
@@ -118,15 +171,26 @@ def status_lines(status: dict[str, Any]) -> str:
             f"{'running' if reindex.get('running') else 'idle'}, "
             f"{reindex.get('pending', 0)} pending, {reindex.get('errors', 0)} errors",
         ),
-        (
-            "extraction",
-            f"{extraction.get('stored', 0)} stored, {extraction.get('failed', 0)} "
-            f"failed, {extraction.get('pending', 0)} pending",
-        ),
+        ("extraction", _extraction_line(extraction, status.get("server", {}))),
     ]
     width = max(len(name) for name, _ in rows)
     lines = [f"{name:<{width}}  {text}" for name, text in rows]
     return "\n".join([*lines, "(--json for the whole report)"])
+
+
+def _extraction_line(extraction: dict[str, Any], server: dict[str, Any]) -> str:
+    """The server's counters since it started, or, with no server answering, what the
+    store holds: a CLI process extracts nothing, so its own counters would read 0."""
+    if not server.get("answered", True):
+        return (
+            f"no server answering at {server.get('url')} (the counters are the server's); "
+            f"{extraction.get('queued', 0)} jobs queued in the store"
+        )
+    where = f" (the server at {server['url']}, since it started)" if server else ""
+    return (
+        f"{extraction.get('stored', 0)} stored, {extraction.get('failed', 0)} failed, "
+        f"{extraction.get('pending', 0)} pending{where}"
+    )
 
 
 @click.command("reindex")

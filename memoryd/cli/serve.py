@@ -63,6 +63,12 @@ from memoryd.server import (
     default=None,
     help="Log lines as JSON or text (default $MEMORYD_LOG_FORMAT or auto: JSON unless a TTY).",
 )
+@click.option(
+    "--demo",
+    is_flag=True,
+    help="Try memoryd without a provider key: a built-in stand-in provider answers each "
+    "chat with the memories memoryd sent it.",
+)
 @click.pass_context
 def serve_command(
     ctx: click.Context,
@@ -74,6 +80,7 @@ def serve_command(
     worker_of: str | None,
     log_level: str | None,
     log_format: str | None,
+    demo: bool,
 ) -> None:
     """Run the server: REST API, /healthz and /metrics (Ctrl+C or SIGTERM stops it)."""
     env: Mapping[str, str] = os.environ
@@ -88,6 +95,8 @@ def serve_command(
             serve_data_dir or (ctx.obj or {}).get("data_dir") or default_data_dir(env),
         )
         count = default_workers(env) if workers is None else workers
+        if demo and count > 1:
+            raise ServeError("--demo runs one process: drop --workers (or MEMORYD_WORKERS)")
         if count > 1 and worker_of is None:
             from memoryd.supervisor import run_workers
 
@@ -99,6 +108,7 @@ def serve_command(
             json_logs={"json": True, "text": False}.get(fmt),
             env=env,
             worker=None if worker_of is None else Worker.parse(worker_of),
+            demo=demo,
         )
     except ServeError as exc:
         click.echo(f"error: {exc.message}", err=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from memoryd.core.masking import redacted_url
 from memoryd.engine import MemoryEngine
 from memoryd.engine.locality import in_process
 from memoryd.engine.providers import Provider
@@ -79,9 +81,35 @@ def authenticate(request: Request, fmt: WireFormat = CHAT) -> Any:
     key = _engine(request).keys.authenticate(token)
     if key is None:
         raise GatewayError(
-            401, "invalid or revoked API key", "invalid_request_error", "invalid_api_key"
+            401, wrong_credential(request, token), "invalid_request_error", "invalid_api_key"
         )
     return key
+
+
+#: What ``/v1`` takes, said in every refusal of a credential.
+_TAKES = "/v1 takes a memoryd client key (mk_..., made with `memoryd keys create NAME`)"
+
+
+def wrong_credential(request: Request, token: str) -> str:
+    """Why ``token`` is refused, and what to send instead: the credentials people send
+    by mistake are the admin token and their provider's key."""
+    admin = getattr(request.app.state, "admin_token", "")
+    if admin and secrets.compare_digest(token.encode(), str(admin).encode()):
+        return (
+            "invalid or revoked API key: that is memoryd's admin token, for /api and the "
+            f"dashboard; {_TAKES}"
+        )
+    if token.startswith(("sk-", "sk_", "xai-", "gsk_", "AIza")):
+        return (
+            f"invalid or revoked API key: that looks like a provider's key; {_TAKES}. The "
+            "provider's key belongs in MEMORYD_UPSTREAM_API_KEY (or the providers settings)"
+        )
+    if token.startswith("mk_"):
+        return (
+            "invalid or revoked API key: no live key of this server has that secret "
+            "(revoked, or made on another data dir or database)"
+        )
+    return f"invalid or revoked API key: {_TAKES}"
 
 
 async def parse_body(
@@ -169,8 +197,12 @@ def _unreachable(exc: UpstreamError, provider: Provider) -> GatewayError:
     if exc.code == "upstream_pool_exhausted":
         headers = {"retry-after": "1"}
         return GatewayError(exc.status, exc.tail, "server_error", exc.code, headers=headers)
+    log.warning("upstream %s at %s %s", provider.name, redacted_url(provider.base_url), exc.tail)
     return GatewayError(
-        exc.status, f"upstream {provider.name} {exc.tail}", "upstream_error", exc.code
+        exc.status,
+        f"upstream {provider.name} {exc.tail} (the server's log names its URL)",
+        "upstream_error",
+        exc.code,
     )
 
 

@@ -5,16 +5,11 @@ provider)."""
 
 from __future__ import annotations
 
-import difflib
 import errno
 import socket
 
-from memoryd.config import ENVIRONMENT
+from memoryd.config import ours, unknown_variables
 from memoryd.engine.doctor.report import Check, Setup, fail, ok, warn
-
-#: Variables of memoryd's own tests and benchmarks, not of the server.
-_NOT_THE_SERVERS = ("MEMORYD_TEST_", "MEMORYD_BENCH_", "MEMORYD_SMOKE_")
-_PREFIXES = ("MEMORYD_", "MEMORY_", "QDRANT_")
 
 
 def serve_check(setup: Setup) -> Check:
@@ -59,14 +54,9 @@ def serve_check(setup: Setup) -> Check:
 def environment_check(setup: Setup) -> Check:
     """``environment``: every memoryd-looking variable is one memoryd reads."""
     name = "environment"
-    ours = [k for k in setup.env if k.startswith(_PREFIXES) and not k.startswith(_NOT_THE_SERVERS)]
-    unknown = sorted(k for k in ours if k not in ENVIRONMENT)
-    if not unknown:
-        return ok(name, f"{len(ours)} memoryd variables set, all known")
-    named = []
-    for key in unknown:
-        close = difflib.get_close_matches(key, ENVIRONMENT, n=1, cutoff=0.8)
-        named.append(f"{key} (did you mean {close[0]}?)" if close else key)
+    named = unknown_variables(setup.env)
+    if not named:
+        return ok(name, f"{len(ours(setup.env))} memoryd variables set, all known")
     return warn(
         name,
         f"not read by memoryd, so ignored: {', '.join(named)}",
