@@ -80,6 +80,7 @@ LAYERS: Mapping[int, tuple[str, ...]] = {
         "memoryd.bootstrap",
         "memoryd.testing",
         "memoryd.http_protocol",
+        "memoryd.welcome",
     ),
 }
 
@@ -103,6 +104,9 @@ INTERFACE_ALLOWANCES: tuple[tuple[str, str], ...] = (
     ("memoryd.server", "memoryd.http_protocol"),
     # ``serve --workers`` starts servers; ``python -m memoryd`` is the CLI
     ("memoryd.supervisor", "memoryd.server"),
+    # what serve says at start; --demo serves the stand-in provider from testing
+    ("memoryd.server", "memoryd.welcome"),
+    ("memoryd.welcome", "memoryd.testing"),
     ("memoryd.supervisor", "memoryd.api.observability"),
     ("memoryd.__main__", "memoryd.cli"),
     ("memoryd.testing", "memoryd.http_protocol"),
