@@ -291,6 +291,15 @@ ADMIN_REQUESTS: dict[RouteId, Callable[[World], Request]] = {
     ("PATCH", "/api/keys/{key_id}"): lambda w: {"json": {"memoryEnabled": False}},
     ("DELETE", "/api/keys/{key_id}"): lambda w: {},
     ("GET", "/api/keys/{key_id}/usage"): lambda w: {},
+    ("POST", "/api/memory/import/omniroute"): lambda w: {
+        "params": {"map": f"x={B}"},
+        "content": b"SQLite format 3\x00",
+        "headers": {"content-type": "application/octet-stream"},
+    },
+    ("POST", "/api/memory/import/mem0"): lambda w: {
+        "params": {"apiKeyId": B},
+        "json": [{"id": "i1", "memory": "Overwritten by A", "user_id": "u"}],
+    },
     ("GET", "/api/memory/quarantine"): lambda w: {"params": {"apiKeyId": B}},
     ("POST", "/api/memory/quarantine/{held_id}/release"): lambda w: {},
     ("DELETE", "/api/memory/quarantine/{held_id}"): lambda w: {},

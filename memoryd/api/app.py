@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from memoryd import __version__
 from memoryd.api import (
+    routes_import,
     routes_keys,
     routes_memory,
     routes_qdrant,
@@ -137,8 +138,16 @@ def create_app(
     # The JSONL import streams a whole export: it keeps its own, larger limit.
     import_limit = max(max_body_bytes, routes_memory.MAX_IMPORT_BYTES)
     import_path = f"{routes_memory.router.prefix}/import"
-    install_json_depth(app, exempt=frozenset({import_path}))  # lines are checked one by one
-    install_body_limit(app, max_body_bytes, {import_path: import_limit})
+    install_json_depth(app, exempt=frozenset({import_path, routes_import.OMNIROUTE_PATH}))
+    install_body_limit(
+        app,
+        max_body_bytes,
+        {
+            import_path: import_limit,
+            routes_import.OMNIROUTE_PATH: routes_import.MAX_UPLOAD_BYTES,
+            routes_import.MEM0_PATH: import_limit,
+        },
+    )
     install_request_logging(app)
     install_metrics(app)
 
@@ -149,6 +158,7 @@ def create_app(
     admin = [Depends(require_admin)]
     for router in (
         routes_quarantine.router,  # before /api/memory/{memory_id}
+        routes_import.router,
         routes_memory.router,
         routes_settings.router,
         routes_qdrant.router,

@@ -16,7 +16,18 @@ from typing import Any
 import click
 
 from memoryd import __version__
-from memoryd.cli import admin, backup, doctor, keys, mcp, memory, migrate, providers, serve
+from memoryd.cli import (
+    admin,
+    backup,
+    doctor,
+    importing,
+    keys,
+    mcp,
+    memory,
+    migrate,
+    providers,
+    serve,
+)
 from memoryd.cli._common import json_option
 from memoryd.config import default_data_dir
 
@@ -78,7 +89,7 @@ def main(ctx: click.Context, data_dir: str | None) -> None:
 for command in (
     memory.memory,
     admin.export_cmd,
-    admin.import_cmd,
+    importing.import_group,
     admin.gc_cmd,
     admin.status_cmd,
     admin.reindex_cmd,

@@ -44,29 +44,6 @@ def export_cmd(ctx: click.Context, owner: str, output: Path | None) -> None:
         click.echo(f"exported {count} memories", err=True)
 
 
-@click.command("import")
-@click.argument("source", type=click.File("rb"), default="-")
-@click.option("--owner", "-k", default=None, help="Store every line under this key (id or name).")
-@cli_command
-def import_cmd(ctx: click.Context, source: Any, owner: str | None) -> None:
-    """Upsert memories from a JSON Lines file (or stdin) by owner + key."""
-    with local_engine(ctx) as engine:
-        owner = owner and resolve_key(engine, owner, owner=True)
-        result = engine.import_jsonl(source, owner=owner)
-
-    def show() -> None:
-        click.echo(
-            f"imported {result.imported}, updated {result.updated}, "
-            f"skipped {result.skipped}, errors {len(result.errors)}"
-        )
-        for err in result.errors:
-            click.echo(f"  line {err['line']}: {err['message']}", err=True)
-
-    emit(ctx, public(result), show)
-    if result.errors:
-        ctx.exit(1)
-
-
 @click.command("gc")
 @cli_command
 def gc_cmd(ctx: click.Context) -> None:

@@ -241,6 +241,13 @@ class MemoryWrites(Protocol):
         """Set ``(id, superseded_at, superseded_by)`` as an import found it."""
         ...
 
+    def restore_usage(
+        self, rows: Sequence[tuple[str, datetime | None, int, datetime | None]]
+    ) -> None:
+        """Set ``(id, updated_at, access_count, last_accessed_at)`` as another system
+        kept them (a None time is left as it is)."""
+        ...
+
     def update(self, memory_id: str, patch: MemoryPatch, now: datetime) -> Memory | None:
         """None for an unknown id. A changed content or key queues re-embedding."""
         ...

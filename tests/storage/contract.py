@@ -574,6 +574,31 @@ class StoreContract:
             page = r.list_page(ListQuery(owner="a", q=q, limit=10))
             assert ids(page.memories) == [m.id], q
 
+    def test_restore_usage(self, store: Store) -> None:
+        """An import from another system keeps its update time and access counts; a
+        None time is left as it was."""
+        m = add(store, "a", "likes tea", created_at=NOW - DAY)
+        other = add(store, "a", "likes coffee", created_at=NOW - DAY)
+        store.write(lambda w: w.restore_usage([(m.id, NOW - HOUR, 7, NOW - HOUR / 2)]))
+        got = store.read().get(m.id)
+        assert got is not None
+        assert (got.updated_at, got.access_count, got.last_accessed_at) == (
+            NOW - HOUR,
+            7,
+            NOW - HOUR / 2,
+        )
+        store.write(lambda w: w.restore_usage([(m.id, None, 2, None)]))
+        again = store.read().get(m.id)
+        assert again is not None
+        assert (again.updated_at, again.access_count, again.last_accessed_at) == (
+            NOW - HOUR,
+            2,
+            NOW - HOUR / 2,
+        )
+        untouched = store.read().get(other.id)
+        assert untouched is not None
+        assert untouched.access_count == 0
+
     def test_list_page_superseded_and_end_users(self, store: Store) -> None:
         old = add(store, "a", "lives in Paris", key="home", created_at=NOW - DAY)
         store.write(lambda w: w.restore_history([(old.id, NOW, None)]))

@@ -93,6 +93,24 @@ def reconcile(
     return Reconciled(memory, created, gone)
 
 
+def restore_usage(
+    conn: Any, rows: Sequence[tuple[str, datetime | None, int, datetime | None]]
+) -> None:
+    """Set memories' ``(id, updated_at, access_count, last_accessed_at)`` as another
+    system kept them (an import from OmniRoute or mem0); a None time leaves it."""
+    for memory_id, updated_at, count, last in rows:
+        conn.execute(
+            "UPDATE memories SET updated_at = COALESCE(?, updated_at), access_count = ?, "
+            "last_accessed_at = COALESCE(?, last_accessed_at) WHERE id = ?",
+            (
+                to_iso(updated_at) if updated_at else None,
+                max(0, count),
+                to_iso(last) if last else None,
+                memory_id,
+            ),
+        )
+
+
 def restore_history(conn: Any, rows: Sequence[tuple[str, datetime, str | None]]) -> None:
     """Set memories' supersession ``(id, at, by)`` as an import found it."""
     for memory_id, superseded_at, superseded_by in rows:

@@ -144,6 +144,11 @@ class SqlSession:
     def restore_history(self, rows: Sequence[tuple[str, datetime, str | None]]) -> None:
         self._do(history.restore_history, rows)
 
+    def restore_usage(
+        self, rows: Sequence[tuple[str, datetime | None, int, datetime | None]]
+    ) -> None:
+        self._do(history.restore_usage, rows)
+
     def update(self, memory_id: str, patch: MemoryPatch, now: datetime) -> Memory | None:
         return self._do(memories.update, memory_id, patch, now)
 
