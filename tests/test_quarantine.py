@@ -109,3 +109,30 @@ def test_an_erasure_takes_the_held_messages_of_its_subject(gateway: Gateway) -> 
     receipt = engine.forget(owner, user_id="ann")
     assert receipt.counts["heldMessages"] == 1
     assert [h.user_id for h in engine.held(owner)] == ["bob"]
+
+
+def test_the_cli_lists_releases_and_discards(gateway: Gateway, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from memoryd.cli import main
+
+    engine, owner = gateway.engine, gateway.owner
+    engine.settings.update({"quarantineGuarded": True})
+    gateway.send(MIXED, user="bob")
+    gateway.send(ATTACK, user="ann")
+    data = str(tmp_path / "data")
+    runner = CliRunner()
+    listed = runner.invoke(main, ["--data-dir", data, "memory", "held", "-k", "held"])
+    assert listed.exit_code == 0, listed.output
+    assert "user=bob" in listed.output
+    assert "user=ann" in listed.output
+    first, second = (h.id for h in engine.held(owner))  # newest first: ann's, then bob's
+    released = runner.invoke(main, ["--data-dir", data, "memory", "held", "--release", str(second)])
+    assert released.exit_code == 0, released.output
+    assert "stored 1 memories" in released.output
+    gone = runner.invoke(main, ["--data-dir", data, "memory", "held", "--discard", str(first)])
+    assert gone.exit_code == 0, gone.output
+    assert engine.held() == []
+    missing = runner.invoke(main, ["--data-dir", data, "memory", "held", "--discard", "999"])
+    assert missing.exit_code == 1
+    assert "no held message" in missing.output

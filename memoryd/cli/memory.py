@@ -283,6 +283,43 @@ def memory_erasures(ctx: click.Context, owner: str | None, limit: int) -> None:
     emit(ctx, {"erasures": [e.to_dict() for e in found]}, "\n".join(lines) or "no erasures")
 
 
+@memory.command("held")
+@click.option("--owner", "-k", default=None, help="Only this key's (id or name).")
+@click.option("--user", "user_id", default=None, help="Only this end user's.")
+@click.option("--release", "release_id", type=int, default=None, help="Extract this one.")
+@click.option("--discard", "discard_id", type=int, default=None, help="Delete this one.")
+@cli_command
+def memory_held(
+    ctx: click.Context,
+    owner: str | None,
+    user_id: str | None,
+    release_id: int | None,
+    discard_id: int | None,
+) -> None:
+    """Messages the guard held for review (setting quarantineGuarded): list them, or
+    release one (extracted as if the guard had let it pass) or discard it."""
+    if release_id is not None and discard_id is not None:
+        raise click.UsageError("--release or --discard, not both")
+    with local_engine(ctx) as engine:
+        if release_id is not None:
+            stored = [r.memory for r in engine.release_held(release_id) if r.memory]
+            payload = {"stored": [m.to_dict() for m in stored]}
+            emit(ctx, payload, f"released {release_id}: stored {len(stored)} memories")
+            return
+        if discard_id is not None:
+            gone = engine.discard_held(discard_id)
+            emit(ctx, {"discarded": gone.to_dict()}, f"discarded {discard_id}")
+            return
+        found = engine.held(owner and resolve_key(engine, owner, owner=True), user_id)
+    lines = [
+        f"{h.id}  {to_iso(h.held_at)}  {h.api_key_id}"
+        + (f" user={h.user_id}" if h.user_id else "")
+        + f"  [{h.reason}]\n    {h.text[:300]}"
+        for h in found
+    ]
+    emit(ctx, {"held": [h.to_dict() for h in found]}, "\n".join(lines) or "nothing held")
+
+
 @memory.command("update")
 @click.argument("memory_id")
 @click.option("--content", default=None)
