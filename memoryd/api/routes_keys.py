@@ -6,6 +6,7 @@ an admin credential here.
 
 from __future__ import annotations
 
+import hmac
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -15,7 +16,7 @@ from memoryd.api.deps import EngineDep
 from memoryd.api.schemas import ErrorBody
 from memoryd.engine import llm_budget
 from memoryd.engine.keys import MAX_ID_CHARS, MAX_NAME_CHARS
-from memoryd.errors import NotFoundError
+from memoryd.errors import NotFoundError, field_error
 
 router = APIRouter(prefix="/api/keys", tags=["keys"])
 
@@ -32,6 +33,13 @@ class KeyCreate(_Strict):
     #: for memories already stored under that owner. Default: a random ``key_…`` id.
     id: str | None = Field(
         default=None, min_length=1, max_length=MAX_ID_CHARS, pattern=r"^[A-Za-z0-9_.-]+$"
+    )
+    #: A secret the key's client already holds (e.g. its OmniRoute key), checked by
+    #: ``engine.keys.check_secret``; default: a new ``mk_…`` secret.
+    secret: str | None = Field(
+        default=None,
+        description="The client's existing secret (16-256 printable ASCII chars, no "
+        "spaces) instead of a new one; stored hashed.",
     )
 
 
@@ -95,12 +103,20 @@ class Revoked(BaseModel):
     "",
     response_model=KeyCreated,
     status_code=201,
-    responses={409: {"model": ErrorBody, "description": "A key with this id already exists"}},
+    responses={409: {"model": ErrorBody, "description": "The id, or the secret, is already taken"}},
 )
-def create_key(body: KeyCreate, engine: EngineDep) -> dict[str, Any]:
+def create_key(body: KeyCreate, engine: EngineDep, request: Request) -> dict[str, Any]:
     """Create a client key. The response carries the secret ``key``, never shown again."""
+    admin = str(getattr(request.app.state, "admin_token", "") or "")
+    if (
+        body.secret is not None
+        and admin
+        and hmac.compare_digest(body.secret.encode(), admin.encode())
+    ):
+        # /mcp takes the admin token before client keys: that key would be the admin
+        raise field_error("secret", "must not be the admin token")
     record, secret = engine.keys.create(
-        body.name, memory_enabled=body.memoryEnabled, key_id=body.id
+        body.name, memory_enabled=body.memoryEnabled, key_id=body.id, secret=body.secret
     )
     return {
         "id": record.id,

@@ -6,6 +6,8 @@ its name (``resolve_key``).
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from memoryd.cli._common import cli_command, emit, local_engine, resolve_key
@@ -30,13 +32,31 @@ def keys() -> None:
     show_default=True,
     help="Memory for this key: on, off, or follow the global setting.",
 )
+@click.option(
+    "--secret",
+    default=None,
+    metavar="S",
+    help="The secret the key's client already holds (e.g. its OmniRoute key; 16-256 "
+    "printable ASCII chars) instead of a new one; - reads it from stdin, out of the shell "
+    "history.",
+)
 @cli_command
-def keys_create(ctx: click.Context, name: str, key_id: str | None, memory: str) -> None:
+def keys_create(
+    ctx: click.Context, name: str, key_id: str | None, memory: str, secret: str | None
+) -> None:
     """Create a key named NAME. Its secret is printed once and never stored."""
+    if secret == "-":
+        secret = sys.stdin.readline().rstrip("\r\n")
     with local_engine(ctx) as engine:
-        record, secret = engine.keys.create(name, memory_enabled=_FLAG[memory], key_id=key_id)
-    payload = {**record.to_dict(), "key": secret}
-    emit(ctx, payload, f"created {record.id}\n{secret}\n(the secret is shown only once)")
+        record, made = engine.keys.create(
+            name, memory_enabled=_FLAG[memory], key_id=key_id, secret=secret
+        )
+    payload = {**record.to_dict(), "key": made}
+    if secret is not None:  # the caller has it: not printed again
+        text = f"created {record.id} with the given secret (shown as {record.prefix}…)"
+    else:
+        text = f"created {record.id}\n{made}\n(the secret is shown only once)"
+    emit(ctx, payload, text)
 
 
 @keys.command("list")

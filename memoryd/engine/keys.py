@@ -1,9 +1,11 @@
 """Client API keys (SPEC §3 ``api_keys``, §13 ``/api/keys``): create, list, revoke, auth.
 
 A key's id is the owner id of its memories (``memories.api_key_id``). The secret
-(``mk_`` + 32 random bytes, url-safe) is returned once by ``create`` and never stored:
-the table keeps its SHA-256 hex digest and an 8-char display prefix. ``authenticate``
-hashes the presented secret and does one indexed lookup on the UNIQUE ``key_hash``.
+(``mk_`` + 32 random bytes, url-safe, or one a client already holds, e.g. from
+OmniRoute) is returned once by ``create`` and never stored: the table keeps its SHA-256
+hex digest and a display prefix (8 chars, at most a quarter of a chosen secret).
+``authenticate`` hashes the presented secret and does one indexed lookup on the UNIQUE
+``key_hash``.
 
 Authentication results are cached in process for ``AUTH_CACHE_TTL_S`` seconds (hits
 only, keyed by hash). ``revoke`` and ``set_memory_enabled`` through a service clear
@@ -41,8 +43,12 @@ AUTH_CACHE_SIZE = 1024
 #: Ids: 1..64 of ``[A-Za-z0-9_.-]``, starting with a letter or digit (so internal
 #: owners like ``__memoryd_health__`` and CLI-flag-looking ids are impossible).
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-#: What a secret can look like; anything else is rejected without a DB lookup.
-_SECRET_RE = re.compile(r"mk_[A-Za-z0-9_-]{16,128}")
+#: A chosen secret's length: shorter ones can be guessed; it travels in a header.
+MIN_SECRET_CHARS = 16
+MAX_SECRET_CHARS = 256
+#: What a secret can look like (printable ASCII, no spaces); anything else is rejected
+#: without a DB lookup.
+_SECRET_RE = re.compile(rf"[\x21-\x7e]{{{MIN_SECRET_CHARS},{MAX_SECRET_CHARS}}}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +83,31 @@ def hash_secret(secret: str) -> str:
 
 def new_secret() -> str:
     return SECRET_PREFIX + secrets.token_urlsafe(32)
+
+
+def check_secret(secret: object) -> str:
+    """A secret a client already holds, refused with a reason that never repeats it."""
+    if not isinstance(secret, str):
+        raise field_error("secret", "must be a string")
+    if len(secret) < MIN_SECRET_CHARS:
+        raise field_error(
+            "secret", f"is too short to be safe: at least {MIN_SECRET_CHARS} characters"
+        )
+    if len(secret) > MAX_SECRET_CHARS:
+        raise field_error("secret", f"must be at most {MAX_SECRET_CHARS} characters")
+    if not _SECRET_RE.fullmatch(secret):
+        raise field_error(
+            "secret",
+            "must be printable ASCII without spaces or control characters "
+            "(it is sent in an HTTP header)",
+        )
+    return secret
+
+
+def display_prefix(secret: str) -> str:
+    """What lists show of a secret: 8 chars, but never more than a quarter of it (a
+    16-char chosen secret shows 4)."""
+    return secret[: min(PREFIX_CHARS, len(secret) // 4)]
 
 
 def new_key_id() -> str:
@@ -154,37 +185,45 @@ class KeyService:
     # -- writes ------------------------------------------------------------------------
 
     def create(
-        self, name: str, *, memory_enabled: bool | None = None, key_id: str | None = None
+        self,
+        name: str,
+        *,
+        memory_enabled: bool | None = None,
+        key_id: str | None = None,
+        secret: str | None = None,
     ) -> tuple[ApiKey, str]:
-        """A new key and its secret (shown once; only its hash is stored)."""
+        """A new key and its secret (shown once; only its hash is stored). ``secret``:
+        one its client already holds (moving from OmniRoute) instead of a new one."""
         name = check_name(name)
         flag = _check_flag(memory_enabled)
         explicit = key_id is not None
         kid = check_key_id(key_id) if explicit else new_key_id()
-        secret = new_secret()
+        chosen = secret is not None
+        secret = check_secret(secret) if chosen else new_secret()
+        digest, prefix = hash_secret(secret), display_prefix(secret)
         created = utcnow()
         created_iso = to_iso(created)
 
-        def insert(tx: Writer) -> bool:
-            return tx.insert_key(
-                NewKey(
-                    key_id=kid,
-                    name=name,
-                    key_hash=hash_secret(secret),
-                    prefix=secret[:PREFIX_CHARS],
-                    created_at=created_iso,
-                    memory_enabled=flag,
-                )
-            )
+        def insert(tx: Writer) -> str | None:
+            """None when stored, else the field that is taken."""
+            if chosen and tx.key_by_hash(digest) is not None:  # revoked keys keep theirs
+                return "secret"
+            new = NewKey(kid, name, digest, prefix, created_iso, memory_enabled=flag)
+            return None if tx.insert_key(new) else "id"
 
-        while not self.store.write(insert):
+        while (taken := self.store.write(insert)) is not None:
+            if taken == "secret":  # never which key: the caller may not know it exists
+                raise ConflictError(
+                    "secret: already in use by another key; choose another",
+                    details=[{"field": "secret", "message": "already in use"}],
+                )
             if explicit:
                 raise ConflictError(
                     f"a key with id {kid!r} already exists",
                     details=[{"field": "id", "message": "already exists"}],
                 )
             kid = new_key_id()  # a random id collided: astronomically rare, just retry
-        record = ApiKey(kid, name, secret[:PREFIX_CHARS], parse_iso(created_iso), None, flag)
+        record = ApiKey(kid, name, prefix, parse_iso(created_iso), None, flag)
         return record, secret
 
     def revoke(self, key_id: str) -> bool:
