@@ -265,7 +265,15 @@ def embedding_providers(engine: EngineDep) -> dict[str, Any]:
 @router.post("/summarize", response_model=s.SummarizeResult)
 def summarize(body: s.SummarizeRequest, engine: EngineDep) -> SummaryReport:
     """One summary per end user of the key (and one of its shared memories), or of
-    ``userId`` only: an end user's memories never end up in a shared summary."""
+    ``userId`` only: an end user's memories never end up in a shared summary. Without
+    ``apiKeyId``, each owner in turn (``owners`` says what was done for each)."""
+    if body.apiKeyId is None:
+        if body.userId is not None:
+            raise ValidationError(
+                "userId needs apiKeyId: an end user belongs to one key",
+                details=[{"field": "apiKeyId", "message": "required with userId"}],
+            )
+        return engine.summarize_every_owner(body.olderThanDays, dry_run=body.dryRun)
     return engine.summarize_older_than(
         body.apiKeyId, body.olderThanDays, dry_run=body.dryRun, user_id=body.userId
     )

@@ -294,7 +294,8 @@ class PreviewResult(BaseModel):
 
 class SummarizeRequest(Strict):
     olderThanDays: int = Field(default=30, ge=1, le=365)
-    apiKeyId: str = Field(min_length=1, max_length=200)
+    #: Omitted: every owner, each summarized apart (the reference's call); "" is a 400.
+    apiKeyId: str | None = Field(default=None, min_length=1, max_length=200)
     userId: str | None = Field(default=None, min_length=1, max_length=200)
     dryRun: bool = False
 
@@ -307,6 +308,15 @@ class SummaryCandidate(Report):
     tokens: int
     created_at: str
     user_id: str = ""  # its end user ("": shared); each is summarized apart
+    api_key_id: str = ""
+
+
+class OwnerSummarized(Report):
+    api_key_id: str
+    candidates: int
+    total_tokens: int
+    deleted_count: int
+    summary_ids: list[str]
 
 
 class SummarizeResult(Report):
@@ -316,6 +326,7 @@ class SummarizeResult(Report):
     summary_id: str | None
     dry_run: bool
     summary_ids: list[str] = []  # one summary per end user of the key (and one shared)
+    owners: list[OwnerSummarized] = []  # per owner with memories that old: what was done
 
 
 class ReindexRequest(Strict):

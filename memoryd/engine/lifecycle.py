@@ -21,6 +21,7 @@ from memoryd.engine.reports import (
     DecayReport,
     HealthReport,
     ImportResult,
+    OwnerSummary,
     SessionSummary,
     SummaryReport,
 )
@@ -94,7 +95,14 @@ def _candidate(engine: LifecycleHost, memory: Memory) -> Candidate:
         tokens=engine.tokens(memory.content),
         created_at=to_iso(memory.created_at),
         user_id=memory.user_id,
+        api_key_id=memory.api_key_id,
     )
+
+
+def _check_days(days: object) -> int:
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 365:
+        raise field_error("olderThanDays", "must be an integer from 1 to 365")
+    return days
 
 
 def summarize_older_than(
@@ -107,13 +115,14 @@ def summarize_older_than(
 ) -> SummaryReport:
     """One ``semantic`` summary per end user (and one of the shared memories) of this
     owner's memories older than ``days``, replacing them; ``user_id``: that one only."""
-    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 365:
-        raise field_error("olderThanDays", "must be an integer from 1 to 365")
+    _check_days(days)
     now = utcnow()
     old = engine.store.read().older_than(owner, now - timedelta(days=days))
     old = [m for m in old if user_id is None or m.user_id == user_id]
     candidates = [_candidate(engine, m) for m in old]
     result = SummaryReport(candidates, sum(c.tokens for c in candidates), dry_run=dry_run)
+    if old:
+        result.owners = [OwnerSummary(owner, len(old), result.total_tokens, 0, [])]
     if dry_run or not old:
         return result
     groups: dict[str, list[Memory]] = {}
@@ -137,7 +146,28 @@ def summarize_older_than(
     result.deleted_count = len(removed)
     result.summary_id = stored[0].id
     result.summary_ids = [m.id for m in stored]
+    result.owners[0].deleted_count = result.deleted_count
+    result.owners[0].summary_ids = list(result.summary_ids)
     return result
+
+
+def summarize_every_owner(engine: LifecycleHost, days: int, *, dry_run: bool) -> SummaryReport:
+    """``summarize_older_than`` for each owner in turn (the reference's call without an
+    owner), so summaries still never merge owners; ``owners`` says what was done for
+    each owner that had memories older than ``days``."""
+    _check_days(days)
+    total = SummaryReport([], 0, dry_run=dry_run)
+    for owner in engine.store.read().owners():
+        if owner == HEALTH_OWNER:  # a probe in flight, not a memory
+            continue
+        one = summarize_older_than(engine, owner, days, dry_run=dry_run)
+        total.candidates += one.candidates
+        total.total_tokens += one.total_tokens
+        total.deleted_count += one.deleted_count
+        total.summary_ids += one.summary_ids
+        total.owners += one.owners
+    total.summary_id = total.summary_ids[0] if total.summary_ids else None
+    return total
 
 
 def _summary(

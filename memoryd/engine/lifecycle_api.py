@@ -27,6 +27,10 @@ class Lifecycle:
         """``lifecycle.summarize_older_than`` (``dry_run``, ``user_id``)."""
         return lifecycle.summarize_older_than(self._host, require_owner(owner), days, **options)
 
+    def summarize_every_owner(self, days: int, *, dry_run: bool = False) -> SummaryReport:
+        """``summarize_older_than`` for each owner, one after another (never merged)."""
+        return lifecycle.summarize_every_owner(self._host, days, dry_run=dry_run)
+
     def sweep_decay(
         self, *, dry_run: bool = False, owner: str | None = None, now: datetime | None = None
     ) -> DecayReport:

@@ -27,6 +27,18 @@ class Candidate:
     tokens: int
     created_at: str
     user_id: str = ""  # its end user ("" shared): each is summarized apart
+    api_key_id: str = ""  # its owner: a call for every owner lists them all
+
+
+@dataclass(slots=True)
+class OwnerSummary:
+    """What a summarization did for one owner (a call for every owner has one each)."""
+
+    api_key_id: str
+    candidates: int
+    total_tokens: int
+    deleted_count: int
+    summary_ids: list[str]
 
 
 @dataclass(slots=True)
@@ -38,6 +50,8 @@ class SummaryReport:
     dry_run: bool = False
     #: One summary per end user of the key (and one of its shared memories).
     summary_ids: list[str] = field(default_factory=list)
+    #: Each owner that had memories that old, and what was done with them.
+    owners: list[OwnerSummary] = field(default_factory=list)
 
 
 @dataclass(slots=True)
