@@ -124,7 +124,7 @@ def test_base_url_gets_a_scheme_and_a_port() -> None:
 def test_public_shape_masks_the_key() -> None:
     shown = QdrantConfig(enabled=True, host="h", api_key="sk-verysecretvalue1234").public()
     assert set(shown) == {"enabled", "host", "port", "collection", "path", "quantization",
-                          "hasApiKey", "apiKeyMasked"}  # fmt: skip
+                          "embeddingModel", "hasApiKey", "apiKeyMasked"}  # fmt: skip
     assert shown["hasApiKey"] is True
     assert shown["apiKeyMasked"] == "sk-v…1234"
     assert "sk-verysecretvalue1234" not in str(shown)
@@ -150,7 +150,8 @@ def test_public_shape_masks_the_key() -> None:
         {"host": "h:99999"},
         {"apiKey": 5},
         {"path": 3},
-        {"embeddingModel": "openai/x"},
+        {"embeddingModel": 5},
+        {"embeddingModel": "bad\nmodel"},
         {"vectorSize": 1536},
     ],
 )

@@ -52,6 +52,8 @@ def test_get_defaults_without_a_key(client: Any) -> None:
         "collection": "memoryd_memory",
         "path": None,
         "quantization": "none",
+        "embeddingModel": None,
+        "embeddingModelInUse": None,  # the client fixture has no embedder
         "hasApiKey": False,
         "apiKeyMasked": None,
     }
@@ -117,7 +119,9 @@ def test_put_updates_masks_the_key_and_sets_vector_store(
         {"enabled": "yes"},
         {"enabled": None},
         {"host": "ftp://x"},
-        {"embeddingModel": "openai/text-embedding-3-small"},
+        {"embeddingModel": 5},
+        {"embeddingModel": "x" * 201},
+        {"vectorSize": 1536},
         {"unknown": 1},
     ],
 )

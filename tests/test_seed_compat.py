@@ -4,12 +4,18 @@ SQLite file."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+import pytest
+from fastapi.testclient import TestClient
+
+from memoryd.api import create_app
 from memoryd.engine import MemoryEngine
+from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import utcnow
-from tests.conftest import add
+from tests.conftest import ADMIN, add, make_engine
 
 # -- summarize without apiKeyId: every owner, each apart -------------------------------
 
@@ -74,3 +80,64 @@ def test_summarize_refuses_an_end_user_without_its_key_and_an_empty_owner(
         response = client.post("/api/memory/summarize", json=body)
         assert response.status_code == 400, (body, response.text)
     assert engine.get(old.id) is not None
+
+
+# -- Qdrant settings: OmniRoute's embeddingModel kept, and what memoryd embeds with ----
+
+
+@pytest.fixture
+def semantic_client(semantic_engine: MemoryEngine) -> Iterator[Any]:
+    """The real app over an engine with a (test) embedder, admin-authenticated."""
+    app = create_app(semantic_engine, admin_token=ADMIN)
+    with TestClient(app, headers={"Authorization": f"Bearer {ADMIN}"}) as http:
+        yield http
+
+
+def test_qdrant_keeps_omniroutes_embedding_model_and_names_the_one_in_use(
+    semantic_client: Any, semantic_engine: MemoryEngine
+) -> None:
+    """The body OmniRoute's dashboard sends (its qdrant-routes test) is accepted; the
+    field is shown back, and ``embeddingModelInUse`` says what memoryd embeds with."""
+    before = semantic_engine.embeddings.resolution()  # type: ignore[union-attr]
+    body = {
+        "enabled": False,
+        "host": "qdrant-server",
+        "port": 6333,
+        "collection": "test-collection",
+        "embeddingModel": "openai/text-embedding-3-small",
+    }
+    response = semantic_client.put("/api/settings/qdrant", json=body)
+    assert response.status_code == 200, response.text
+    shown = response.json()
+    assert shown["embeddingModel"] == "openai/text-embedding-3-small"
+    assert shown["embeddingModelInUse"] == f"{before.source}/{before.model}"
+    again = semantic_client.get("/api/settings/qdrant").json()
+    assert again["embeddingModel"] == "openai/text-embedding-3-small"
+    assert again["embeddingModelInUse"] == shown["embeddingModelInUse"]
+    # It chooses nothing: the memory embedder and its settings are as they were.
+    assert semantic_engine.embeddings.resolution() == before  # type: ignore[union-attr]
+    assert semantic_engine.settings.get().embedding_provider_model is None
+    # "" and null remove it, as for the other optional fields.
+    for cleared in ("", None):
+        semantic_client.put("/api/settings/qdrant", json={"embeddingModel": "x/y"})
+        gone = semantic_client.put("/api/settings/qdrant", json={"embeddingModel": cleared})
+        assert gone.json()["embeddingModel"] is None
+
+
+def test_qdrant_names_a_remote_embedder_as_provider_and_model(
+    client: Any, engine: MemoryEngine
+) -> None:
+    """Without any embedder it says none; with a remote one its ``provider/model``."""
+    assert client.get("/api/settings/qdrant").json()["embeddingModelInUse"] is None
+    semantic = make_engine(engine.config.data_dir / "remote", resolver=None)
+    try:
+        semantic.settings.update(
+            {"embeddingSource": "remote", "embeddingProviderModel": "up/nomic-embed-text"}
+        )
+        save_providers(semantic.store, [Provider("up", "http://127.0.0.1:9/v1", "k")])
+        app = create_app(semantic, admin_token=ADMIN)
+        with TestClient(app, headers={"Authorization": f"Bearer {ADMIN}"}) as http:
+            shown = http.get("/api/settings/qdrant").json()
+        assert shown["embeddingModelInUse"] == "up/nomic-embed-text"
+    finally:
+        semantic.close()

@@ -1,9 +1,11 @@
 """``/api/settings/qdrant*`` (SPEC §13): Qdrant settings, health, test search, cleanup.
 
 The API key is write-only: answers carry ``hasApiKey`` and ``apiKeyMasked``, never the
-key. ``PUT`` with ``enabled`` also sets the memory setting ``vectorStore`` (``qdrant``
-when enabling, ``auto`` when disabling) and enabling starts a backfill. The test
-search always needs an owner (``apiKeyId``) and sees only that owner's live memories.
+key. OmniRoute's ``embeddingModel`` is kept and shown, but Qdrant's vectors come from
+the memory embedder: answers name it in ``embeddingModelInUse``. ``PUT`` with
+``enabled`` also sets the memory setting ``vectorStore`` (``qdrant`` when enabling,
+``auto`` when disabling) and enabling starts a backfill. The test search always needs
+an owner (``apiKeyId``) and sees only that owner's live memories.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ class QdrantSettingsPublic(BaseModel):
     collection: str
     path: str | None
     quantization: Quantization
+    embeddingModel: str | None = Field(
+        description="OmniRoute's field, kept as sent; memoryd does not embed with it"
+    )
+    embeddingModelInUse: str | None = Field(
+        description="What Qdrant's vectors are made with: the memory settings' embedder"
+    )
     hasApiKey: bool
     apiKeyMasked: str | None
 
@@ -41,6 +49,9 @@ class QdrantSettingsUpdate(Strict):
     path: str | None = Field(default=None, max_length=4096)
     quantization: Quantization | None = None
     apiKey: str | None = Field(default=None, max_length=4000)
+    #: OmniRoute's Qdrant embedder, accepted and kept (null or "" removes it); memoryd
+    #: embeds with the memory settings' embedder (``embeddingModelInUse``).
+    embeddingModel: str | None = None
 
 
 class QdrantHealth(BaseModel):
@@ -94,9 +105,22 @@ class EmbeddingModels(BaseModel):
     models: list[EmbeddingModel]
 
 
+def in_use(engine: Any) -> str | None:
+    """The memory embedder as ``provider/model`` (a local source: ``source/model``), or
+    None without one: what Qdrant's vectors are made with. Resolved, not loaded."""
+    if engine.embeddings is None:
+        return None
+    resolution = engine.embeddings.resolution()
+    if resolution.source is None or resolution.model is None:
+        return None
+    if resolution.source == "remote":
+        return str(resolution.model)
+    return f"{resolution.source}/{resolution.model}"
+
+
 @router.get("", response_model=QdrantSettingsPublic)
 def get_qdrant_settings(engine: EngineDep) -> dict[str, Any]:
-    return engine.qdrant.config().public()
+    return {**engine.qdrant.config().public(), "embeddingModelInUse": in_use(engine)}
 
 
 @router.put("", response_model=QdrantSettingsPublic)
@@ -108,7 +132,8 @@ def put_qdrant_settings(body: QdrantSettingsUpdate, engine: EngineDep) -> dict[s
             raise ValidationError(
                 f"{name}: must not be null", details=[{"field": name, "message": "null"}]
             )
-    return engine.qdrant.update_config(changes).public()
+    shown = engine.qdrant.update_config(changes).public()
+    return {**shown, "embeddingModelInUse": in_use(engine)}
 
 
 @router.get("/health", response_model=QdrantHealth)

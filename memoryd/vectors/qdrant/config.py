@@ -9,9 +9,13 @@ quantization is ``none``. Writes are strict: unknown fields, wrong types, a port
 outside 1..65535, an empty collection name or an unknown quantization are a
 ``ValidationError`` naming the field; ``apiKey: ""`` removes the stored key.
 
-Not here: the reference's ``embeddingModel``/``vectorSize``/``hnswEfConstruct``. memoryd
-embeds for Qdrant with the active memory embedder and creates the collection with its
-real vector size, so those settings would only be ways to disagree with it.
+``embeddingModel`` (the reference's Qdrant embedder) is accepted and kept so an
+OmniRoute client's body and a round trip through GET work, but it chooses nothing:
+memoryd embeds for Qdrant with the active memory embedder (the memory settings'
+``embeddingSource``/``embeddingProviderModel``), one embedder for every tier, and the
+API answers say which (``embeddingModelInUse``). The reference's ``vectorSize`` and
+``hnswEfConstruct`` stay refused: the collection is created with the embedder's real
+vector size, so they could only disagree with it.
 """
 
 from __future__ import annotations
@@ -34,7 +38,17 @@ DEFAULT_COLLECTION = "memoryd_memory"
 QUANTIZATIONS = ("none", "int8", "binary")
 #: Qdrant rejects ``/`` and a few other characters in collection names; stay portable.
 COLLECTION_RE = re.compile(r"^[A-Za-z0-9_.-]{1,255}$")
-FIELDS = ("enabled", "host", "port", "apiKey", "collection", "path", "quantization")
+FIELDS = (
+    "enabled",
+    "host",
+    "port",
+    "apiKey",
+    "collection",
+    "path",
+    "quantization",
+    "embeddingModel",
+)
+MAX_MODEL_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +60,8 @@ class QdrantConfig:
     collection: str = DEFAULT_COLLECTION
     path: str | None = None
     quantization: str = "none"
+    #: Kept for OmniRoute clients; never used to embed (see the module docstring).
+    embedding_model: str | None = None
 
     @property
     def mode(self) -> str:
@@ -83,6 +99,7 @@ class QdrantConfig:
             "collection": self.collection,
             "path": self.path,
             "quantization": self.quantization,
+            "embeddingModel": self.embedding_model,
             "hasApiKey": bool(self.api_key),
             "apiKeyMasked": mask_secret(self.api_key),
         }
@@ -131,6 +148,7 @@ def normalize(raw: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Q
         or DEFAULT_COLLECTION,
         path=_text(raw.get("path")),
         quantization=quantization if quantization in QUANTIZATIONS else "none",
+        embedding_model=_text(raw.get("embeddingModel")),
     )
 
 
@@ -192,7 +210,24 @@ def validate_update(partial: Mapping[str, Any]) -> dict[str, Any]:
             if not isinstance(value, str) or len(value) > 4000:
                 raise _bad(name, 'must be a string ("" removes the stored key)')
             out[name] = _text(value)
+        elif name == "embeddingModel":
+            out[name] = _check_model(value)
     return out
+
+
+def _check_model(value: object) -> str | None:
+    """OmniRoute's ``provider/model`` for Qdrant, kept as given (``""``/null remove it)."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, str)
+        or len(value) > MAX_MODEL_CHARS
+        or any(ord(c) < 32 or ord(c) == 127 for c in value)
+    ):
+        raise _bad(
+            "embeddingModel", f"must be a model name of at most {MAX_MODEL_CHARS} printable chars"
+        )
+    return _text(value)
 
 
 def _check_host(value: object) -> str:
@@ -221,8 +256,8 @@ def merged(current: QdrantConfig, values: Mapping[str, Any]) -> QdrantConfig:
     """``current`` with validated ``values`` applied (for previews and tests)."""
     changes: dict[str, Any] = {}
     for name, value in values.items():
-        field = {"apiKey": "api_key"}.get(name, name)
-        if field in ("path", "api_key") or value is not None:
+        field = {"apiKey": "api_key", "embeddingModel": "embedding_model"}.get(name, name)
+        if field in ("path", "api_key", "embedding_model") or value is not None:
             changes[field] = value
     return replace(current, **changes)
 
