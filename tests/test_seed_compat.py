@@ -4,8 +4,11 @@ SQLite file."""
 
 from __future__ import annotations
 
+import itertools
+import json
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +19,7 @@ from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import utcnow
 from tests.conftest import ADMIN, add, make_engine
+from tests.test_cli_keys_by_name import ok
 
 # -- summarize without apiKeyId: every owner, each apart -------------------------------
 
@@ -141,3 +145,97 @@ def test_qdrant_names_a_remote_embedder_as_provider_and_model(
         assert shown["embeddingModelInUse"] == "up/nomic-embed-text"
     finally:
         semantic.close()
+
+
+# -- import: one JSON array as well as JSON Lines ----------------------------------------
+
+
+def test_rest_import_takes_a_json_array(client: Any, engine: MemoryEngine) -> None:
+    items = [
+        {"content": "User likes green tea.", "key": "preference:tea"},
+        {"content": "User lives in Oslo.", "key": "fact:home", "type": "factual"},
+        {"content": "User chose Postgres.", "key": "decision:db", "type": "episodic"},
+    ]
+    response = client.post(
+        "/api/memory/import",
+        params={"apiKeyId": "owner-a"},
+        content=json.dumps(items, indent=2),
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 200, response.text
+    assert response.json() == {"imported": 3, "updated": 0, "skipped": 0, "errors": []}
+    stored = {m.key: m.content for m in engine.list_memories(owner="owner-a").data}
+    assert stored == {i["key"]: i["content"] for i in items}
+    again = client.post("/api/memory/import?apiKeyId=owner-a", json=items).json()
+    assert (again["imported"], again["skipped"]) == (0, 3)  # idempotent, as JSON Lines are
+    assert client.post("/api/memory/import?apiKeyId=owner-a", content=b"  [ ]\n").json() == {
+        "imported": 0, "updated": 0, "skipped": 0, "errors": [],
+    }  # fmt: skip
+
+
+def test_bad_items_are_named_by_item_and_line_and_the_rest_imported(
+    client: Any, engine: MemoryEngine
+) -> None:
+    deep: Any = "x"
+    for _ in range(70):
+        deep = {"d": deep}
+    body = "\n".join(
+        [
+            "",  # a blank first line: lines count from the start of the body
+            "[",
+            '  {"content": "User likes green tea.", "key": "a"},',
+            '  "not an object",',
+            '  {"content": "User likes jazz.", "key": "b", "type": "bogus"},',
+            f'  {{"content": "Too deep.", "key": "c", "metadata": {json.dumps(deep)}}},',
+            '  {"content": "User lives in Oslo.", "key": "d"}',
+            "]",
+        ]
+    )
+    result = client.post("/api/memory/import?apiKeyId=owner-a", content=body).json()
+    assert result["imported"] == 2
+    assert [(e["item"], e["line"]) for e in result["errors"]] == [(2, 4), (3, 5), (4, 6)]
+    messages = [e["message"] for e in result["errors"]]
+    assert messages[0] == "not a JSON object"
+    assert "unknown type 'bogus'" in messages[1]
+    assert "nested deeper than 64 levels" in messages[2]
+    assert sorted(m.key for m in engine.list_memories(owner="owner-a").data) == ["a", "d"]
+
+
+def test_a_broken_array_imports_nothing_and_says_where(client: Any, engine: MemoryEngine) -> None:
+    for body, line in (
+        ('[\n {"content": "User likes tea.", "key": "a"}\n {"content": "x", "key": "b"}\n]', 3),
+        ('[\n {"content": "User likes tea.", "key": "a"}\n]\n{"content": "x"}', 4),
+        ('[\n {"content": "User likes tea.", "key": "a"},\n', 2),  # ends early
+    ):
+        result = client.post("/api/memory/import?apiKeyId=owner-a", content=body).json()
+        assert result["imported"] == 0, body
+        (error,) = result["errors"]
+        assert error["line"] == line, (body, error)
+        assert "item" not in error
+        assert error["message"].startswith("invalid JSON array")
+    assert engine.list_memories(owner="owner-a").total == 0
+
+
+def test_a_json_array_over_the_limit_is_one_error(engine: MemoryEngine) -> None:
+    """The REST body limit stops such a body before; a file goes through this check."""
+    chunk = b'"' + b"x" * (1 << 20) + b'",\n'
+    lines = itertools.chain([b"[\n"], itertools.repeat(chunk, 65), [b'""]\n'])
+    result = engine.import_jsonl(lines, owner="owner-a")
+    assert result.imported == 0
+    assert result.errors == [
+        {"line": 1, "message": f"a JSON array over {64 * 1024 * 1024} bytes: send JSON Lines"}
+    ]
+
+
+def test_the_cli_imports_a_json_array_file(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    source = tmp_path / "memories.json"
+    items = [
+        {"apiKeyId": "owner-a", "content": "User likes green tea.", "key": "preference:tea"},
+        {"apiKeyId": "owner-b", "content": "User lives in Oslo.", "key": "fact:home"},
+    ]
+    source.write_text(json.dumps(items, indent=2))
+    result = ok(data, "import", str(source))
+    assert (result["imported"], result["errors"]) == (2, [])
+    listed = ok(data, "memory", "list", "-k", "owner-b")
+    assert [m["content"] for m in listed["data"]] == ["User lives in Oslo."]

@@ -157,6 +157,7 @@ def export_disposition(owner: str) -> str:
             "content": {
                 "application/x-ndjson": {"schema": {"type": "string"}},
                 "text/plain": {"schema": {"type": "string"}},
+                "application/json": {"schema": {"type": "array", "items": {"type": "object"}}},
             },
         }
     },
@@ -170,7 +171,8 @@ async def import_memories(
         Query(min_length=1, max_length=200, description="every line to this end user"),
     ] = None,
 ) -> ImportResult:
-    """JSON Lines in the export format; upserts by (owner, end user, key). With
+    """JSON Lines in the export format, or one JSON array of the same objects (errors
+    then name the ``item``); upserts by (owner, end user, key). With
     ``apiKeyId`` every line goes to that owner (with ``userId`` to that end user of
     it); without, each line keeps its own ``apiKeyId`` (and ``userId``)."""
     body = bytearray()

@@ -7,15 +7,17 @@ goes through the engine so the index tiers and the read cache hear about it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.core.decay import SWEEP_SCAN_CAP, is_decayed
-from memoryd.core.jsondepth import MAX_JSON_DEPTH, value_too_deep
 from memoryd.core.summary import summarize_text, summary_line
+from memoryd.engine.import_records import (
+    MAX_IMPORT_LINE_BYTES as MAX_IMPORT_LINE_BYTES,  # re-export
+)
+from memoryd.engine.import_records import records
 from memoryd.engine.reports import (
     Candidate,
     DecayReport,
@@ -51,7 +53,6 @@ class LifecycleHost(Protocol):
     def notify_deleted(self, removed: list[tuple[str, int]]) -> None: ...
 
 
-MAX_IMPORT_LINE_BYTES = 1_048_576
 IMPORT_BATCH = 500
 EXPORT_PAGE = 500
 
@@ -255,7 +256,7 @@ def _time(value: object, name: str) -> datetime | None:
 def parse_line(data: object, owner: str | None) -> NewMemory:
     """A memory JSON object (the export format) as a NewMemory; ``owner`` wins."""
     if not isinstance(data, dict):
-        raise ValidationError("line is not a JSON object")
+        raise ValidationError("not a JSON object")
     raw_type = data.get("type", "factual")
     try:
         memory_type = MemoryType(raw_type)
@@ -319,8 +320,9 @@ def import_jsonl(
     owner: str | None,
     user_id: str | None = None,
 ) -> ImportResult:
-    """Upsert JSON Lines by ``(owner, key)``; a bad line is reported with its number and
-    the valid lines around it are still imported."""
+    """Upsert JSON Lines (or one JSON array of the same objects) by ``(owner, key)``; a
+    bad line is reported with its number (an array's item with its number and the line
+    it starts on) and the others are still imported."""
     result = ImportResult()
     batch: list[NewMemory] = []
     retire: dict[str, tuple[datetime, str | None]] = {}  # key -> supersededAt/By
@@ -344,22 +346,10 @@ def import_jsonl(
         batch.clear()
         retire.clear()
 
-    for number, raw in enumerate(lines, start=1):
+    for line, item, data in records(lines):
         try:
-            if len(raw) > MAX_IMPORT_LINE_BYTES:
-                raise ValidationError(f"line longer than {MAX_IMPORT_LINE_BYTES} bytes")
-            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-            if not text.strip():
-                continue
-            try:
-                data = json.loads(text)
-            except ValueError as exc:
-                raise ValidationError(f"invalid JSON: {exc}") from None
-            except RecursionError:
-                raise ValidationError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
-            deep = value_too_deep(data)
-            if deep is not None:
-                raise ValidationError(f"nested deeper than {MAX_JSON_DEPTH} levels (at {deep})")
+            if isinstance(data, MemorydError):
+                raise data
             parsed = parse_line(data, owner)
             if user_id is not None:
                 parsed = replace(parsed, user_id=user_id)
@@ -373,9 +363,9 @@ def import_jsonl(
                 continue
             if at is not None:
                 retire[key] = (at, by if isinstance(by, str) and by else None)
-        except (MemorydError, UnicodeDecodeError) as exc:
-            message = exc.message if isinstance(exc, MemorydError) else f"invalid UTF-8: {exc}"
-            result.errors.append({"line": number, "message": message})
+        except MemorydError as exc:
+            where = {"line": line} if item is None else {"line": line, "item": item}
+            result.errors.append({**where, "message": exc.message})
             continue
         batch.append(new)
         if len(batch) >= IMPORT_BATCH:
