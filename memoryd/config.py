@@ -128,6 +128,26 @@ def unknown_variables(env: Mapping[str, str]) -> list[str]:
     return named
 
 
+#: Hybrid fusions (``MEMORY_FUSION``); the default ranked best on LoCoMo.
+FUSIONS = ("score", "zscore", "rrf")
+DEFAULT_FUSION = "zscore"
+
+
+def inert_variables(env: Mapping[str, str]) -> list[str]:
+    """Variables memoryd reads that do nothing as set, each with why and the fix.
+    OmniRoute always fuses by ranks, so its environment carries ``MEMORY_RRF_K``; here
+    the default fusion ranks by scores (better recall), and switching a moved-in
+    install to RRF because the variable came along would lower it unasked."""
+    fusion = _choice(env, "MEMORY_FUSION", FUSIONS, DEFAULT_FUSION)
+    if env.get("MEMORY_RRF_K", "").strip() and fusion != "rrf":
+        return [
+            f"MEMORY_RRF_K does nothing: hybrid retrieval fuses by scores (MEMORY_FUSION="
+            f"{fusion}), not by ranks; set MEMORY_FUSION=rrf for Reciprocal Rank Fusion "
+            "with that k, or unset MEMORY_RRF_K"
+        ]
+    return []
+
+
 def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
     try:
         value = int(float(env.get(name, "")))
@@ -228,7 +248,7 @@ class EngineConfig:
             rrf_fts_weight=_float(env, "MEMORY_RRF_FTS_WEIGHT", 1.0),
             rrf_vector_weight=_float(env, "MEMORY_RRF_VECTOR_WEIGHT", 0.7),
             vec_top_k=_int(env, "MEMORY_VEC_TOP_K", 40, 1, 100),
-            fusion=_choice(env, "MEMORY_FUSION", ("score", "zscore", "rrf"), "zscore"),
+            fusion=_choice(env, "MEMORY_FUSION", FUSIONS, DEFAULT_FUSION),
             neighbour_weight=_unit(env, "MEMORY_NEIGHBOUR_WEIGHT", 0.3),
             session_weight=_unit(env, "MEMORY_SESSION_WEIGHT", 0.3),
             date_boost=_unit(env, "MEMORY_DATE_BOOST", 0.1),

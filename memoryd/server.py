@@ -39,7 +39,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from memoryd import welcome
-from memoryd.config import DEFAULT_HOST, DEFAULT_PORT
+from memoryd.config import DEFAULT_HOST, DEFAULT_PORT, inert_variables
 
 if TYPE_CHECKING:
     import uvicorn
@@ -412,8 +412,9 @@ def _serve(
         limits = ConnectionLimits.from_env(env)  # slow clients and the connection cap
     except ValueError as exc:
         raise ServeError(str(exc)) from None
-    if (unread := welcome.unread_variables_line(env)) is not None:
-        log.warning(unread)
+    for line in [welcome.unread_variables_line(env), *inert_variables(env)]:
+        if line is not None:
+            log.warning(line)
     root = Path(data_dir).expanduser()
     try:
         root.mkdir(parents=True, exist_ok=True, mode=0o700)

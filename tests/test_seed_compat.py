@@ -15,11 +15,16 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memoryd.api import create_app
+from memoryd.config import EngineConfig, inert_variables
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import utcnow
 from tests.conftest import ADMIN, add, make_engine
 from tests.test_cli_keys_by_name import ok
+from tests.test_doctor import base_env, doctor
+from tests.test_server import spawn
+
+__all__ = ["spawn"]  # the fixture, shared with tests/test_server.py
 
 # -- summarize without apiKeyId: every owner, each apart -------------------------------
 
@@ -239,3 +244,42 @@ def test_the_cli_imports_a_json_array_file(tmp_path: Path) -> None:
     assert (result["imported"], result["errors"]) == (2, [])
     listed = ok(data, "memory", "list", "-k", "owner-b")
     assert [m["content"] for m in listed["data"]] == ["User lives in Oslo."]
+
+
+# -- MEMORY_RRF_K: said at start when it does nothing ------------------------------------
+
+
+def test_rrf_k_without_rrf_fusion_is_named_with_the_fusion_in_use() -> None:
+    (line,) = inert_variables({"MEMORY_RRF_K": "60"})
+    assert line.startswith("MEMORY_RRF_K does nothing")
+    assert "MEMORY_FUSION=zscore" in line  # the default, named
+    assert "set MEMORY_FUSION=rrf" in line
+    (score,) = inert_variables({"MEMORY_RRF_K": "30", "MEMORY_FUSION": "score"})
+    assert "MEMORY_FUSION=score" in score
+    assert inert_variables({"MEMORY_RRF_K": "30", "MEMORY_FUSION": "RRF"}) == []
+    assert inert_variables({"MEMORY_FUSION": "zscore"}) == []
+    assert inert_variables({"MEMORY_RRF_K": " "}) == []
+
+
+def test_rrf_k_is_honoured_under_rrf(tmp_path: Path) -> None:
+    """Where it acts, it is the config's k; elsewhere the config keeps the default
+    ranking (the warning above says so)."""
+    rrf = EngineConfig.from_env({"MEMORY_RRF_K": "30", "MEMORY_FUSION": "rrf"}, data_dir=tmp_path)
+    assert (rrf.fusion, rrf.rrf_k) == ("rrf", 30)
+    moved = EngineConfig.from_env({"MEMORY_RRF_K": "30"}, data_dir=tmp_path)
+    assert moved.fusion == "zscore"
+
+
+def test_serve_and_doctor_say_rrf_k_does_nothing(spawn: Any, tmp_path: Path) -> None:
+    server = spawn(MEMORY_RRF_K="45")
+    server.wait_ready()
+    assert "MEMORY_RRF_K does nothing" in server.stderr
+    assert "MEMORY_FUSION=zscore" in server.stderr
+    check = doctor(tmp_path / "doc", env=base_env(MEMORY_RRF_K="45")).checks["environment"]
+    assert check["status"] == "warn"
+    assert "MEMORY_RRF_K does nothing" in check["detail"]
+    both = doctor(tmp_path / "doc", env=base_env(MEMORY_RRF_K="45", MEMORY_RRF_KK="1"))
+    assert "MEMORY_RRF_KK" in both.checks["environment"]["detail"]
+    assert "MEMORY_RRF_K does nothing" in both.checks["environment"]["detail"]
+    quiet = doctor(tmp_path / "doc", env=base_env(MEMORY_RRF_K="45", MEMORY_FUSION="rrf"))
+    assert quiet.checks["environment"]["status"] == "ok"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import errno
 import socket
 
-from memoryd.config import ours, unknown_variables
+from memoryd.config import inert_variables, ours, unknown_variables
 from memoryd.engine.doctor.report import Check, Setup, fail, ok, warn
 
 
@@ -52,14 +52,18 @@ def serve_check(setup: Setup) -> Check:
 
 
 def environment_check(setup: Setup) -> Check:
-    """``environment``: every memoryd-looking variable is one memoryd reads."""
+    """``environment``: every memoryd-looking variable is one memoryd reads, and none it
+    reads does nothing as set (``MEMORY_RRF_K`` without RRF)."""
     name = "environment"
     named = unknown_variables(setup.env)
+    inert = inert_variables(setup.env)
+    if not named and inert:
+        return warn(name, "; ".join(inert), "see docs/CONFIGURATION.md (Coming from OmniRoute)")
     if not named:
         return ok(name, f"{len(ours(setup.env))} memoryd variables set, all known")
     return warn(
         name,
-        f"not read by memoryd, so ignored: {', '.join(named)}",
+        "; ".join([f"not read by memoryd, so ignored: {', '.join(named)}", *inert]),
         "rename them (docs/CONFIGURATION.md lists every variable), or ignore this line if "
         "they are meant for another program",
     )
