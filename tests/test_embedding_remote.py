@@ -40,7 +40,8 @@ def fake_vector(text: str, dims: int) -> list[float]:
 class FakeProvider:
     """A threaded HTTP server; ``script`` is consumed one entry per request:
     ``"ok"``, an HTTP status, ``"slow"``, ``"badjson"``, ``"missing"``, ``"short"``,
-    ``"shuffled"``. When the script is empty every request is ``"ok"``."""
+    ``"shuffled"``, ``"dims=N"`` (N-wide vectors for that request). When the script is
+    empty every request is ``"ok"``."""
 
     def __init__(self, *, dims: int = 16, key: str = KEY, slow_s: float = 1.0) -> None:
         self.dims, self.key, self.slow_s = dims, key, slow_s
@@ -100,9 +101,10 @@ class FakeProvider:
             time.sleep(self.slow_s)
         if step == "badjson":
             return 200, b"{not json"
+        dims = int(step[5:]) if isinstance(step, str) and step.startswith("dims=") else self.dims
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         data = [
-            {"object": "embedding", "index": i, "embedding": fake_vector(t, self.dims)}
+            {"object": "embedding", "index": i, "embedding": fake_vector(t, dims)}
             for i, t in enumerate(texts)
         ]
         if step == "missing":
@@ -304,14 +306,47 @@ def test_no_provider_or_no_key_is_no_key_at_construction(
     assert info.value.source == "remote"
 
 
-def test_known_models_know_their_width(provider: FakeProvider) -> None:
+def test_a_known_models_width_is_learned_not_assumed(provider: FakeProvider) -> None:
+    """A gateway alias or a local server may serve a familiar name at another width:
+    the provider's first answer decides, not the table of known models."""
+    provider.reset()
     ctx = EmbeddingContext(providers={"openai": ProviderConfig("openai", provider.base_url, KEY)})
     embedder = create(
-        EmbeddingResolution("remote", "openai/text-embedding-3-large", 3072, "test"), ctx
+        EmbeddingResolution("remote", "openai/text-embedding-3-large", None, "test"), ctx
     )
     assert isinstance(embedder, RemoteEmbedder)
     try:
-        assert embedder.dimensions == 3072
+        assert embedder.dimensions is None  # not 3072
         assert embedder.wire_model == "text-embedding-3-large"
+        assert embedder.embed("x").shape == (16,)
+        assert embedder.dimensions == 16
     finally:
         embedder.close()
+
+
+def test_a_changed_width_fails_one_call_then_is_learned() -> None:
+    """The provider's model changed under the same name: one call fails (the caller's
+    index is for the old width), the next answers at the new width."""
+    server = FakeProvider(dims=16).start()
+    embedder = make_remote(server)
+    try:
+        assert embedder.embed("one").shape == (16,)
+        server.dims = 8
+        with pytest.raises(EmbeddingError) as info:
+            embedder.embed_batch(["two"])
+        assert info.value.reason == "request_failed"
+        assert "dimension changed from 16 to 8" in info.value.message
+        assert len(server.requests) == 2  # not retried: a retry cannot change the width
+        assert embedder.embed("three").shape == (8,)
+        assert embedder.dimensions == 8
+        # one call's vectors are one width, even when it changes between its chunks
+        server.reset("dims=8")  # the first chunk still at 8, then 4 from there on
+        server.dims = 4
+        with pytest.raises(EmbeddingError) as info:
+            embedder.embed_batch([f"text {i}" for i in range(130)])
+        assert "dimension changed from 8 to 4" in info.value.message
+        assert embedder.embed_batch(["four", "five"]).shape == (2, 4)
+        assert embedder.dimensions == 4
+    finally:
+        embedder.close()
+        server.stop()

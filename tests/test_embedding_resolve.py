@@ -66,9 +66,11 @@ def test_auto_prefers_a_keyed_remote_provider(with_static: EmbeddingContext) -> 
         ctx,
     )
     assert (resolution.source, resolution.model) == ("remote", "openai/text-embedding-3-small")
-    assert resolution.dimensions == 1536
-    assert resolution.signature == "remote:openai/text-embedding-3-small:1536"
+    # the width comes from the provider's first answer, not from the model's name
+    assert resolution.dimensions is None
+    assert resolution.signature == "remote:openai/text-embedding-3-small:null"
     assert "openai" in resolution.reason
+    assert "dim=unknown, will probe at embed time" in resolution.reason
 
 
 @pytest.mark.parametrize(

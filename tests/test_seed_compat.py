@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -18,7 +19,8 @@ from memoryd.api import create_app
 from memoryd.config import EngineConfig, inert_variables
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers
-from memoryd.models import utcnow
+from memoryd.models import NewMemory, utcnow
+from memoryd.testing import FakeUpstream, serve_asgi
 from tests.conftest import ADMIN, add, make_engine
 from tests.test_cli_keys_by_name import ok
 from tests.test_doctor import base_env, doctor
@@ -283,3 +285,52 @@ def test_serve_and_doctor_say_rrf_k_does_nothing(spawn: Any, tmp_path: Path) -> 
     assert "MEMORY_RRF_K does nothing" in both.checks["environment"]["detail"]
     quiet = doctor(tmp_path / "doc", env=base_env(MEMORY_RRF_K="45", MEMORY_FUSION="rrf"))
     assert quiet.checks["environment"]["status"] == "ok"
+
+
+# -- a remote embedding model's width: from its first answer ---------------------------
+
+
+def test_a_remote_models_width_comes_from_its_first_answer(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A familiar model name (the table says 1536) served at another width, as an
+    OmniRoute alias or a local server may: the index is built once, at the width the
+    provider sends, and a restart keeps it (it was dropped and rebuilt twice)."""
+    caplog.set_level(logging.INFO)
+    upstream = FakeUpstream()  # answers 8 floats: the request names no `dimensions`
+    texts = ["I like green tea.", "I live in Oslo.", "I drive a van."]
+    with serve_asgi(upstream.app) as url:
+        first = make_engine(tmp_path / "data", resolver=None)
+        try:
+            save_providers(first.store, [Provider("up", f"{url}/v1", "k")])
+            first.settings.update(
+                {"embeddingSource": "remote", "embeddingProviderModel": "up/text-embedding-3-small"}
+            )
+            for i, text in enumerate(texts):
+                first.create(NewMemory("owner-a", text, key=f"k{i}"))
+            assert first.drain(30)
+            status = first.status()
+        finally:
+            first.close()
+        assert status["embedding"]["dimensions"] == 8
+        assert status["embedding"]["signature"] == "remote:up/text-embedding-3-small:8"
+        assert "dim=8, learned from the first answer" in status["embedding"]["reason"]
+        vectors = status["vectorStore"]
+        assert (vectors["activeDim"], vectors["rowCount"], vectors["needsReindex"]) == (8, 3, 0)
+        assert "indexing failed" not in caplog.text  # no index built for 1536 first
+
+        caplog.clear()
+        seen = len(upstream.requests)
+        again = make_engine(tmp_path / "data", resolver=None)  # a restart
+        try:
+            kept = again.status()["vectorStore"]
+            assert (kept["activeDim"], kept["rowCount"]) == (8, 3)
+            assert again.drain(30)
+            hits = again.preview("owner-a", "green tea", strategy="semantic").to_dict()
+        finally:
+            again.close()
+        assert "vector index reset" not in caplog.text
+        asked = [r["body"]["input"] for r in upstream.requests[seen:]]
+        assert not any(t in str(asked) for t in texts), asked  # nothing re-embedded
+        assert hits["resolution"]["fallbackReason"] is None  # served by the kept vectors
+        assert hits["resolution"]["vectorStore"] == "sqlite-vec"

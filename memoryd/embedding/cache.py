@@ -81,6 +81,12 @@ class CachedEmbedder:
         vector: np.ndarray = self.embed_batch([text])[0]
         return vector
 
+    def close(self) -> None:
+        """Close the inner embedder when it holds resources (a remote one's client)."""
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
+
     def stats(self) -> dict[str, int | float]:
         """``{hits, misses, size, maxSize, hitRate}`` of the shared cache."""
         return self.cache.stats()

@@ -10,6 +10,13 @@ Inputs go in chunks of 128 through one reused ``httpx.Client``. Errors map to
 non-2xx ``request_failed`` ("Embedding provider returned HTTP <s>"), a timeout
 ``timeout``, a connection failure or a malformed body ``request_failed``.
 ``request_failed`` and ``timeout`` are retried once; the others are not.
+
+The vector width is learned from the provider's first answer, never taken from the
+table of known models (which only lists them): a gateway alias, a local server that
+serves a familiar name, or a ``dimensions`` option upstream answer another width, and
+a width assumed before the first vector built the index for the wrong one. A width
+that changes later (the provider's model changed) fails that one call and is learned:
+the embedding signature changes with it and the vector index is rebuilt.
 """
 
 from __future__ import annotations
@@ -35,8 +42,8 @@ SOURCE = "remote"
 CHUNK = 128
 RETRIED: frozenset[ErrorReason] = frozenset({"request_failed", "timeout"})
 
-#: Known OpenAI embedding models and their default widths; others learn it from the
-#: first vector.
+#: Known OpenAI embedding models and their default widths, for listings only: every
+#: model's width is learned from its first vector.
 KNOWN_MODELS: Mapping[str, int] = {
     "text-embedding-3-small": 1536,
     "text-embedding-3-large": 3072,
@@ -81,7 +88,8 @@ class RemoteEmbedder:
 
     @property
     def dimensions(self) -> int | None:
-        return self._learned or known_dimensions(self.wire_model)
+        """None until the first answer: the width the provider really sends."""
+        return self._learned
 
     def _error(self, reason: ErrorReason, message: str) -> EmbeddingError:
         return EmbeddingError(reason, message, source=SOURCE, model=self.model)
@@ -148,11 +156,7 @@ class RemoteEmbedder:
             raise self._error("request_failed", "embeddings are not equal-length numbers") from None
         if matrix.ndim != 2 or not np.isfinite(matrix).all():
             raise self._error("request_failed", "embeddings are not equal-length numbers")
-        if self._learned is not None and matrix.shape[1] != self._learned:
-            raise self._error(
-                "request_failed", f"dimension changed from {self._learned} to {matrix.shape[1]}"
-            )
-        self._learned = int(matrix.shape[1])
+        self._learned = int(matrix.shape[1])  # embed_batch refuses a call that changed it
         return matrix
 
     def _chunk(self, texts: list[str]) -> np.ndarray:
@@ -169,7 +173,17 @@ class RemoteEmbedder:
         if not texts:
             return empty_matrix(self.dimensions)
         items = [str(t) for t in texts]
+        before = self._learned
         parts = [self._chunk(items[i : i + CHUNK]) for i in range(0, len(items), CHUNK)]
+        width = before or int(parts[0].shape[1])
+        changed = next((int(p.shape[1]) for p in parts if p.shape[1] != width), None)
+        if changed is not None:
+            # one call's vectors are one width, and the caller's index is for the old
+            # one: this call fails; the next has the new width (learned) and a new
+            # signature, so the index is rebuilt for it
+            raise self._error(
+                "request_failed", f"the model's dimension changed from {width} to {changed}"
+            )
         matrix = parts[0] if len(parts) == 1 else np.vstack(parts)
         return l2_normalize(matrix)
 

@@ -19,12 +19,14 @@ from memoryd.embedding.locate import (
     static_model_dir,
     static_model_info,
 )
-from memoryd.embedding.remote import known_dimensions, split_provider_model
+from memoryd.embedding.remote import split_provider_model
 from memoryd.settings import MemorySettings
 
 __all__ = ["local_model_files", "resolve_source"]
 
 NO_SOURCE = "auto: no embedding source available"
+#: A remote model's width before its first answer (``EmbeddingService`` replaces it).
+PROBE_NOTE = "dim=unknown, will probe at embed time"
 
 
 def _none(reason: str) -> EmbeddingResolution:
@@ -32,7 +34,7 @@ def _none(reason: str) -> EmbeddingResolution:
 
 
 def _dims_note(dims: int | None) -> str:
-    return f"dim={dims}" if dims else "dim=unknown, will probe at embed time"
+    return f"dim={dims}" if dims else PROBE_NOTE
 
 
 def _remote(settings: MemorySettings, ctx: EmbeddingContext, label: str) -> EmbeddingResolution:
@@ -45,9 +47,9 @@ def _remote(settings: MemorySettings, ctx: EmbeddingContext, label: str) -> Embe
         return _none(f"no_key: embedding provider {split[0]!r} is not configured")
     if not provider.has_key:
         return _none(f"no_key: embedding provider {split[0]!r} has no API key")
-    dims = known_dimensions(split[1])
-    reason = f"{label}: provider {split[0]} configured ({_dims_note(dims)})"
-    return EmbeddingResolution("remote", value, dims, reason)
+    # the width comes from the first answer, never from a table (``embedding.remote``)
+    reason = f"{label}: provider {split[0]} configured ({PROBE_NOTE})"
+    return EmbeddingResolution("remote", value, None, reason)
 
 
 def _static(settings: MemorySettings, ctx: EmbeddingContext, label: str) -> EmbeddingResolution:

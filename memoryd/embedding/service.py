@@ -27,6 +27,7 @@ from memoryd.embedding import (
     create,
     resolve_source,
 )
+from memoryd.embedding.resolve import PROBE_NOTE
 from memoryd.settings import MemorySettings, SettingsService
 
 #: Chooses the embedding source from the settings (``resolve_source`` by default).
@@ -86,7 +87,19 @@ class EmbeddingService:
                     return replace(resolution, source=None, reason=reason), None
             embedder = self._embedder
         dims = embedder.dimensions or resolution.dimensions
-        return replace(resolution, dimensions=dims), embedder
+        reason = resolution.reason
+        if dims and not resolution.dimensions:  # a remote model's, from its first answer
+            reason = reason.replace(PROBE_NOTE, f"dim={dims}, learned from the first answer")
+        return replace(resolution, dimensions=dims, reason=reason), embedder
+
+    def close(self) -> None:
+        """Release the embedder's resources (a remote one's HTTP connections) at
+        shutdown; a later call builds it again."""
+        with self._lock:
+            embedder, self._embedder, self._key = self._embedder, None, None
+        close = getattr(embedder, "close", None)
+        if callable(close):
+            close()
 
     def embed(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
         """Embed with latency bookkeeping; EmbeddingError propagates to the caller."""

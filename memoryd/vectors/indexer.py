@@ -257,3 +257,4 @@ class Indexer:
         self._thread.join(timeout=30)
         for listener in self.close_listeners:
             listener()
+        self.embeddings.close()  # last: the listeners (Qdrant) may still embed
