@@ -22,6 +22,7 @@ from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import NewMemory, utcnow
 from memoryd.testing import FakeUpstream, serve_asgi
 from tests.conftest import ADMIN, add, make_engine
+from tests.embedders import fixed_resolver
 from tests.test_cli_keys_by_name import ok
 from tests.test_doctor import base_env, doctor
 from tests.test_server import spawn
@@ -334,3 +335,34 @@ def test_a_remote_models_width_comes_from_its_first_answer(
         assert not any(t in str(asked) for t in texts), asked  # nothing re-embedded
         assert hits["resolution"]["fallbackReason"] is None  # served by the kept vectors
         assert hits["resolution"]["vectorStore"] == "sqlite-vec"
+
+
+# -- fallbackReason with MEMORY_DISABLE_VEC -----------------------------------------------
+
+
+def test_fallback_reason_names_memory_disable_vec(tmp_path: Path) -> None:
+    """The embedder works; the vector tier is off by the variable: every answer says
+    that (it said "no embedding source available")."""
+    engine = make_engine(
+        tmp_path / "data", {"MEMORY_DISABLE_VEC": "1"}, resolver=fixed_resolver("hash")
+    )
+    try:
+        add(engine, "owner-a", "I like green tea in the morning.")
+        app = create_app(engine, admin_token=ADMIN)
+        with TestClient(app, headers={"Authorization": f"Bearer {ADMIN}"}) as http:
+            for strategy in ("hybrid", "semantic"):
+                preview = http.post(
+                    "/api/memory/retrieve-preview",
+                    json={"query": "green tea", "strategy": strategy, "apiKeyId": "owner-a"},
+                ).json()
+                reason = preview["resolution"]["fallbackReason"]
+                assert reason == (
+                    "sqlite-vec not available (disabled by MEMORY_DISABLE_VEC): keyword search"
+                ), strategy
+                assert preview["memories"], strategy  # the keyword tier still answers
+            status = http.get("/api/memory/engine-status").json()
+        assert status["embedding"]["available"] is True
+        assert "disabled by MEMORY_DISABLE_VEC" in status["vectorStore"]["reason"]
+        assert "disabled by MEMORY_DISABLE_VEC" in status["qdrant"]["reason"]
+    finally:
+        engine.close()

@@ -256,8 +256,9 @@ class Retriever:
     ) -> np.ndarray | None:
         """Embed the query (after a bounded backfill of the owner's pending memories);
         None, with the reason recorded, whenever the vector tier cannot serve."""
-        if self.indexer is None:
-            resolution.fallback_reason = "sqlite-vec not available: keyword search"
+        if self.indexer is None or self.indexer.store is None:  # not installed, or off
+            why = self.store.capabilities.vec_reason if self.indexer else "not installed"
+            resolution.fallback_reason = f"sqlite-vec not available ({why}): keyword search"
             return None
         if not req.query:
             return None

@@ -120,7 +120,11 @@ class Database:
 
         self._writer = self._open_writer()
         fts5, fts5_reason = probe_fts5(self._writer)
-        vec, vec_reason = load_vec_extension(self._writer) if load_vec else (False, "disabled")
+        vec, vec_reason = (
+            load_vec_extension(self._writer)
+            if load_vec
+            else (False, "disabled by MEMORY_DISABLE_VEC")  # the one way it is turned off
+        )
         deferred = apply_migrations(self._writer, fts5=fts5)
         (version,) = next(self._writer.execute("SELECT sqlite_version()"))
         self.capabilities = Capabilities(

@@ -31,6 +31,9 @@ class UnavailableTier:
         self.store = store
         self.settings = settings
         self.env: Mapping[str, str] = env or {}
+        caps = store.capabilities
+        #: Why: sqlite-vec off (``MEMORY_DISABLE_VEC``) or not loadable, else not installed.
+        self.reason = REASON if caps.vec else f"Qdrant needs the sqlite-vec tier: {caps.vec_reason}"
 
     def config(self) -> QdrantConfig:
         return qdrant_config.load(self.store, self.env)
@@ -52,7 +55,7 @@ class UnavailableTier:
 
     def start_backfill(self, *, force: bool = False, reconcile: bool = False) -> dict[str, Any]:
         raise ValidationError(
-            f"target qdrant: {REASON}",
+            f"target qdrant: {self.reason}",
             details=[{"field": "target", "message": "qdrant not available"}],
         )
 
@@ -63,18 +66,18 @@ class UnavailableTier:
             "latencyMs": None,
             "error": None,
             "pointCount": None,
-            "reason": REASON,
+            "reason": self.reason,
         }
 
     def health(self) -> dict[str, Any]:
-        return {"ok": False, "latencyMs": 0.0, "error": REASON}
+        return {"ok": False, "latencyMs": 0.0, "error": self.reason}
 
     def test_search(self, query: str, top_k: int, owner: str) -> dict[str, Any]:
-        return {"ok": False, "results": [], "error": REASON}
+        return {"ok": False, "results": [], "error": self.reason}
 
     def cleanup(self, retention_days: int | None = None) -> dict[str, Any]:
         days = retention_days or self.settings.get().retention_days or 3650
-        return {"ok": False, "deletedCount": 0, "retentionDays": days, "error": REASON}
+        return {"ok": False, "deletedCount": 0, "retentionDays": days, "error": self.reason}
 
     def join(self, timeout: float | None = None) -> bool:
         return True
