@@ -192,12 +192,14 @@ def written_via(
     metadata: dict[str, Any] | None, via: str, said_at: datetime | None = None
 ) -> dict[str, Any]:
     """``metadata`` with where the memory came from (issue 40): ``via`` (``rest``,
-    ``mcp``, ``import``; the gateway's are stamped by ``Origin``) and ``saidAt``, unless
-    the writer set them itself (an export imported again keeps its own)."""
+    ``mcp``, ``import``; the gateway's are stamped by ``Origin``) and ``saidAt``. They
+    replace a writer's own: provenance a client could set would claim a conversation
+    that never happened (a memoryd export restored keeps its own: see import)."""
     out = dict(metadata or {})
-    out.setdefault("via", via)
+    out["via"] = via
+    out.pop("requestId", None)  # only the gateway names a request
     if said_at is not None:
-        out.setdefault("saidAt", to_iso(said_at))
+        out["saidAt"] = to_iso(said_at)
     return out
 
 
@@ -398,7 +400,7 @@ class Held:
     text: str
     source: str  # "user" or "assistant"
     reason: str  # the guard's kind
-    held_at: datetime
+    said_at: datetime  # when the request it came in started (an erasure after drops it)
     request_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -410,6 +412,6 @@ class Held:
             "text": self.text,
             "source": self.source,
             "reason": self.reason,
-            "heldAt": to_iso(self.held_at),
+            "saidAt": to_iso(self.said_at),
             "requestId": self.request_id,
         }

@@ -237,16 +237,22 @@ class DataDirLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").split()[:1] or ["unknown"]
             os.close(fd)
             if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                 raise ServeError(f"cannot lock {self.path}: {exc.strerror}") from None
             raise ServeError(
-                f"another memoryd server is using {self.data_dir} (pid {holder})"
+                f"another memoryd server is using {self.data_dir} (pid {holder[0]})"
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         self._fd = fd
+
+    def announce(self, url: str) -> None:
+        """Add the server's URL: ``memoryd status`` asks only a server holding the lock."""
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)
+            os.pwrite(self._fd, f"{os.getpid()}\n{url}\n".encode(), 0)
 
     def release(self) -> None:
         fd, self._fd = self._fd, None
@@ -376,11 +382,8 @@ def serve(
     ``worker``: one of ``serve --workers``' processes, on the supervisor's socket;
     ``demo``: the default provider is the demo one (``welcome.demo_provider``)."""
     env = os.environ if env is None else env
-    if not demo:
-        _serve(host, port, data_dir, log_level, json_logs, env, worker, False)
-        return
-    with welcome.demo_provider(env) as demo_env:
-        _serve(host, port, data_dir, log_level, json_logs, demo_env, worker, True)
+    with welcome.demo_provider(env) if demo else contextlib.nullcontext(env) as used:
+        _serve(host, port, data_dir, log_level, json_logs, used, worker, demo)
 
 
 def _serve(
@@ -434,6 +437,8 @@ def _serve(
         token, generated = ("", False) if from_database else resolve_admin_token(root, env)
         sock = bind_socket(host, port) if worker is None else worker.listening_socket()
         url = display_url(host, sock.getsockname()[1])
+        if isinstance(lock, DataDirLock):
+            lock.announce(url)
         try:
             try:
                 engine = open_engine(data_dir=root, env_overrides=dict(env))
@@ -476,7 +481,7 @@ def _serve(
                     url,
                     default.base_url if default is not None else None,
                     keys=len(engine.keys.list()),
-                    demo=demo,
+                    demo=env.get("MEMORYD_UPSTREAM_BASE_URL") if demo else None,
                     data="the PostgreSQL store" if database_url else str(root),
                 )
                 server = make_server(

@@ -44,13 +44,18 @@ def unwritable(root: Path) -> str | None:
         )
 
 
-def banner(url: str, upstream: str | None, *, keys: int, demo: bool, data: str) -> list[str]:
+def banner(url: str, upstream: str | None, *, keys: int, demo: str | None, data: str) -> list[str]:
     """The lines printed once the server listens. ``upstream``: the default provider's
-    base URL (None: none configured)."""
+    base URL (None: none configured); ``demo``: the demo provider's, with ``--demo``."""
     lines = [f"memoryd listening on {url}"]
     lines.append(f"  dashboard  {url}/dashboard (sign in with the admin token)")
-    if demo:
+    if demo and upstream == demo:
         lines.append("  upstream   the demo provider (--demo): answers with what memoryd sent it")
+    elif demo and upstream:  # a provider saved in the store wins over the environment
+        lines.append(
+            f"  upstream   {redacted_url(upstream)}: a saved provider named default, which "
+            "--demo does not replace (GET /api/settings/providers)"
+        )
     elif upstream:
         lines.append(f"  upstream   {redacted_url(upstream)}")
     else:

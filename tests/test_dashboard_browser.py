@@ -401,6 +401,7 @@ def test_a_memory_says_where_it_came_from(page: Page, base_url: str, engine: Mem
         metadata={**said, "source": "user"},
     )
     add(engine, "provkey", "User likes tea", key="tea")
+    add(engine, "provkey", "User likes jazz", key="jazz", metadata={"via": "mcp"})
     open_tab(page, base_url, "memories")
     page.get_by_test_id("memory-owner-filter").select_option("provkey")
     page.get_by_test_id(f"edit-memory-{row_id(page, 'job')}").click()
@@ -410,3 +411,6 @@ def test_a_memory_says_where_it_came_from(page: Page, base_url: str, engine: Mem
     page.get_by_test_id("memory-modal-cancel").click()
     page.get_by_test_id(f"edit-memory-{row_id(page, 'tea')}").click()
     expect(box).to_contain_text("Written through the API")
+    page.get_by_test_id("memory-modal-cancel").click()
+    page.get_by_test_id(f"edit-memory-{row_id(page, 'jazz')}").click()
+    expect(box).to_contain_text("Written through MCP")

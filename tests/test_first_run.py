@@ -69,7 +69,7 @@ def test_the_demo_the_banner_a_misspelt_variable_and_status(spawn: Any, tmp_path
     assert "memoryd demo provider" in answer
     assert "- User's dog is called Rex" in answer
 
-    status = cli(data, "status", "--server", url)
+    status = cli(data, "status")  # finds the server through its pid file's lock
     assert status.returncode == 0, status.stderr
     line = next(x for x in status.stdout.splitlines() if x.startswith("extraction"))
     assert line.split()[1:3] == ["1", "stored,"], line  # the server's count, not this CLI's
@@ -112,6 +112,31 @@ def test_status_without_a_server_says_so_instead_of_zero(tmp_path: Path) -> None
     line = next(x for x in status.stdout.splitlines() if x.startswith("extraction"))
     assert f"no server answering at {nobody}" in line
     assert "0 stored" not in line
+    alone = cli(data, "status")  # no server holds the data dir: nothing is asked
+    line = next(x for x in alone.stdout.splitlines() if x.startswith("extraction"))
+    assert "no server running on this data dir" in line
+
+
+def test_the_banner_names_a_saved_provider_that_overrides_the_demo() -> None:
+    from memoryd.welcome import banner
+
+    demo = "http://127.0.0.1:5/v1"
+    shown = banner("http://h:1", demo, keys=0, demo=demo, data="/d")
+    assert "the demo provider" in shown[2]
+    saved = banner("http://h:1", "https://u:pw@api.example/v1", keys=1, demo=demo, data="/d")
+    assert "https://api.example/v1: a saved provider named default" in saved[2]
+    assert "pw" not in saved[2]
+    assert "memoryd keys list" in saved[-1]
+
+
+def test_print_config_leaves_the_database_password_out() -> None:
+    from memoryd.cli.mcp import without_password
+
+    url = "postgresql://memoryd:s3cret@db.internal:5432/memoryd?sslmode=require"
+    assert without_password(url) == (
+        "postgresql://memoryd:PASSWORD@db.internal:5432/memoryd?sslmode=require"
+    )
+    assert without_password("postgresql://db/memoryd") == "postgresql://db/memoryd"
 
 
 @pytest.fixture

@@ -20,6 +20,8 @@ import pytest
 
 from memoryd.engine import MemoryEngine
 from memoryd.engine.importers import from_mem0, from_omniroute
+from memoryd.errors import NotFoundError, ValidationError
+from memoryd.models import utcnow
 from memoryd.storage.sqlite.foreign import read_omniroute
 from tests.conftest import make_engine
 from tests.embedders import no_source
@@ -412,3 +414,73 @@ def test_both_imports_over_rest(gateway: Gateway, tmp_path: Path) -> None:
     assert [m.content for m in alice] == ["Likes hiking in the Alps"]
     wrong = gateway.api("POST", "/api/memory/import/mem0", json={"nothing": 1})
     assert wrong.status_code == 400
+
+
+def test_a_crafted_file_is_refused_not_run(tmp_path: Path) -> None:
+    """A virtual table over an endless recursive view would never finish (and fill the
+    temp disk): only plain tables are read."""
+    evil = tmp_path / "evil.db"
+    conn = apsw.Connection(str(evil))
+    conn.execute(
+        "CREATE VIEW v AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+        "SELECT x AS id, 'k' AS api_key_id, 'hello' AS content FROM c"
+    )
+    conn.execute(
+        "CREATE VIRTUAL TABLE memories USING fts5(api_key_id, content, content='v', "
+        "content_rowid='id')"
+    )
+    conn.close()
+    with pytest.raises(ValidationError, match="not an OmniRoute database"):
+        read_omniroute(evil)
+
+
+def test_a_bad_map_makes_no_key_and_bad_rows_are_reported(
+    engine: MemoryEngine, tmp_path: Path
+) -> None:
+    source = omniroute_db(tmp_path / "o.db")
+    dump = read_omniroute(source)
+    before = {k.id for k in engine.keys.list()}
+    with pytest.raises(NotFoundError):
+        from_omniroute(engine, dump, {"key-beta": "no-such-key"})
+    assert {k.id for k in engine.keys.list()} == before  # nothing made, nothing imported
+    assert engine.list_memories().total == 0
+
+    conn = apsw.Connection(str(source))
+    conn.execute(
+        "INSERT INTO memories (id, api_key_id, type, key, content, memory_id) "
+        "VALUES ('blob', 'key-alpha', 'factual', 'b', X'00ff', 99)"
+    )
+    conn.close()
+    report = from_omniroute(engine, read_omniroute(source)).to_dict()
+    alpha = next(k for k in report["keys"] if k["source"] == "key-alpha")
+    assert alpha["imported"] == 2
+    assert len(alpha["errors"]) == 1  # the BLOB content: one bad row, not a failed import
+
+
+def test_a_second_import_keeps_what_memoryd_counted_since(
+    engine: MemoryEngine, tmp_path: Path
+) -> None:
+    dump = read_omniroute(omniroute_db(tmp_path / "o.db"))
+    from_omniroute(engine, dump)
+    (initech,) = [m for m in engine.list_memories().data if "Initech" in m.content]
+    assert initech.access_count == 4  # OmniRoute's count, kept
+    engine.store.write(lambda tx: tx.bump_access([initech.id], utcnow(), 3))
+    again = from_omniroute(engine, dump).to_dict()
+    assert again["totals"]["imported"] == 0
+    kept = engine.get(initech.id)
+    assert kept is not None
+    assert kept.access_count == 7  # not set back to the file's 4
+
+
+def test_settings_that_would_break_memoryd_are_not_taken(
+    engine: MemoryEngine, tmp_path: Path
+) -> None:
+    source = omniroute_db(tmp_path / "o.db")
+    conn = apsw.Connection(str(source))
+    conn.execute("INSERT INTO key_value VALUES ('settings', 'memoryVectorStore', '\"qdrant\"')")
+    conn.close()
+    report = from_omniroute(engine, read_omniroute(source)).to_dict()
+    assert "vectorStore" not in report["settings"]
+    assert any("memoryVectorStore=qdrant not taken" in n for n in report["notes"])
+    untouched = from_omniroute(engine, read_omniroute(source), settings=False).to_dict()
+    assert untouched["settings"] == {}

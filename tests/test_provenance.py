@@ -1,7 +1,8 @@
 """Provenance of every write (issue 40): a memory records where it came from: the
 gateway (request id, role, when said: tests/test_erasure.py), REST, MCP (the SDK's
 client over streamable HTTP) or an import, and when it was said; a writer's own
-``via``/``saidAt`` stand, so an export imported again is unchanged."""
+``via``/``saidAt`` are replaced (a client could otherwise claim a conversation), and
+an export imported again is unchanged."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def test_rest_mcp_and_import_writes_record_where_they_came_from(gateway: Gateway
         "/api/memory",
         json={"apiKeyId": owner, "content": "Likes coffee", "metadata": {"via": "my-app"}},
     )
-    assert own.json()["memory"]["metadata"]["via"] == "my-app"  # the writer's own stands
+    assert own.json()["memory"]["metadata"]["via"] == "rest"  # a writer cannot claim another
 
     async def add(session: Session) -> None:
         out = await session.ok("memory_add", {"content": "Likes green tea"})

@@ -12,6 +12,8 @@ import pytest
 
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
+from memoryd.models import Origin, utcnow
+from memoryd.storage.jobs import NewHeld
 from tests.gateway_support import Gateway, running_gateway
 
 ATTACK = (
@@ -136,3 +138,38 @@ def test_the_cli_lists_releases_and_discards(gateway: Gateway, tmp_path: Path) -
     missing = runner.invoke(main, ["--data-dir", data, "memory", "held", "--discard", "999"])
     assert missing.exit_code == 1
     assert "no held message" in missing.output
+
+
+def test_an_erasure_wins_over_a_hold_or_a_release_in_flight(gateway: Gateway) -> None:
+    """A message said before an erasure of its end user is neither held after it nor
+    stored by a release after it (the race a review found: hold and release ran
+    without asking ``erased_since``)."""
+    engine, owner = gateway.engine, gateway.owner
+    engine.settings.update({"quarantineGuarded": True})
+    said = utcnow()
+    engine.forget(owner, user_id="bob")
+    jobs = engine.extraction
+    assert jobs._guarded(owner, "", [(MIXED, "user")], "bob", Origin(said)) == []
+    assert engine.held(owner) == []  # not held: its subject was erased since
+    late = NewHeld(owner, "bob", "", MIXED, "user", "override", said, "r-1")
+    held_id = engine.store.write(lambda tx: tx.hold(late))  # landed after the erasure
+    assert engine.release_held(held_id) == []
+    assert engine.list_memories(owner=owner, user_id="bob", history=True).total == 0
+    assert engine.held(owner) == []
+
+
+def test_an_id_out_of_range_is_a_400_not_a_500(gateway: Gateway) -> None:
+    for method, path in (
+        ("POST", "/api/memory/quarantine/99999999999999999999999/release"),
+        ("DELETE", "/api/memory/quarantine/99999999999999999999999"),
+        ("DELETE", "/api/memory/quarantine/0"),
+    ):
+        response = gateway.api(method, path)
+        assert response.status_code == 400, (path, response.text)
+
+
+def test_the_cli_prints_a_held_message_without_its_control_characters() -> None:
+    from memoryd.cli.memory import printable
+
+    assert printable("hi\x1b[2Jthere\x07") == "hi\\x1b[2Jthere\\x07"
+    assert printable("plain words") == "plain words"

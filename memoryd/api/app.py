@@ -138,7 +138,10 @@ def create_app(
     # The JSONL import streams a whole export: it keeps its own, larger limit.
     import_limit = max(max_body_bytes, routes_memory.MAX_IMPORT_BYTES)
     import_path = f"{routes_memory.router.prefix}/import"
-    install_json_depth(app, exempt=frozenset({import_path, routes_import.OMNIROUTE_PATH}))
+    # the uploads are checked off the event loop, in their routes
+    exempt = {import_path, routes_import.OMNIROUTE_PATH, routes_import.MEM0_PATH}
+    install_json_depth(app, exempt=frozenset(exempt))
+    routes_import.clear_uploads(engine.config.data_dir)  # left by a killed process
     install_body_limit(
         app,
         max_body_bytes,

@@ -2,21 +2,25 @@
 REST (issue 41), as ``memoryd import omniroute|mem0`` does locally.
 
 The OmniRoute database is the request body (``application/octet-stream``, a SQLite
-file); it is written to a private file in the data dir for the read, deleted after,
-and the store scrubbed (the file held memories). A mem0 export is a JSON body.
+file); it is written to a private file under ``<data dir>/uploads`` for the read, then
+zeroed and deleted (it held memories); whatever a killed process left there is removed
+at the next start (``clear_uploads``). A mem0 export is a JSON body, parsed off the
+event loop.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Request
+from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from memoryd.api.deps import EngineDep
+from memoryd.core.jsondepth import MAX_JSON_DEPTH, value_too_deep
 from memoryd.errors import PayloadTooLargeError, ValidationError
 
 router = APIRouter(prefix="/api/memory/import", tags=["memory"])
@@ -25,6 +29,28 @@ router = APIRouter(prefix="/api/memory/import", tags=["memory"])
 MAX_UPLOAD_BYTES = 512 * 1024 * 1024
 OMNIROUTE_PATH = f"{router.prefix}/omniroute"
 MEM0_PATH = f"{router.prefix}/mem0"
+
+
+UPLOADS = "uploads"
+
+
+def clear_uploads(data_dir: Path | None) -> None:
+    """Remove the uploads a killed process left (zeroed first: they held memories)."""
+    if data_dir is None:
+        return
+    for stale in (data_dir / UPLOADS).glob(".omniroute-upload-*"):
+        _shred(stale)
+
+
+def _shred(path: Path) -> None:
+    try:
+        size = path.stat().st_size
+        with path.open("r+b") as out:
+            for _ in range(0, size, 1 << 20):
+                out.write(bytes(min(1 << 20, size - out.tell())))
+    except OSError:
+        pass
+    path.unlink(missing_ok=True)
 
 
 def _mapping(pairs: list[str]) -> dict[str, str]:
@@ -46,13 +72,16 @@ async def import_omniroute(
     engine: EngineDep,
     map: Annotated[list[str] | None, Query(description="OLD=KEY, repeatable")] = None,
     dryRun: bool = False,
+    settings: Annotated[bool, Query(description="take the file's memory settings")] = True,
 ) -> dict[str, Any]:
     """Memories, keys and memory settings from an OmniRoute database (the body)."""
     from memoryd.engine.importers import from_omniroute
     from memoryd.storage.sqlite.foreign import read_omniroute
 
     mapping = _mapping(map or [])
-    folder = Path(engine.config.data_dir) if engine.config.data_dir else None
+    folder = Path(engine.config.data_dir) / UPLOADS if engine.config.data_dir else None
+    if folder is not None:
+        folder.mkdir(mode=0o700, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=".omniroute-upload-", suffix=".db", dir=folder)
     path = Path(name)
     try:
@@ -67,25 +96,36 @@ async def import_omniroute(
             raise ValidationError("send the OmniRoute database file as the request body")
 
         def run() -> dict[str, Any]:
-            dump = read_omniroute(path, label="the uploaded file")
-            return from_omniroute(engine, dump, mapping, dry_run=dryRun).to_dict()
+            dump = read_omniroute(path, label="the uploaded file", live=False)
+            report = from_omniroute(engine, dump, mapping, dry_run=dryRun, settings=settings)
+            return report.to_dict()
 
         return await run_in_threadpool(run)
     finally:
-        path.unlink(missing_ok=True)
-        for extra in ("-wal", "-shm", "-journal"):
-            Path(f"{path}{extra}").unlink(missing_ok=True)
+        for done in (path, *(Path(f"{path}{x}") for x in ("-wal", "-shm", "-journal"))):
+            await run_in_threadpool(_shred, done)
 
 
 @router.post("/mem0")
-def import_mem0(
-    body: Annotated[Any, Body(description="mem0's get_all JSON: {results: [...]} or a list")],
+async def import_mem0(
+    request: Request,
     engine: EngineDep,
     apiKeyId: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     dryRun: bool = False,
 ) -> dict[str, Any]:
-    """A mem0 export (``get_all``'s JSON) under one key (default: a key named mem0);
-    each ``user_id`` becomes an end user of it."""
+    """A mem0 export (``get_all``'s JSON: ``{"results": [...]}`` or a list) under one
+    key (default: a key named mem0); each ``user_id`` becomes an end user of it."""
     from memoryd.engine.importers import from_mem0
 
-    return from_mem0(engine, body, apiKeyId, dry_run=dryRun).to_dict()
+    raw = await request.body()
+
+    def run() -> dict[str, Any]:
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError):
+            raise ValidationError("request body is not valid JSON") from None
+        if value_too_deep(data) is not None:
+            raise ValidationError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        return from_mem0(engine, data, apiKeyId, dry_run=dryRun).to_dict()
+
+    return await run_in_threadpool(run)

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 
 from memoryd.api.deps import EngineDep
 from memoryd.core.ids import MAX_NAMED_CHARS, bounded_id
 
 router = APIRouter(prefix="/api/memory/quarantine", tags=["memory"])
+
+#: A held message's id (the store's 64-bit integer).
+HeldId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 
 
 @router.get("")
@@ -31,13 +34,13 @@ def held(
 
 
 @router.post("/{held_id}/release")
-def release(held_id: int, engine: EngineDep) -> dict[str, Any]:
+def release(held_id: HeldId, engine: EngineDep) -> dict[str, Any]:
     """Extract the message as if the guard had let it pass; what it stored."""
     stored = engine.release_held(held_id)
     return {"stored": [r.memory.to_dict() for r in stored if r.memory is not None]}
 
 
 @router.delete("/{held_id}")
-def discard(held_id: int, engine: EngineDep) -> dict[str, Any]:
+def discard(held_id: HeldId, engine: EngineDep) -> dict[str, Any]:
     """Delete the message unextracted."""
     return {"discarded": engine.discard_held(held_id).to_dict()}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
@@ -60,7 +61,7 @@ def gc_cmd(ctx: click.Context) -> None:
     "--server",
     "server_url",
     default=None,
-    help="The running server to ask for its counters (default: $MEMORYD_HOST:$MEMORYD_PORT).",
+    help="The server to ask for its counters (default: the one running on this data dir).",
 )
 @cli_command
 def status_cmd(ctx: click.Context, server_url: str | None) -> None:
@@ -70,8 +71,8 @@ def status_cmd(ctx: click.Context, server_url: str | None) -> None:
         status = engine.status()
         status["memories"] = engine.list_memories(limit=1).total
         queued = len(engine.store.read().queued_extractions())
-    url = server_url or server_address(os.environ)
-    served = ask_server(url, ctx.obj["data_dir"], os.environ)
+    url = server_url or running_server(Path(ctx.obj["data_dir"]))
+    served = ask_server(url, ctx.obj["data_dir"], os.environ) if url else None
     status["server"] = {"url": url, "answered": served is not None}
     if served is not None:
         status["extraction"] = served.get("extraction", {})
@@ -81,17 +82,31 @@ def status_cmd(ctx: click.Context, server_url: str | None) -> None:
     emit(ctx, status, lambda: click.echo(status_lines(status)))
 
 
-def server_address(env: Mapping[str, str]) -> str:
-    from memoryd.server import default_host, default_port
+def running_server(data_dir: Path) -> str | None:
+    """Where the server running on ``data_dir`` listens, from its pid file: only while
+    it holds the file's lock, so the admin token goes to that server and never to
+    whatever else answers on a port (another local user's listener, say)."""
+    from memoryd.server import PID_FILE
 
-    host = default_host(env)
-    host = "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
-    return f"http://{host}:{default_port(env)}"
+    try:
+        fd = os.open(data_dir / PID_FILE, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:  # held: a server runs here
+            lines = os.pread(fd, 4096, 0).decode("utf-8", "replace").splitlines()
+            return lines[1].strip() if len(lines) > 1 and lines[1].strip() else None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
 
 
 def ask_server(url: str, data_dir: Path, env: Mapping[str, str]) -> dict[str, Any] | None:
     """The running server's engine status, or None when none answers (or the admin
-    token here is not its own)."""
+    token here is not its own, or the answer is not one)."""
     import httpx
 
     from memoryd.server import TOKEN_FILE
@@ -108,12 +123,10 @@ def ask_server(url: str, data_dir: Path, env: Mapping[str, str]) -> dict[str, An
             headers={"authorization": f"Bearer {token}"},
             timeout=3,
         )
-    except (httpx.HTTPError, ValueError):
+        body = response.json() if response.status_code == 200 else None
+    except Exception:  # unreachable, not a URL, not JSON: no server to ask
         return None
-    if response.status_code != 200:
-        return None
-    body: dict[str, Any] = response.json()
-    return body
+    return body if isinstance(body, dict) else None
 
 
 def status_lines(status: dict[str, Any]) -> str:
@@ -159,8 +172,13 @@ def _extraction_line(extraction: dict[str, Any], server: dict[str, Any]) -> str:
     """The server's counters since it started, or, with no server answering, what the
     store holds: a CLI process extracts nothing, so its own counters would read 0."""
     if not server.get("answered", True):
+        where = (
+            f"no server answering at {server['url']}"
+            if server.get("url")
+            else "no server running on this data dir (--server URL asks one elsewhere)"
+        )
         return (
-            f"no server answering at {server.get('url')} (the counters are the server's); "
+            f"{where}; the counters are the server's; "
             f"{extraction.get('queued', 0)} jobs queued in the store"
         )
     where = f" (the server at {server['url']}, since it started)" if server else ""

@@ -74,8 +74,11 @@ def _mapping(pairs: tuple[str, ...]) -> dict[str, str]:
     "Default: a key named omniroute:OLD, made when missing.",
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@click.option("--no-settings", is_flag=True, help="Leave memoryd's settings as they are.")
 @cli_command
-def import_omniroute(ctx: click.Context, path: Path, maps: tuple[str, ...], dry_run: bool) -> None:
+def import_omniroute(
+    ctx: click.Context, path: Path, maps: tuple[str, ...], dry_run: bool, no_settings: bool
+) -> None:
     """Memories, keys and memory settings from an OmniRoute database file."""
     from memoryd.engine.importers import from_omniroute
     from memoryd.storage.sqlite.foreign import read_omniroute
@@ -83,7 +86,7 @@ def import_omniroute(ctx: click.Context, path: Path, maps: tuple[str, ...], dry_
     mapping = _mapping(maps)
     dump = read_omniroute(path)
     with local_engine(ctx) as engine:
-        report = from_omniroute(engine, dump, mapping, dry_run=dry_run)
+        report = from_omniroute(engine, dump, mapping, dry_run=dry_run, settings=not no_settings)
     _show(ctx, report.to_dict())
 
 

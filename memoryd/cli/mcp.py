@@ -127,8 +127,14 @@ def client_config(
     command, *args = server_command()
     data_dir = str(absolute(config.data_dir))
     env = {"MEMORYD_DATA_DIR": data_dir}
-    if config.database_url:
-        env["MEMORYD_DATABASE_URL"] = config.database_url
+    if config.database_url:  # its password opens every tenant's rows: never in a file
+        env["MEMORYD_DATABASE_URL"] = without_password(config.database_url)
+        if env["MEMORYD_DATABASE_URL"] != config.database_url:
+            click.echo(
+                "note: the database password is left out of the config (a client config "
+                "file is often shared): put it in place of PASSWORD yourself",
+                err=True,
+            )
     if not admin:  # the secret in the environment, not in the process list
         env["MEMORYD_API_KEY"] = api_key or PLACEHOLDER_KEY
     server = {
@@ -164,3 +170,14 @@ def print_config(client: str, config: EngineConfig, *, api_key: str | None, admi
             f"MEMORYD_API_KEY); then paste this into {CONFIG_FILES[client]}",
             err=True,
         )
+
+
+def without_password(url: str) -> str:
+    """``url`` with its password replaced by ``PASSWORD`` (a URL without one as is)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:PASSWORD@{host}"))

@@ -283,11 +283,19 @@ def memory_erasures(ctx: click.Context, owner: str | None, limit: int) -> None:
     emit(ctx, {"erasures": [e.to_dict() for e in found]}, "\n".join(lines) or "no erasures")
 
 
+def printable(text: str) -> str:
+    """``text`` with control characters escaped: a held message is hostile by nature,
+    and a terminal obeys the escape sequences printed to it."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
 @memory.command("held")
 @click.option("--owner", "-k", default=None, help="Only this key's (id or name).")
 @click.option("--user", "user_id", default=None, help="Only this end user's.")
-@click.option("--release", "release_id", type=int, default=None, help="Extract this one.")
-@click.option("--discard", "discard_id", type=int, default=None, help="Delete this one.")
+@click.option(
+    "--release", "release_id", type=click.IntRange(1, 2**63 - 1), help="Extract this one."
+)
+@click.option("--discard", "discard_id", type=click.IntRange(1, 2**63 - 1), help="Delete this one.")
 @cli_command
 def memory_held(
     ctx: click.Context,
@@ -312,9 +320,9 @@ def memory_held(
             return
         found = engine.held(owner and resolve_key(engine, owner, owner=True), user_id)
     lines = [
-        f"{h.id}  {to_iso(h.held_at)}  {h.api_key_id}"
+        f"{h.id}  {to_iso(h.said_at)}  {h.api_key_id}"
         + (f" user={h.user_id}" if h.user_id else "")
-        + f"  [{h.reason}]\n    {h.text[:300]}"
+        + f"  [{h.reason}]\n    {printable(h.text[:300])}"
         for h in found
     ]
     emit(ctx, {"held": [h.to_dict() for h in found]}, "\n".join(lines) or "nothing held")

@@ -45,7 +45,7 @@ from memoryd.models import (
     to_iso,
     utcnow,
 )
-from memoryd.storage.base import NewJob, Store
+from memoryd.storage.base import NewJob, Store, Writer
 from memoryd.storage.jobs import NewHeld
 
 log = logging.getLogger(__name__)
@@ -266,6 +266,8 @@ class ExtractionJobs:
         texts: Texts,
         user_id: str = "",
         origin: Origin | None = None,
+        *,
+        guard: bool = True,
     ) -> list[Reconciled]:
         """``_extract_and_store``, unless the subject was erased after ``origin`` (the
         job was queued, or the conversation held, before the erasure: issue 40); an
@@ -273,7 +275,7 @@ class ExtractionJobs:
         since = origin.said_at if origin is not None else None
         if since is not None and self.store.read().erased_since(owner, user_id, since):
             return []
-        stored = self._extract_and_store(owner, session_id, texts, user_id, origin)
+        stored = self._extract_and_store(owner, session_id, texts, user_id, origin, guard=guard)
         if since is not None and stored and self.store.read().erased_since(owner, user_id, since):
             ids = [r.memory.id for r in stored if r.memory is not None]
             self.store.write(lambda tx: [tx.delete(i) for i in ids])
@@ -311,19 +313,35 @@ class ExtractionJobs:
         ``quarantineGuarded``, held for review (``engine.quarantine``)."""
         kept: Texts = []
         refused: list[NewHeld] = []
-        request_id = origin.request_id if origin is not None else None
+        said = origin or Origin(utcnow())
         for text, source in texts:
             reason = unsafe(text)
             if reason is None:
                 kept.append((text, source))
             else:
                 refused.append(
-                    NewHeld(owner, user_id, session_id, text, source, reason, utcnow(), request_id)
+                    NewHeld(
+                        owner,
+                        user_id,
+                        session_id,
+                        text,
+                        source,
+                        reason,
+                        said.said_at,
+                        said.request_id,
+                    )
                 )
         if not refused:
             return kept
         if self.quarantines():
-            self.store.write(lambda tx: [tx.hold(item) for item in refused])
+
+            def hold(tx: Writer) -> None:
+                # held only if its subject was not erased since it was said (issue 40)
+                if not tx.erased_since(owner, user_id, said.said_at):
+                    for item in refused:
+                        tx.hold(item)
+
+            self.store.write(hold)
             self.stats["quarantined"] = self.stats.get("quarantined", 0) + len(refused)
             log.info(
                 "extraction: %d message(s) held for review: they steer the assistant", len(refused)
@@ -334,10 +352,11 @@ class ExtractionJobs:
         return kept
 
     def release(self, held: Held) -> list[Reconciled]:
-        """Extract a held message as if the guard had let it pass (an admin read it)."""
-        origin = Origin(held.held_at, held.request_id)
+        """Extract a held message as if the guard had let it pass (an admin read it),
+        unless its subject was erased since it was said."""
+        origin = Origin(held.said_at, held.request_id)
         texts = [(held.text, held.source)]
-        return self._extract_and_store(
+        return self.extract_and_store(
             held.api_key_id, held.session_id, texts, held.user_id, origin, guard=False
         )
 

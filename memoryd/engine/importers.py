@@ -26,8 +26,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memoryd.core.scoring import parse_metadata
-from memoryd.engine.keys import ApiKey
-from memoryd.errors import ConflictError, NotFoundError, ValidationError
+from memoryd.engine.keys import ApiKey, check_name
+from memoryd.errors import ConflictError, MemorydError, NotFoundError, ValidationError
 from memoryd.models import MemoryType, parse_iso, to_iso, utcnow
 
 if TYPE_CHECKING:
@@ -133,28 +133,49 @@ def find_key(engine: MemoryEngine, value: str) -> ApiKey | None:
     return named[0] if named else None
 
 
-def _key_for(
-    engine: MemoryEngine, source: str, mapped: str | None, prefix: str, dry_run: bool
-) -> KeyMove:
-    """Where ``source``'s memories go: the mapped key (which must exist), or the key
-    named ``<prefix>:<source>`` (made when missing, with ``source`` as its id when that
-    is a valid, free id)."""
+def _key_for(engine: MemoryEngine, source: str, mapped: str | None, prefix: str) -> KeyMove:
+    """Where ``source``'s memories go, made by nothing yet: the mapped key (which must
+    exist), or the key named ``<prefix>:<source>`` (``created``: to be made)."""
     if mapped is not None:
         key = find_key(engine, mapped)
         if key is None:
-            raise NotFoundError(
-                f"--map {source or '(empty)'}={mapped}: no key with that id or name"
-            )
+            where = f"map {source or '(empty)'}={mapped}"
+            raise NotFoundError(f"{where}: no key with that id or name")
         return KeyMove(source, key.id, key.name)
-    name = f"{prefix}:{source}" if source else f"{prefix}:(no key)"
+    name = check_name(f"{prefix}:{source}" if source else f"{prefix}:(no key)")
     key = find_key(engine, name)
     if key is not None:
         return KeyMove(source, key.id, key.name)
-    if dry_run:
-        return KeyMove(source, "(new)", name, created=True)
-    wanted = source if _usable_id(engine, source) else None
-    record, secret = engine.keys.create(name, key_id=wanted)
-    return KeyMove(source, record.id, record.name, created=True, secret=secret)
+    return KeyMove(source, "(new)", name, created=True)
+
+
+def _plan_keys(
+    engine: MemoryEngine, sources: Iterable[str], mapping: Mapping[str, str], prefix: str
+) -> list[KeyMove]:
+    """Every source owner's key, before any is made: a mistake in ``mapping`` fails the
+    import with nothing changed; a source owner whose key cannot be named is skipped
+    with its error."""
+    moves = []
+    for source in sources:
+        try:
+            moves.append(_key_for(engine, source, mapping.get(source), prefix))
+        except MemorydError as exc:
+            if source in mapping:
+                raise
+            move = KeyMove(source, "", "")
+            move.errors.append({"line": 0, "message": f"owner {source!r}: {exc.message}"})
+            moves.append(move)
+    return moves
+
+
+def _make_key(engine: MemoryEngine, move: KeyMove) -> None:
+    """Make the key a plan named (with the source owner's id when that is a valid, free
+    key id); its secret is shown once, in the report."""
+    if not move.created or move.errors:
+        return
+    wanted = move.source if _usable_id(engine, move.source) else None
+    record, secret = engine.keys.create(move.key_name, key_id=wanted)
+    move.key_id, move.secret = record.id, secret
 
 
 def _usable_id(engine: MemoryEngine, value: str) -> bool:
@@ -171,7 +192,7 @@ def _usable_id(engine: MemoryEngine, value: str) -> bool:
 
 
 def _time(value: Any) -> datetime | None:
-    if value is None or value == "":
+    if value is None or value == "" or not isinstance(value, str | int | float):
         return None
     try:
         return parse_iso(str(value).replace(" ", "T") if " " in str(value) else str(value))
@@ -179,22 +200,33 @@ def _time(value: Any) -> datetime | None:
         return None
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def omniroute_key(row: Mapping[str, Any]) -> str:
+    """The upsert key of a row: its own, else one made of its id (stable across runs)."""
+    return _text(row.get("key")) or f"omniroute:{_text(row.get('id')) or ''}"
+
+
 def omniroute_line(row: Mapping[str, Any], owner: str) -> dict[str, Any]:
-    """One OmniRoute row as a memoryd import line (the export format)."""
-    kind = str(row.get("type") or "factual")
-    key = str(row["key"]) if row.get("key") else f"omniroute:{row.get('id')}"
+    """One OmniRoute row as a memoryd import line (the export format). A value of the
+    wrong type (a BLOB where text belongs) is dropped, so the line is reported as bad
+    rather than failing the import."""
+    kind = _text(row.get("type")) or "factual"
+    key = omniroute_key(row)
     metadata = parse_metadata(row.get("metadata"))  # unreadable JSON: {}
     metadata = {**metadata}
     metadata.setdefault("importedFrom", "omniroute")
-    if row.get("id"):
-        metadata.setdefault("omnirouteId", str(row["id"]))
+    if _text(row.get("id")):
+        metadata.setdefault("omnirouteId", row["id"])
     created, expires = _time(row.get("created_at")), _time(row.get("expires_at"))
     line: dict[str, Any] = {
         "apiKeyId": owner,
         "type": kind if kind in TYPES else "factual",
         "key": key,
-        "content": row.get("content"),
-        "sessionId": row.get("session_id") or "",
+        "content": _text(row.get("content")),
+        "sessionId": _text(row.get("session_id")) or "",
         "metadata": metadata,
     }
     if created is not None:
@@ -204,10 +236,10 @@ def omniroute_line(row: Mapping[str, Any], owner: str) -> dict[str, Any]:
     return line
 
 
-def _omniroute_usage(row: Mapping[str, Any], line: Mapping[str, Any]) -> Usage:
+def _omniroute_usage(row: Mapping[str, Any]) -> Usage:
     count = row.get("access_count")
     return (
-        str(line["key"]),
+        omniroute_key(row),
         "",
         _time(row.get("updated_at")),
         count if isinstance(count, int) and count > 0 else 0,
@@ -221,7 +253,9 @@ def from_omniroute(
     mapping: Mapping[str, str] | None = None,
     *,
     dry_run: bool = False,
+    settings: bool = True,
 ) -> MoveReport:
+    """Import ``dump``; ``settings`` False leaves memoryd's settings as they are."""
     report = MoveReport("omniroute", dry_run)
     mapping = dict(mapping or {})
     unknown = sorted(set(mapping) - {str(r.get("api_key_id") or "") for r in dump.rows})
@@ -233,31 +267,48 @@ def from_omniroute(
     by_owner: dict[str, list[dict[str, Any]]] = {}
     for found in dump.rows:
         by_owner.setdefault(str(found.get("api_key_id") or ""), []).append(found)
-    for source, rows in by_owner.items():
-        move = _key_for(engine, source, mapping.get(source), "omniroute", dry_run)
+    report.keys = _plan_keys(engine, by_owner, mapping, "omniroute")
+    for move in report.keys:
+        rows = by_owner[move.source]
         move.rows = len(rows)
         live = []
         for row in rows:
-            expires = _time(row.get("expires_at"))
-            if expires is not None and expires <= now:
+            raw = row.get("expires_at")
+            expires = _time(raw)
+            # an expiry OmniRoute could not read hides the row there too
+            if (expires is not None and expires <= now) or (raw and expires is None):
                 move.expired += 1
             else:
                 live.append(row)
-        report.keys.append(move)
-        if dry_run:
+        if dry_run or move.errors:
             continue
-        lines = [omniroute_line(row, move.key_id) for row in live]
-        _apply(engine, move, lines)
-        _restore_usage(
-            engine,
-            move.key_id,
-            (_omniroute_usage(r, line) for r, line in zip(live, lines, strict=True)),
-        )
-    report.settings, notes = _translate(dump.settings)
+        _make_key(engine, move)
+        new = _new_keys(engine, move.key_id, [(omniroute_key(r), "") for r in live])
+        _apply(engine, move, [omniroute_line(row, move.key_id) for row in live])
+        usage = [_omniroute_usage(r) for r in live if (omniroute_key(r), "") in new]
+        _restore_usage(engine, move.key_id, usage)
+    report.settings, notes = _translate(dump.settings) if settings else ({}, [])
     report.notes += notes
+    if not settings:
+        report.notes.append("settings left as they are (not taken from the file)")
+    elif report.settings.get("enabled") is False:
+        report.notes.append(
+            "memory is now off for every key, as it was in OmniRoute (enabled = false): "
+            'turn it on with PUT /api/settings/memory {"enabled": true}'
+        )
     if report.settings and not dry_run:
         engine.settings.update(report.settings)
     return report
+
+
+def _new_keys(
+    engine: MemoryEngine, owner: str, keys: Iterable[tuple[str, str]]
+) -> set[tuple[str, str]]:
+    """Which ``(key, end user)`` of ``owner`` hold no memory yet: the rows this run
+    creates, whose source's update time and counts are then kept (a second run must
+    not set them back)."""
+    read = engine.store.read()
+    return {k for k in keys if read.get_by_key(owner, k[0], k[1]) is None}
 
 
 def _apply(engine: MemoryEngine, move: KeyMove, lines: list[dict[str, Any]]) -> None:
@@ -290,6 +341,12 @@ def _translate(settings: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     notes = []
     for name, value in sorted(settings.items()):
         ours = OMNIROUTE_SETTINGS.get(name)
+        if ours == "vectorStore" and value == "qdrant":
+            notes.append(
+                f"setting {name}=qdrant not taken: OmniRoute's Qdrant collection is not "
+                "reused; enable memoryd's own Qdrant tier (PUT /api/settings/qdrant)"
+            )
+            continue
         if ours is not None:
             try:
                 taken.update(validate_update({ours: value}))
@@ -327,17 +384,18 @@ def mem0_line(record: Mapping[str, Any], owner: str) -> dict[str, Any]:
     metadata = record.get("metadata")
     metadata = dict(metadata) if isinstance(metadata, dict) else {}
     metadata.setdefault("importedFrom", "mem0")
-    if record.get("id"):
-        metadata.setdefault("mem0Id", str(record["id"]))
-    if record.get("agent_id"):
-        metadata.setdefault("agentId", str(record["agent_id"]))
+    if _text(record.get("id")):
+        metadata.setdefault("mem0Id", record["id"])
+    if _text(record.get("agent_id")):
+        metadata.setdefault("agentId", record["agent_id"])
+    run = record.get("run_id")
     line: dict[str, Any] = {
         "apiKeyId": owner,
-        "userId": str(record["user_id"]) if record.get("user_id") else None,
+        "userId": record.get("user_id") or None,  # not a string: reported as a bad line
         "type": "factual",
-        "key": f"mem0:{record.get('id')}" if record.get("id") else None,
+        "key": f"mem0:{record['id']}" if _text(record.get("id")) else None,
         "content": record.get("memory", record.get("text")),
-        "sessionId": str(record["run_id"]) if record.get("run_id") else "",
+        "sessionId": str(run) if isinstance(run, str | int) and run != "" else "",
         "metadata": metadata,
     }
     created = _time(record.get("created_at"))
@@ -353,28 +411,33 @@ def from_mem0(
     key named ``mem0``, made when missing)."""
     records = mem0_records(data)
     report = MoveReport("mem0", dry_run)
-    move = _key_for(engine, "", key, "mem0", dry_run) if key else _mem0_key(engine, dry_run)
+    move = _key_for(engine, "", key, "mem0") if key else _mem0_key(engine)
     move.rows = len(records)
     report.keys.append(move)
-    if not dry_run:
-        lines = [mem0_line(r, move.key_id) for r in records]
-        _apply(engine, move, lines)
-        usage = [
-            (str(line["key"]), line["userId"] or "", _time(r.get("updated_at")), 0, None)
-            for r, line in zip(records, lines, strict=True)
-            if line["key"]
-        ]
-        _restore_usage(engine, move.key_id, usage)
-        users = sorted({str(r["user_id"]) for r in records if r.get("user_id")})
-        report.notes.append(f"{len(users)} end users: {', '.join(users[:10])}")
+    if dry_run:
+        return report
+    _make_key(engine, move)
+    lines = [mem0_line(r, move.key_id) for r in records]
+    slots = [(str(line["key"]), _user(line)) if line["key"] else None for line in lines]
+    new = _new_keys(engine, move.key_id, [slot for slot in slots if slot is not None])
+    _apply(engine, move, lines)
+    usage = [
+        (*slot, _time(r.get("updated_at")), 0, None)
+        for r, slot in zip(records, slots, strict=True)
+        if slot is not None and slot in new
+    ]
+    _restore_usage(engine, move.key_id, usage)
+    users = sorted({u for r in records if isinstance(u := r.get("user_id"), str) and u})
+    report.notes.append(f"{len(users)} end users: {', '.join(users[:10])}")
     return report
 
 
-def _mem0_key(engine: MemoryEngine, dry_run: bool) -> KeyMove:
+def _user(line: Mapping[str, Any]) -> str:
+    return line["userId"] if isinstance(line["userId"], str) else ""
+
+
+def _mem0_key(engine: MemoryEngine) -> KeyMove:
     key = find_key(engine, "mem0")
     if key is not None:
         return KeyMove("", key.id, key.name)
-    if dry_run:
-        return KeyMove("", "(new)", "mem0", created=True)
-    record, secret = engine.keys.create("mem0")
-    return KeyMove("", record.id, record.name, created=True, secret=secret)
+    return KeyMove("", "(new)", "mem0", created=True)

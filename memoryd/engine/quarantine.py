@@ -46,12 +46,13 @@ def _one(engine: QuarantineHost, held_id: int, owner: str | None) -> Held:
 
 
 def release(engine: QuarantineHost, held_id: int, owner: str | None = None) -> list[Reconciled]:
-    """Take the message out of quarantine and extract it; what was stored."""
-    _one(engine, held_id, owner)
-    held = engine.store.write(lambda tx: tx.unhold(held_id))
-    if held is None:  # released or discarded meanwhile
-        raise NotFoundError(f"no held message with id {held_id}")
-    return engine.extraction.release(held)
+    """Extract the message, then take it out of quarantine (a failed extraction leaves
+    it held); what was stored. An erasure of its subject since it was said stores
+    nothing (and took the held row with it)."""
+    held = _one(engine, held_id, owner)
+    stored = engine.extraction.release(held)
+    engine.store.write(lambda tx: tx.unhold(held_id))
+    return stored
 
 
 def discard(engine: QuarantineHost, held_id: int, owner: str | None = None) -> Held:

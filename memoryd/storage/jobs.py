@@ -55,7 +55,7 @@ class NewHeld:
     text: str
     source: str
     reason: str
-    held_at: datetime
+    said_at: datetime
     request_id: str | None = None
 
 

@@ -1385,7 +1385,7 @@ class StoreContract:
         one = r.held_one(ids[0])
         assert one is not None
         assert (one.api_key_id, one.user_id, one.session_id) == ("a", "ann", "s")
-        assert (one.source, one.reason, one.held_at, one.request_id) == (
+        assert (one.source, one.reason, one.said_at, one.request_id) == (
             "user",
             "override",
             NOW,

@@ -7,13 +7,13 @@ from typing import Any
 from memoryd.models import Held, parse_iso, to_iso
 from memoryd.storage.jobs import NewHeld
 
-_COLUMNS = "id, api_key_id, user_id, session_id, text, source, reason, held_at, request_id"
+_COLUMNS = "id, api_key_id, user_id, session_id, text, source, reason, said_at, request_id"
 
 
 def hold(conn: Any, item: NewHeld) -> int:
     rows = conn.execute(
         "INSERT INTO quarantine (api_key_id, user_id, session_id, text, source, reason, "
-        "held_at, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "said_at, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (
             item.api_key_id,
             item.user_id,
@@ -21,7 +21,7 @@ def hold(conn: Any, item: NewHeld) -> int:
             item.text,
             item.source,
             item.reason,
-            to_iso(item.held_at),
+            to_iso(item.said_at),
             item.request_id,
         ),
     )

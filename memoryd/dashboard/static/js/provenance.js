@@ -6,7 +6,11 @@
   const box = $("memory-provenance");
   let shown = null;  // the memory whose provenance is being fetched
 
+  const WAYS = { rest: "the REST API", mcp: "MCP", import: "an import" };
+
   function said(meta) {
+    const way = meta && WAYS[meta.via];
+    if (way) return `Written through ${way}${meta.saidAt ? ` at ${meta.saidAt}` : ""}.`;
     if (!meta || meta.via !== "gateway") return "Written through the API, MCP, the CLI or an import.";
     const who = meta.source === "assistant" ? "the assistant" : "the person";
     return `Said by ${who} in request ${meta.requestId || "(not kept)"} at ${meta.saidAt || "?"}.`;

@@ -13,7 +13,7 @@ CREATE TABLE quarantine (
     text TEXT NOT NULL,
     source TEXT NOT NULL,
     reason TEXT NOT NULL,
-    held_at TEXT NOT NULL,
+    said_at TEXT NOT NULL,
     request_id TEXT
 );
 CREATE INDEX idx_quarantine_owner ON quarantine (api_key_id, user_id, id);
