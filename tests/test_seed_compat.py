@@ -91,6 +91,8 @@ def test_summarize_refuses_an_end_user_without_its_key_and_an_empty_owner(
     for body in ({"userId": "u1"}, {"apiKeyId": ""}, {"olderThanDays": 0}):
         response = client.post("/api/memory/summarize", json=body)
         assert response.status_code == 400, (body, response.text)
+    said = client.post("/api/memory/summarize", json={"userId": "u1"}).json()["error"]
+    assert said["message"] == "userId needs apiKeyId: an end user belongs to one key"
     assert engine.get(old.id) is not None
 
 
