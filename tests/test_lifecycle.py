@@ -286,7 +286,17 @@ def test_older_than_dry_run_reports_and_keeps_rows(engine: MemoryEngine) -> None
     assert len(candidates) == 5
     assert {c.id for c in candidates} == {m.id for m in rows}
     for c in candidates:
-        assert set(public(c)) == {"id", "type", "key", "content", "tokens", "createdAt", "userId"}
+        assert set(public(c)) == {
+            "id",
+            "type",
+            "key",
+            "content",
+            "tokens",
+            "createdAt",
+            "userId",
+            "apiKeyId",  # the owner: a summarize of every owner lists them all (issue 41)
+        }
+        assert c.api_key_id == "api-dry"
         assert c.tokens == math.ceil(len(c.content) / 4)
     assert result.total_tokens == sum(math.ceil(len(m.content) / 4) for m in rows)
     assert result.total_tokens > 0
@@ -333,6 +343,7 @@ def test_older_than_empty_non_dry_run_reports_dry_run_false(engine: MemoryEngine
         "summaryId": None,
         "dryRun": False,
         "summaryIds": [],
+        "owners": [],  # per owner, when every owner is summarized (issue 41)
     }
     assert row(engine, fresh_row.id) is not None
     assert count(engine, "api-fresh") == 1
