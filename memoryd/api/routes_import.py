@@ -53,19 +53,6 @@ def _shred(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
-def _mapping(pairs: list[str]) -> dict[str, str]:
-    found = {}
-    for pair in pairs:
-        old, sep, new = pair.partition("=")
-        if not sep or not new:
-            raise ValidationError(
-                f"map {pair!r}: expected OLD=KEY (an OmniRoute key id = a memoryd key)",
-                details=[{"field": "map", "message": "expected OLD=KEY"}],
-            )
-        found[old] = new
-    return found
-
-
 @router.post("/omniroute")
 async def import_omniroute(
     request: Request,
@@ -75,10 +62,10 @@ async def import_omniroute(
     settings: Annotated[bool, Query(description="take the file's memory settings")] = True,
 ) -> dict[str, Any]:
     """Memories, keys and memory settings from an OmniRoute database (the body)."""
-    from memoryd.engine.importers import from_omniroute
+    from memoryd.engine.importers import from_omniroute, parse_mapping
     from memoryd.storage.sqlite.foreign import read_omniroute
 
-    mapping = _mapping(map or [])
+    mapping = parse_mapping(map or [])
     folder = Path(engine.config.data_dir) / UPLOADS if engine.config.data_dir else None
     if folder is not None:
         folder.mkdir(mode=0o700, exist_ok=True)

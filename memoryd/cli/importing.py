@@ -53,16 +53,6 @@ def import_jsonl(ctx: click.Context, source: Any, owner: str | None) -> None:
         ctx.exit(1)
 
 
-def _mapping(pairs: tuple[str, ...]) -> dict[str, str]:
-    found = {}
-    for pair in pairs:
-        old, sep, new = pair.partition("=")
-        if not sep or not new:
-            raise ValidationError(f"--map {pair!r}: expected OLD=KEY (an OmniRoute key id = a key)")
-        found[old] = new
-    return found
-
-
 @import_group.command("omniroute")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
@@ -80,10 +70,10 @@ def import_omniroute(
     ctx: click.Context, path: Path, maps: tuple[str, ...], dry_run: bool, no_settings: bool
 ) -> None:
     """Memories, keys and memory settings from an OmniRoute database file."""
-    from memoryd.engine.importers import from_omniroute
+    from memoryd.engine.importers import from_omniroute, parse_mapping
     from memoryd.storage.sqlite.foreign import read_omniroute
 
-    mapping = _mapping(maps)
+    mapping = parse_mapping(maps)
     dump = read_omniroute(path)
     with local_engine(ctx) as engine:
         report = from_omniroute(engine, dump, mapping, dry_run=dry_run, settings=not no_settings)

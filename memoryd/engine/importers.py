@@ -119,6 +119,21 @@ class MoveReport:
 # -- keys --------------------------------------------------------------------------------
 
 
+def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
+    """``OLD=KEY`` pairs (an OmniRoute key id = a memoryd key's id or name), as the
+    CLI's ``--map`` and the REST ``map`` parameter give them."""
+    found = {}
+    for pair in pairs:
+        old, sep, new = pair.partition("=")
+        if not sep or not new:
+            raise ValidationError(
+                f"map {pair!r}: expected OLD=KEY (an OmniRoute key id = a memoryd key)",
+                details=[{"field": "map", "message": "expected OLD=KEY"}],
+            )
+        found[old] = new
+    return found
+
+
 def find_key(engine: MemoryEngine, value: str) -> ApiKey | None:
     """The key with id ``value``, else the one named ``value`` (a name two keys share is
     an error naming their ids)."""
