@@ -91,5 +91,6 @@ def _bump_groups(tx: Writer, groups: dict[int, list[str]], now: datetime) -> Non
     """One UPDATE per distinct count: the memories a busy key's requests keep injecting
     are bumped dozens of times a second, and one UPDATE per unit of count was 6 % of
     the gateway's CPU under load."""
+    tx.lock_memories([i for ids in groups.values() for i in ids])  # in one order
     for count, ids in groups.items():
         tx.bump_access(ids, now, times=count)

@@ -266,6 +266,12 @@ class MemoryWrites(Protocol):
         """Count ``times`` accesses of each distinct id; returns how many rows changed."""
         ...
 
+    def lock_memories(self, ids: Iterable[str]) -> None:
+        """Take these memories' row locks now, in id order, so that two transactions
+        updating several of the same rows wait for each other instead of deadlocking
+        (PostgreSQL; SQLite has one writer and needs none)."""
+        ...
+
     def optimize_keyword_index(self) -> None:
         """Compact the keyword index after a large delete (a no-op where not needed)."""
         ...

@@ -218,7 +218,8 @@ class Indexer:
 
         def apply(tx: Writer) -> int:
             done = 0
-            for mid, views in items.items():
+            tx.lock_memories(items)  # in id order, as every multi-row writer (no deadlock)
+            for mid, views in sorted(items.items()):
                 if tx.clear_flag_if_unchanged(mid, contents[mid]):
                     store.upsert_in(tx, views)
                     done += 1

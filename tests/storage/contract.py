@@ -574,6 +574,22 @@ class StoreContract:
             page = r.list_page(ListQuery(owner="a", q=q, limit=10))
             assert ids(page.memories) == [m.id], q
 
+    def test_lock_memories_then_write_them(self, store: Store) -> None:
+        """Issue 42: a multi-row writer locks its rows first, in id order (PostgreSQL),
+        and writes them after in the same transaction; unknown ids are ignored."""
+        a = add(store, "a", "likes tea")
+        b = add(store, "a", "likes coffee")
+
+        def bump(w: Writer) -> int:
+            w.lock_memories([b.id, a.id, "missing", b.id])
+            return w.bump_access([a.id, b.id], NOW)
+
+        assert store.write(bump) == 2
+        assert store.write(lambda w: w.lock_memories([])) is None
+        got = store.read().get(a.id)
+        assert got is not None
+        assert got.access_count == 1
+
     def test_restore_usage(self, store: Store) -> None:
         """An import from another system keeps its update time and access counts; a
         None time is left as it was."""

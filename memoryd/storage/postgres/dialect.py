@@ -186,6 +186,15 @@ class PostgresDialect:
     def optimize_keyword_index(self, conn: Any) -> None:
         return None  # a GIN index needs no compaction after deletes (autovacuum does it)
 
+    def lock_rows(self, conn: Any, ids: Sequence[str]) -> None:
+        """Row locks in id order (ORDER BY runs before FOR UPDATE locks): the indexer
+        clearing flags and the access bumps took the same rows in different orders and
+        deadlocked, each costing a second (deadlock_timeout) and a retry (issue 42)."""
+        conn.execute(
+            f"SELECT 1 FROM memories WHERE id IN ({_marks(ids)}) ORDER BY id FOR UPDATE",
+            list(ids),
+        )
+
     # -- the outbox ----------------------------------------------------------------------
 
     def outbox_ready(self, conn: Any) -> bool:

@@ -291,6 +291,9 @@ class SqliteDialect:
         if self.fts5:
             optimize_fts(conn)
 
+    def lock_rows(self, conn: Any, ids: Sequence[str]) -> None:
+        return None  # one writer at a time: a write transaction holds the whole file
+
     def outbox_ready(self, conn: Any) -> bool:
         return qdrant_sync.schema_complete(conn)
 
