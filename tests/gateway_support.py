@@ -8,16 +8,18 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
 
 from memoryd.api import create_app
+from memoryd.embedding.service import Resolver
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.testing import FakeUpstream, serve_asgi
-from tests.conftest import ADMIN
+from tests.conftest import ADMIN, make_engine
 
 
 @dataclass
@@ -74,3 +76,17 @@ def running_gateway(engine: MemoryEngine, key_name: str = "app") -> Iterator[Gat
         record, secret = engine.keys.create(key_name)
         with serve_asgi(create_app(engine, admin_token=ADMIN)) as url:
             yield Gateway(engine, upstream, url, secret, record.id)
+
+
+@contextmanager
+def gateway_on(
+    data: Path, key_name: str = "app", resolver: Resolver | None = None
+) -> Iterator[Gateway]:
+    """A fresh engine on ``data`` (``resolver``: the embedder; None: the default, the
+    packaged MiniLM) behind a gateway; the engine is closed afterwards."""
+    engine = make_engine(data, resolver=resolver)
+    try:
+        with running_gateway(engine, key_name) as gateway:
+            yield gateway
+    finally:
+        engine.close()

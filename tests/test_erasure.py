@@ -19,14 +19,12 @@ import openai
 import pytest
 from click.testing import CliRunner
 
-from memoryd.bootstrap import build_engine
 from memoryd.cli import main
-from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory, Origin, utcnow
 from memoryd.storage.base import NewJob
 from tests.conftest import STORES
-from tests.gateway_support import Gateway, running_gateway
+from tests.gateway_support import Gateway, gateway_on
 
 #: Words only the erased end user ever said (searched for as bytes afterwards).
 SECRET_WORDS = ["Zanzibarco", "Quillfeather", "Marmaduke"]
@@ -39,14 +37,8 @@ def told(gateway: Gateway, user: str, texts: list[str]) -> None:
 
 @pytest.fixture
 def gateway(tmp_path: Path) -> Iterator[Gateway]:
-    data = tmp_path / "data"
-    env = {"MEMORYD_DATA_DIR": str(data)}
-    engine = build_engine(EngineConfig.from_env(env, data_dir=data), env)
-    try:
-        with running_gateway(engine, "erase") as base:
-            yield base
-    finally:
-        engine.close()
+    with gateway_on(tmp_path / "data", "erase") as base:
+        yield base
 
 
 def _files_holding(folder: Path, words: list[str]) -> list[str]:

@@ -19,13 +19,11 @@ import httpx
 import pytest
 
 from memoryd.api import create_app
-from memoryd.bootstrap import build_engine
-from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory
 from memoryd.testing import serve_asgi
 from tests.conftest import ADMIN, make_engine
-from tests.gateway_support import Gateway, running_gateway
+from tests.gateway_support import Gateway, gateway_on, running_gateway
 
 #: Words only the erased end user (ann) ever said.
 SECRET = ["Zanzibarco", "Quillfeather", "Marmaduke", "Pemberwick"]
@@ -105,14 +103,8 @@ def untouched(engine: MemoryEngine, owner: str, other: str, bob: list[str]) -> N
 
 @pytest.fixture
 def sqlite_gateway(tmp_path: Path) -> Iterator[Gateway]:
-    data = tmp_path / "data"
-    env = {"MEMORYD_DATA_DIR": str(data)}
-    engine = build_engine(EngineConfig.from_env(env, data_dir=data), env)
-    try:
-        with running_gateway(engine, "accept") as gateway:
-            yield gateway
-    finally:
-        engine.close()
+    with gateway_on(tmp_path / "data", "accept") as gateway:
+        yield gateway
 
 
 def test_erasure_acceptance_on_sqlite_with_qdrant_local(

@@ -20,9 +20,9 @@ import pytest
 
 from memoryd.core.masking import redacted_url
 from memoryd.engine.providers import Provider, save_providers
-from tests.conftest import ADMIN, make_engine
+from tests.conftest import ADMIN
 from tests.embedders import no_source
-from tests.gateway_support import Gateway, running_gateway
+from tests.gateway_support import Gateway, gateway_on
 from tests.test_qdrant_tier import closed_port
 from tests.test_server import MEMORYD, _clean_env, spawn
 
@@ -141,12 +141,8 @@ def test_print_config_leaves_the_database_password_out() -> None:
 
 @pytest.fixture
 def gateway(tmp_path: Path) -> Iterator[Gateway]:
-    engine = make_engine(tmp_path / "data", resolver=no_source)
-    try:
-        with running_gateway(engine, "first") as base:
-            yield base
-    finally:
-        engine.close()
+    with gateway_on(tmp_path / "data", "first", no_source) as base:
+        yield base
 
 
 def _refusal(gateway: Gateway, credential: str) -> str:

@@ -11,19 +11,14 @@ import pytest
 
 from memoryd.engine import llm_budget
 from memoryd.models import NewMemory
-from tests.conftest import make_engine
 from tests.embedders import no_source
-from tests.gateway_support import Gateway, running_gateway
+from tests.gateway_support import Gateway, gateway_on
 
 
 @pytest.fixture
 def gateway(tmp_path: Path) -> Iterator[Gateway]:
-    engine = make_engine(tmp_path / "data", resolver=no_source)
-    try:
-        with running_gateway(engine, "costly") as base:
-            yield base
-    finally:
-        engine.close()
+    with gateway_on(tmp_path / "data", "costly", no_source) as base:
+        yield base
 
 
 def test_a_keys_usage_counts_what_it_carried_and_spent(gateway: Gateway) -> None:

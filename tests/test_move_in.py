@@ -25,7 +25,7 @@ from memoryd.models import utcnow
 from memoryd.storage.sqlite.foreign import read_omniroute
 from tests.conftest import make_engine
 from tests.embedders import no_source
-from tests.gateway_support import Gateway, running_gateway
+from tests.gateway_support import Gateway, gateway_on, running_gateway
 
 #: OmniRoute's migrations, as ../shared/reference/omniroute-memory.md section 1 gives them.
 SEED_DDL = [
@@ -355,12 +355,8 @@ def test_a_mem0_export_round_trip(engine: MemoryEngine, tmp_path: Path) -> None:
 
 @pytest.fixture
 def gateway(tmp_path: Path) -> Iterator[Gateway]:
-    eng = make_engine(tmp_path / "rest", resolver=no_source)
-    try:
-        with running_gateway(eng, "rest") as base:
-            yield base
-    finally:
-        eng.close()
+    with gateway_on(tmp_path / "rest", "rest", no_source) as base:
+        yield base
 
 
 def test_both_imports_over_rest(gateway: Gateway, tmp_path: Path) -> None:

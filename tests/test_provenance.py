@@ -13,20 +13,15 @@ from pathlib import Path
 import pytest
 
 from memoryd.models import parse_iso, utcnow
-from tests.conftest import make_engine
 from tests.embedders import no_source
-from tests.gateway_support import Gateway, running_gateway
+from tests.gateway_support import Gateway, gateway_on
 from tests.mcp_support import Session, over_http
 
 
 @pytest.fixture
 def gateway(tmp_path: Path) -> Iterator[Gateway]:
-    engine = make_engine(tmp_path / "data", resolver=no_source)
-    try:
-        with running_gateway(engine, "prov") as base:
-            yield base
-    finally:
-        engine.close()
+    with gateway_on(tmp_path / "data", "prov", no_source) as base:
+        yield base
 
 
 def test_rest_mcp_and_import_writes_record_where_they_came_from(gateway: Gateway) -> None:
