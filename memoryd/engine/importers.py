@@ -148,16 +148,19 @@ def find_key(engine: MemoryEngine, value: str) -> ApiKey | None:
     return named[0] if named else None
 
 
-def _key_for(engine: MemoryEngine, source: str, mapped: str | None, prefix: str) -> KeyMove:
+def _key_for(
+    engine: MemoryEngine, source: str, mapped: str | None, prefix: str, name: str = ""
+) -> KeyMove:
     """Where ``source``'s memories go, made by nothing yet: the mapped key (which must
-    exist), or the key named ``<prefix>:<source>`` (``created``: to be made)."""
+    exist), or the key named ``name`` (default ``<prefix>:<source>``; ``created``: to
+    be made)."""
     if mapped is not None:
         key = find_key(engine, mapped)
         if key is None:
             where = f"map {source or '(empty)'}={mapped}"
             raise NotFoundError(f"{where}: no key with that id or name")
         return KeyMove(source, key.id, key.name)
-    name = check_name(f"{prefix}:{source}" if source else f"{prefix}:(no key)")
+    name = check_name(name or (f"{prefix}:{source}" if source else f"{prefix}:(no key)"))
     key = find_key(engine, name)
     if key is not None:
         return KeyMove(source, key.id, key.name)
@@ -426,7 +429,7 @@ def from_mem0(
     key named ``mem0``, made when missing)."""
     records = mem0_records(data)
     report = MoveReport("mem0", dry_run)
-    move = _key_for(engine, "", key, "mem0") if key else _mem0_key(engine)
+    move = _key_for(engine, "", key, "mem0", name="mem0")
     move.rows = len(records)
     report.keys.append(move)
     if dry_run:
@@ -449,10 +452,3 @@ def from_mem0(
 
 def _user(line: Mapping[str, Any]) -> str:
     return line["userId"] if isinstance(line["userId"], str) else ""
-
-
-def _mem0_key(engine: MemoryEngine) -> KeyMove:
-    key = find_key(engine, "mem0")
-    if key is not None:
-        return KeyMove("", key.id, key.name)
-    return KeyMove("", "(new)", "mem0", created=True)
