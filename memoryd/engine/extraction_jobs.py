@@ -188,7 +188,7 @@ class ExtractionJobs:
                     return True  # the job holds it for review
                 self.stats["guarded"] = self.stats.get("guarded", 0) + 1  # no job sees it
                 continue
-            facts, leftovers = extract(text, source=source)
+            facts, leftovers = extract(text, source=source, guard=False)  # guarded above
             if facts or (leftovers and classifier):
                 return True
         return False

@@ -237,13 +237,15 @@ def extract(
     """The facts of ``text`` and its leftovers: the user's first-person statements no
     rule read (the engine's attribute classifier may still keep them). Pure. ``guard``
     False: an admin released the message from quarantine."""
-    if not isinstance(text, str) or not text or (guard and unsafe(text)):
+    if not isinstance(text, str) or not text:
+        return [], []
+    # An exact str copy, so a str subclass cannot override the methods used below.
+    parts = windows(str.__str__(text))
+    if guard and any(unsafe(part) for part in parts):  # exactly what the rules read
         return [], []  # a message steering the assistant keeps nothing (``guard``)
     facts: list[Fact] = []
     leftovers: list[str] = []
     seen: set[str] = set()
-    # An exact str copy, so a str subclass cannot override the methods used below.
-    parts = windows(str.__str__(text))
     for i, window in enumerate(parts):
         prepared = prepare(window)
         found = clauses(prepared)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from memoryd.core.extraction.prefilter import Gated
+
 __all__ = ["REASONS", "unsafe"]
 
 _I = re.IGNORECASE
@@ -131,7 +133,7 @@ _OVERRIDE = re.compile(
     r"(?:an?\s+)?(?:order|instruction|command)s?\s+from)\s+(?:your|ur|the)\s+(?:devs?|developers?|"
     r"admins?|operators?|creators?|system)"
     r"|\bobey\s+(?:it|them|me|this)\s+(?:over|above|before)\b"
-    r"|\bi\s*(?:'m|\s+am)\s+(?:your|ur)\s+(?:developer|dev|admin|creator|operator)\b",
+    r"|\bi(?:\s*'m|\s+am)\s+(?:your|ur)\s+(?:developer|dev|admin|creator|operator)\b",
     _I,
 )
 #: Other people's data or the assistant's own setup, asked for: "show me the memories you
@@ -165,14 +167,16 @@ _REVEAL = re.compile(
 
 #: Text dressed as another party of the conversation (issue 40): chat-template tokens,
 #: role tags and headings, tool-call markup, and claims that the sender's words outrank
-#: the system's. A person stating a fact has no use for any of them.
+#: the system's. A person stating a fact has no use for any of them. A line's start is
+#: matched with ``[ \t]*``, never ``\s*``: that would rescan every later newline from each
+#: line (64 KiB of newlines took 98 s).
 _ROLE = re.compile(
     r"<\|(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id)\|>"
     r"|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|developer|tool_call|function_call)>"
     r"|<function=\w+>"
-    r"|^\s*#{1,6}\s*(?:system|assistant|developer|tool)\s*(?:prompt|message|"
-    r"instructions?)?\s*:?\s*$"
-    r"|^\s*(?:system|developer)\s+(?:message|prompt)\s*:"
+    r"|^[ \t]*#{1,6}[ \t]*(?:system|assistant|developer|tool)[ \t]*(?:prompt|message|"
+    r"instructions?)?[ \t]*:?[ \t]*$"
+    r"|^[ \t]*(?:system|developer)\s+(?:message|prompt)\s*:"
     r"|\b(?:my|these)\s+(?:instructions|rules|messages|orders)\s+(?:\w+\s+)?(?:override|"
     r"supersede|replace|outrank|overrule)\b"
     r"|\b(?:override|overrides|supersede|supersedes|overrule|overrules)\s+(?:yours|your\s+"
@@ -191,27 +195,48 @@ REASONS = {
 }
 
 
-#: What is read of a long message: its start and its end, as capture reads them
-#: (``segment.windows``), so the cost per message is bounded.
-MAX_SCAN = 64 * 1024
+#: What an extractor reads of a long message, and so what the guard reads: the LLM its
+#: last 16 KiB (``engine.llm_extraction``), the rules the first and last 4 KiB of its last
+#: 64 KiB (``segment.windows``, which ``extract`` guards one by one). Nothing outside them
+#: can be stored, and the cost per message stays bounded.
+LAST = 64 * 1024
+HEAD = 4 * 1024
+TAIL = 16 * 1024
 
 
-def unsafe(text: str) -> str | None:
-    """The kind of steering ``text`` attempts (a key of ``REASONS``), or None."""
+_BLANK_RUN = re.compile(r"\s{2,}")
+#: In order: the reason, and the patterns that must all match for it.
+_CHECKS = tuple(
+    (reason, tuple(Gated(p) for p in patterns))
+    for reason, patterns in (
+        ("override", (_OVERRIDE,)),
+        ("role", (_ROLE,)),
+        ("reveal", (_REVEAL,)),
+        ("reveal", (_OTHERS_DATA,)),
+        ("credentials", (_SECRET, _ASK)),
+        ("links", (_LINK, _PROMOTE)),
+        ("others", (_OTHERS,)),
+    )
+)
+
+
+def _one_blank(run: re.Match[str]) -> str:
+    return "\n" if "\n" in run[0] else " "
+
+
+def unsafe(text: str, *, tail: int = TAIL) -> str | None:
+    """The kind of steering ``text`` attempts (a key of ``REASONS``), or None; of a long
+    text, its head and last ``tail`` characters are read."""
     if not text:
         return None
-    if len(text) > 2 * MAX_SCAN:
-        text = text[:MAX_SCAN] + "\n" + text[-MAX_SCAN:]
-    if _OVERRIDE.search(text):
-        return "override"
-    if _ROLE.search(text):
-        return "role"
-    if _REVEAL.search(text) or _OTHERS_DATA.search(text):
-        return "reveal"
-    if _SECRET.search(text) and _ASK.search(text):
-        return "credentials"
-    if _LINK.search(text) and _PROMOTE.search(text):
-        return "links"
-    if _OTHERS.search(text):
-        return "others"
+    text = text[-LAST:]
+    if len(text) > HEAD + tail:
+        text = text[:HEAD] + "\n" + text[-tail:]
+    # every pattern tries its alternatives at each position: runs of blanks cost as much
+    # as words (a 64 KiB run took 150 ms), so a run becomes one line break or one space
+    text = _BLANK_RUN.sub(_one_blank, text)
+    folded = text.casefold()
+    for reason, needed in _CHECKS:
+        if all(gate.search(text, folded) for gate in needed):
+            return reason
     return None
