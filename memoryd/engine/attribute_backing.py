@@ -28,7 +28,12 @@ CATCH_ALL = frozenset(
 #: gained nothing on dev3/dev4 and cost dev2 supersede, so only catch-alls move; keeping
 #: leftovers below 0.8 bought recall on dev5 for false memories on dev4.
 MOVE_AT = 0.40  # a catch-all fact moves to a single attribute
-KEEP_AT = 0.80  # a leftover statement is stored, or at any confidence when it states a
+#: A leftover naming a single-valued attribute is kept at lower confidence: its slot is
+#: the attribute's own, so a later value retires it. A many-valued one is kept under a
+#: slot of its own words, which no later statement retires ("Our cat is Noodle" would stay
+#: beside "my cat is called Dumpling"), so it needs more.
+KEEP_SINGLE_AT = 0.40
+KEEP_AT = 0.90  # a leftover statement is stored, or at any confidence when it states a
 #: constraint advice must not ignore and its own words say so (``extraction.careful``)
 _MAX_LEFTOVER_WORDS = 40
 
@@ -76,6 +81,11 @@ def _kept(clause: str, attribute: str, source: str) -> Fact | None:
     return Fact(target.name, kind, key, content, source, slot, single, (), target.name, (), clause)
 
 
+def _keep_at(attribute: str) -> float:
+    target = by_name(attribute)
+    return KEEP_SINGLE_AT if target is not None and target.single else KEEP_AT
+
+
 def back(facts: list[Fact], leftovers: list[str], model: AttributeModel | None) -> list[Fact]:
     """``facts`` re-slotted where the classifier is sure of another attribute, and
     confident leftovers added (in order)."""
@@ -103,7 +113,7 @@ def back(facts: list[Fact], leftovers: list[str], model: AttributeModel | None) 
                 out[i] = moved
     keys = {f.key for f in out}
     for clause, (attribute, p) in zip(leftovers, labels[len(movable) :], strict=False):
-        if attribute == NONE or p < KEEP_AT:
+        if attribute == NONE or p < _keep_at(attribute):
             attribute = careful(clause, None if attribute == NONE else attribute) or NONE
             if attribute == NONE:
                 continue

@@ -300,6 +300,40 @@ _LATE_FIRST = re.compile(
     re.IGNORECASE,
 )
 _NOT_LATE = re.compile(r"^the\s+(?!record)", re.IGNORECASE)
+#: The person anywhere in a clause: "Reckon I've caught the bouldering bug", "In june I
+#: travel to Canada"; "me" alone is the object of a request ("give me a table").
+_MINE = re.compile(r"\b(?:I|I'm|im|my|mine|we|our|myself)\b", re.IGNORECASE)
+#: A clause whose subject is someone or something else, or that asks.
+_OTHER_SUBJECT = re.compile(
+    r"^(?:you|u|ur|your|he|she|they|it|its|this|that|these|those|there|here|what|how|why|"
+    r"when|where|who|which|can|could|would|should|will|is|are|was|were|do|does|did|has|"
+    r"have|any|anyone|someone|people|let's|lets|please|pls|thanks|thank|only|just\s+for)\b",
+    re.IGNORECASE,
+)
+#: A dropped "I": "been doing crochet to chill out", "gone pescatarian since January".
+_DROPPED_I = re.compile(
+    r"^(?:been|gone|got|started|moved|finished|switched|quit|left|joined|doing|going|living|"
+    r"working|studying|learning|training|playing|using|running|back|recently|lately|"
+    r"currently|finally|reckon|still|now)\b",
+    re.IGNORECASE,
+)
+
+
+def _candidate(text: str, asked: bool) -> bool:
+    """A clause no rule read that may still state something about the person, for the
+    attribute classifier to judge (its "none" class is trained on what is not): about
+    the person, not a question or request of its own; its sentence may end in one ("My
+    old Hilux needs new tyres, what should I look for?")."""
+    words = text.split()
+    if len(words) < 2 or len(words) > 40:
+        return False
+    if fragment(text):  # "T1D since age 12.", "Kids 2 and 3."
+        return True
+    if _FIRST_PERSON.match(text):
+        return len(words) >= 3
+    if asked or _OTHER_SUBJECT.match(text):
+        return False
+    return _MINE.search(text) is not None or _DROPPED_I.match(text) is not None
 
 
 def _extract(
@@ -327,9 +361,7 @@ def _extract(
             text = text[late.end() :]
             drafts = _match(text)
         topic = next(iter(drafts), None) or about(clause.text)
-        unread = not drafts and source == "user" and not clause.question
-        stated = _FIRST_PERSON.match(text) and len(text.split()) >= 3
-        if unread and (stated or fragment(text)):  # "T1D since age 12.", "Kids 2 and 3."
+        if not drafts and source == "user" and _candidate(text, clause.question):
             leftovers.append(text)
         for draft in drafts:
             fact = _fact(draft, source, clause.text, clause.still)

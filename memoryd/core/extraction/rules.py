@@ -110,8 +110,13 @@ def im_a(m: re.Match[str], clause: str) -> list[Draft] | None:
     return one("identity", f"identity:{slug(value)}", value, content)
 
 
+_PLACE_WORD = re.compile(r"(?:in|at|from|on|near|off|out|over|down|up|back)\s", re.I)
+
+
 def _is_job(role: str, head: str) -> bool:
     if role in lx.NOT_OCCUPATIONS or head in lx.NOT_OCCUPATIONS:
+        return False
+    if _PLACE_WORD.match(role):  # "I am in denver" is a place, not a job ending in -er
         return False
     words = role.split()
     if any(" ".join(words[i:]) in lx.OCCUPATIONS for i in range(len(words))):
