@@ -647,7 +647,7 @@ def glance_section(page: Page) -> str:
     if ext and ext.get("extraction", {}).get("splits"):
         res = ext["extraction"]
         tg = res.get("targets", {})
-        held = [n for n in ("test3", "test2", "test") if n in res["splits"]]
+        held = [n for n in ("test4", "test2", "test") if n in res["splits"]]
         held = held or [next(iter(res["splits"]))]
 
         def figures(name: str) -> str:
@@ -810,8 +810,8 @@ def extraction_reader(page: Page) -> str:
                 "split": {
                     "test": "test (held out)",
                     "test2": "test2 (held out)",
-                    "test3": "test3 (held out, new)",
-                    "dev6": "dev6 (never trained or tuned on)",
+                    "test4": "test4 (held out, new)",
+                    "dev6": "dev6 (never trained on; thresholds swept on it)",
                     "all": "all",
                 }.get(name, f"{name} (tuned on)"),
                 "positives": s["positives"]["n"],

@@ -85,3 +85,19 @@ def test_a_lowercase_home_is_remembered_through_the_engine(engine: MemoryEngine)
 def test_a_statement_before_its_question_is_remembered(engine: MemoryEngine) -> None:
     engine.extract_now("k", "My old Hilux needs new tyres, what should I look for?")
     assert [c for c in current_contents(engine, "k") if "Hilux" in c]
+
+
+def test_a_field_of_a_list_about_the_person_is_read(engine: MemoryEngine) -> None:
+    note = "Health notes to keep in mind:\n- Condition: coeliac disease\n- Meds: none"
+    engine.extract_now("k", note)
+    stored = current_contents(engine, "k")
+    assert "User's condition: coeliac disease" in stored
+    assert not [c for c in stored if "none" in c.lower()]  # an empty field is no fact
+
+
+def test_the_shipped_classifier_has_a_hidden_layer() -> None:
+    # one ReLU layer names the attribute of unseen statements 3 points more often
+    model = shared_model()
+    assert model.classify(["I have two budgies, Mithu and Chiku"]) is not None
+    assert model._hidden is not None
+    assert model._hidden[0].shape[0] == 384

@@ -1,12 +1,13 @@
 """The attribute classifier: which attribute a statement is about, by meaning (issue 38).
 
-A softmax regression over the packaged MiniLM's sentence vectors, trained here on
-labelled clauses (``bench/train_attributes.py``; ~60 KB of weights shipped beside this
-file). The rules decide what a message states and its value; the classifier backs them
-where wording decides the slot: it moves a fact the rules filed under a catch-all
-attribute (a hobby, a plan) into the single-valued one its words mean ("just finished
-my first week at Auto Trader" is the employer), and it keeps a first-person statement
-no rule matched when it is confident the statement names a lasting attribute.
+One hidden ReLU layer and a softmax over the packaged MiniLM's sentence vectors,
+trained here on labelled statements and clauses (``bench/train_attributes.py``; ~200 KB
+of weights shipped beside this file). The rules decide what a message states and its
+value; the classifier backs them where wording decides the slot: it moves a fact the
+rules filed under a catch-all attribute (a hobby, a plan) into the single-valued one its
+words mean ("just finished my first week at Auto Trader" is the employer), and it keeps
+a statement no rule matched when it is confident the statement names a lasting
+attribute.
 
 It always uses MiniLM, whatever embedding source retrieval is configured with: the
 weights live in MiniLM's space. Without the ``local`` extra it is simply absent and
@@ -47,6 +48,7 @@ class AttributeModel:
         self._loaded = False
         self._weights: np.ndarray | None = None
         self._bias: np.ndarray | None = None
+        self._hidden: tuple[np.ndarray, np.ndarray] | None = None
         self._labels: list[str] = []
         self.status = "not loaded"
         self._available: bool | None = None
@@ -61,6 +63,11 @@ class AttributeModel:
                     self._weights = data["weights"].astype(np.float32)
                     self._bias = data["bias"].astype(np.float32)
                     self._labels = [str(x) for x in data["labels"]]
+                    if "hidden_weights" in data:  # one ReLU layer before the softmax
+                        self._hidden = (
+                            data["hidden_weights"].astype(np.float32),
+                            data["hidden_bias"].astype(np.float32),
+                        )
             except (OSError, KeyError, ValueError) as exc:
                 self.status = f"no attribute model ({exc}): rules only"
                 log.warning("attribute classifier unavailable: %s", self.status)
@@ -109,6 +116,8 @@ class AttributeModel:
         except Exception as exc:  # an embedder failure degrades to the rules alone
             log.warning("attribute classifier: embedding failed: %s", exc)
             return None
+        if self._hidden is not None:
+            vectors = np.maximum(vectors @ self._hidden[0] + self._hidden[1], 0)
         logits = vectors @ self._weights + self._bias
         logits -= logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)

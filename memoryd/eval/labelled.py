@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SPLITS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "test", "test2", "test3")
+SPLITS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "test", "test2", "test4")
 MODES = ("replace", "add", "repeat", "retract")
 FILES = ("positives.jsonl", "negatives.jsonl", "supersede.jsonl")
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.core.extraction.attributes import ALIASES, attribute_of, by_name, refine
-from memoryd.core.extraction.careful import careful, fragment
+from memoryd.core.extraction.careful import careful, field_note, fragment
 from memoryd.core.extraction.context import about, follow_up
 from memoryd.core.extraction.grammar import pronouns
 from memoryd.core.extraction.guard import unsafe
@@ -327,7 +327,7 @@ def _candidate(text: str, asked: bool) -> bool:
     words = text.split()
     if len(words) < 2 or len(words) > 40:
         return False
-    if fragment(text):  # "T1D since age 12.", "Kids 2 and 3."
+    if fragment(text) or field_note(text):  # "T1D since age 12.", "Condition: coeliac"
         return True
     if _FIRST_PERSON.match(text):
         return len(words) >= 3

@@ -88,3 +88,22 @@ def fragment(clause: str) -> bool:
     return (1 < len(words) <= _FRAGMENT_WORDS and careful(clause) is not None) or (
         1 < len(words) <= 4 and CUES["family_member"].search(clause) is not None
     )
+
+
+#: A field of a list about the person: "Condition: coeliac disease", "Meds: metformin".
+_FIELD = re.compile(r"^(?P<key>[A-Za-z][\w'&/-]*(?:\s+[\w'&/-]+){0,2})\s*:\s*(?P<value>\S.*)$")
+
+
+_REQUEST_KEY = re.compile(r"\b(?:me|you|u|i|us|we|this|these|that|please|pls)\b", re.I)
+_EMPTY = frozenset({"none", "n/a", "na", "nil", "-", "no", "nothing", "nope", "tbc", "?"})
+
+
+def field_note(clause: str) -> str | None:
+    """``clause`` as a note when it is a short field ("Condition: coeliac disease" is
+    "User's condition: coeliac disease"), else None."""
+    m = _FIELD.match(clause)
+    if m is None or _NOT_MINE.search(clause) or m["value"].strip(" .").lower() in _EMPTY:
+        return None
+    if _REQUEST_KEY.search(m["key"]):  # "Compare for me: ...", "Translate this: ..."
+        return None
+    return f"User's {m['key'].lower()}: {m['value'].strip(' ,;.')}"
