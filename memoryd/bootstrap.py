@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from memoryd.vectors.qdrant.tier import QdrantTier
 
 log = logging.getLogger(__name__)
+#: Owners from this many memories get a resident keyword copy on PostgreSQL (below it the
+#: SQL search takes a few ms; SQLite's copies start at ``resident_min_rows``).
+PG_KEYWORD_MIN_ROWS = 2000
 
 
 def local_model_installed(env: Mapping[str, str]) -> bool:
@@ -77,7 +80,16 @@ def _open_store(config: EngineConfig) -> tuple[Store, VectorFactory]:
                 f"MEMORYD_DATABASE_URL needs the postgres extra ({exc.name} is missing): "
                 "pip install 'memoryd[postgres]'"
             ) from None
-        pg = PostgresStore.open(config.database_url, pool_size=config.database_pool_size)
+        pg = PostgresStore.open(
+            config.database_url,
+            pool_size=config.database_pool_size,
+            # a copy is fresh by the change feed, a few ms behind: the exact SQL search
+            # is kept for owners it is already fast on
+            keyword_min_rows=max(config.resident_min_rows, PG_KEYWORD_MIN_ROWS)
+            if config.resident_budget_mb
+            else 0,
+            budget_mb=config.resident_budget_mb,
+        )
 
         def pgvector() -> InStoreVectors | None:
             from memoryd.vectors.pgvector import PgVectorStore

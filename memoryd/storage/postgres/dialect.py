@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +16,9 @@ from memoryd.models import Memory
 from memoryd.storage.base import Filter
 from memoryd.storage.sql import context, memories
 from memoryd.storage.sql.memories import filter_sql, get_many
+
+if TYPE_CHECKING:
+    from memoryd.storage.postgres.keywords import ResidentKeywords
 
 
 def tsquery_text(query: str) -> str | None:
@@ -55,6 +58,8 @@ class PostgresDialect:
         self._clock = clock
         self._totals: tuple[float, int, float] | None = None
         self._frequency: dict[str, tuple[float, int]] = {}
+        #: large owners' postings in memory (``keywords``), when the store keeps them
+        self.resident: ResidentKeywords | None = None
 
     def neighbours(self, conn: Any, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         return memories.neighbours(conn, ids)
@@ -91,6 +96,19 @@ class PostgresDialect:
             for t, w in zip(terms, weights, strict=True)
             if w > bm25.IDF_FLOOR or stats.frequency.get(t, 0) <= COMMON
         ]
+        avg = max(stats.average_length, 1e-9)
+        if self.resident is not None:  # the same BM25 over a large owner's copy
+            copied = self.resident.search(
+                conn,
+                flt,
+                list(zip(terms, weights, strict=True)),
+                frozenset(telling or terms),
+                (1.0, 0.5, cw),
+                avg,
+                limit,
+            )
+            if copied is not None:
+                return copied
         fields = "" if cw > 0 else ":AB"
         match = " | ".join(_quoted(t) + fields for t in telling or terms)
         # Scoring unnests each candidate's tsvector: with thousands of candidates (an
@@ -107,7 +125,6 @@ class PostgresDialect:
         norm_m = "(1 - ? + ? * length(m.tsv) / ?)"
         one = f"(? * {tf} * ? / ({tf} + ? * {norm_m}))"
         rough = " + ".join(one for _ in terms)
-        avg = max(stats.average_length, 1e-9)
         rough_params = [
             v
             for t, w in zip(terms, weights, strict=True)

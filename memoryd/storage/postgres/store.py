@@ -16,6 +16,7 @@ from memoryd.storage.base import Capabilities, Change, Reader, Writer
 from memoryd.storage.postgres.changes import ChangeListener
 from memoryd.storage.postgres.database import PgConn, PgDatabase
 from memoryd.storage.postgres.dialect import PostgresDialect
+from memoryd.storage.postgres.keywords import ResidentKeywords
 from memoryd.storage.sql.session import SqlSession
 from memoryd.storage.sql.store import DatabaseStore
 
@@ -27,20 +28,34 @@ class PostgresStore(DatabaseStore):
 
     db: PgDatabase
 
-    def __init__(self, db: PgDatabase) -> None:
+    def __init__(self, db: PgDatabase, *, keyword_min_rows: int = 0, budget_mb: int = 256) -> None:
         self.db = db
         self.capabilities: Capabilities = db.capabilities
         self.dialect = PostgresDialect()  # it caches this database's term statistics
         self.changes = ChangeListener(db.url)
+        if keyword_min_rows > 0:  # large owners' postings in memory, fresh by the feed
+            self.keywords = ResidentKeywords(
+                db, min_rows=keyword_min_rows, budget_bytes=budget_mb * 2**20
+            )
+            self.dialect.resident = self.keywords
+            self.watch(self.keywords.changed)
 
     def _bound(self, conn: Any) -> SqlSession:
         """A session on one connection (inside a write or a snapshot)."""
         wrapped = PgConn(conn)
         return SqlSession(lambda fn: fn(wrapped), self.dialect, wrapped)
 
+    keywords: ResidentKeywords | None = None
+
     @classmethod
-    def open(cls, url: str, *, pool_size: int = 10) -> PostgresStore:
-        return cls(PgDatabase(url, max_size=pool_size))
+    def open(
+        cls, url: str, *, pool_size: int = 10, keyword_min_rows: int = 0, budget_mb: int = 256
+    ) -> PostgresStore:
+        return cls(
+            PgDatabase(url, max_size=pool_size),
+            keyword_min_rows=keyword_min_rows,
+            budget_mb=budget_mb,
+        )
 
     def read(self) -> Reader:
         return SqlSession(lambda fn: self.db.run(lambda conn: fn(PgConn(conn))), self.dialect)
@@ -61,7 +76,10 @@ class PostgresStore(DatabaseStore):
         self.changes.add(fn)
 
     def storage_status(self) -> dict[str, Any]:
-        return {**self.db.storage_status(), "changeFeed": self.changes.status()}
+        status = {**self.db.storage_status(), "changeFeed": self.changes.status()}
+        if self.keywords is not None:
+            status["residentKeywords"] = self.keywords.stats()
+        return status
 
     def close(self) -> None:
         self.changes.close()
