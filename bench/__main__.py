@@ -109,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         help="memories per owner for --only stores (SQLite and PostgreSQL side by side)",
     )
     parser.add_argument(
+        "--stores",
+        default="sqlite,postgresql",
+        help="the stores --only stores measures (one alone writes stores_<store>.json)",
+    )
+    parser.add_argument(
         "--vector-sizes", default="10000,100000", help="vectors per store for --only vectors"
     )
     parser.add_argument("--requests", type=int, default=300, help="gateway requests per side")
@@ -142,7 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     if "stores" in only:
         from bench.stores import run as run_stores
 
-        write("stores", run_stores(tuple(int(x) for x in args.store_sizes.split(",")), progress))
+        kinds = tuple(args.stores.split(","))
+        sizes = tuple(int(x) for x in args.store_sizes.split(","))
+        # one store alone is written beside the side-by-side file, never over it
+        name = "stores" if set(kinds) == {"sqlite", "postgresql"} else f"stores_{'_'.join(kinds)}"
+        write(name, run_stores(sizes, progress, stores=kinds))
     if "stores_gateway" in only:
         from bench.gateway import gateway_by_store
         from bench.stores import coherence

@@ -41,7 +41,10 @@ def fresh_database(server: str) -> Iterator[str]:
 
 
 def run(
-    sizes: tuple[int, ...], progress: Callable[[str], None], n_queries: int = 100
+    sizes: tuple[int, ...],
+    progress: Callable[[str], None],
+    n_queries: int = 100,
+    stores: tuple[str, ...] = ("sqlite", "postgresql"),
 ) -> list[dict[str, Any]]:
     sources = resolvers(progress)
     label = "transformers" if "transformers" in sources else "keyword-only"
@@ -50,7 +53,7 @@ def run(
     rows: list[dict[str, Any]] = []
     with postgres_server() as server:
         for size in sizes:
-            for store in ("sqlite", "postgresql"):
+            for store in stores:
                 progress(f"stores: {size} memories on {store}, embedder {label}")
                 started = time.perf_counter()
                 with fresh_database(server) as url:

@@ -62,7 +62,13 @@ class PostgresDialect:
         self.resident: ResidentKeywords | None = None
 
     def neighbours(self, conn: Any, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        return memories.neighbours(conn, ids)
+        """``memories.neighbours`` with the ids as one array parameter: the statement's
+        text stays the same whatever their number, so psycopg converts and PostgreSQL
+        plans it once (a list of marks cost ~1 ms a search)."""
+        if not ids:
+            return {}
+        rows = conn.execute(f"{memories.NEIGHBOURS}m.id = ANY(?)", [list(ids)])
+        return memories.neighbour_rows(rows)
 
     def keyword_search(
         self, conn: Any, query: str, flt: Filter, limit: int, context_weight: float = 0.0

@@ -36,7 +36,8 @@ from memoryd.models import Memory
 from memoryd.storage.base import ANY, Change, Filter
 from memoryd.storage.postgres.database import PgConn
 from memoryd.storage.postings import Postings, Terms, best
-from memoryd.storage.sql.memories import existing_ids, get_many
+from memoryd.storage.rows import COLUMNS, row_to_memory
+from memoryd.storage.sql.memories import filter_sql
 
 log = logging.getLogger(__name__)
 
@@ -129,15 +130,28 @@ class ResidentKeywords:
             seqs, scores = copy.postings.score(phrases, weights, avgdl, picks)
         checked = max(limit * CHECKED_PER_RESULT, 50)
         ranked = best(seqs, scores, checked)
-        ids = [copy.ids[seq] for seq, _ in ranked]
-        passing = existing_ids(conn, ids, flt) if ids else set()
-        kept = [(copy.ids[seq], score) for seq, score in ranked if copy.ids[seq] in passing]
+        passing = self._passing(conn, [copy.ids[seq] for seq, _ in ranked], flt)
+        kept = [
+            (passing[copy.ids[seq]], score)
+            for seq, score in ranked
+            if copy.ids[seq] in passing and score > 0
+        ]
         if len(kept) < limit and len(ranked) == checked:
             return None  # the filter took too many of the best: SQL ranks what passes
-        kept = [(mid, score) for mid, score in kept if score > 0][:limit]
-        found = get_many(conn, [mid for mid, _ in kept])
         self.answered += 1
-        return [(found[mid], score) for mid, score in kept if mid in found]
+        return kept[:limit]
+
+    @staticmethod
+    def _passing(conn: Any, ids: list[str], flt: Filter) -> dict[str, Memory]:
+        """Those of ``ids`` the filter lets through, read in one round trip (one array
+        parameter: the statement's text, and so its preparation, is always the same)."""
+        if not ids:
+            return {}
+        where, params = filter_sql(flt)
+        rows = conn.execute(
+            f"SELECT {COLUMNS} FROM memories m WHERE m.id = ANY(?) AND {where}", [ids, *params]
+        )
+        return {str(r[0]): row_to_memory(r) for r in rows}
 
     def _copy(self, conn: Any, owner: str) -> _Copy | None:
         with self._lock:

@@ -127,6 +127,17 @@ def count(conn: Any) -> int:
     return int(n)
 
 
+#: Each memory's neighbours, for the rows a WHERE clause appended to it picks.
+NEIGHBOURS = (
+    "SELECT m.id, "
+    "(SELECT p.id FROM memories p WHERE p.api_key_id = m.api_key_id "
+    " AND p.session_id = m.session_id AND p.seq < m.seq ORDER BY p.seq DESC LIMIT 1), "
+    "(SELECT n.id FROM memories n WHERE n.api_key_id = m.api_key_id "
+    " AND n.session_id = m.session_id AND n.seq > m.seq ORDER BY n.seq LIMIT 1) "
+    "FROM memories m WHERE "
+)
+
+
 def neighbours(conn: Any, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
     """The memories written just before and just after each of ``ids`` by the same
     owner in the same session (by ``seq``, the write order). Two index seeks per id
@@ -135,18 +146,14 @@ def neighbours(conn: Any, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ", ".join("?" for _ in chunk)
-        rows = conn.execute(
-            "SELECT m.id, "
-            "(SELECT p.id FROM memories p WHERE p.api_key_id = m.api_key_id "
-            " AND p.session_id = m.session_id AND p.seq < m.seq ORDER BY p.seq DESC LIMIT 1), "
-            "(SELECT n.id FROM memories n WHERE n.api_key_id = m.api_key_id "
-            " AND n.session_id = m.session_id AND n.seq > m.seq ORDER BY n.seq LIMIT 1) "
-            f"FROM memories m WHERE m.id IN ({marks})",
-            chunk,
-        )
-        for memory_id, before, after in rows:
-            found[memory_id] = tuple(x for x in (before, after) if x is not None)
+        found |= neighbour_rows(conn.execute(f"{NEIGHBOURS}m.id IN ({marks})", chunk))
     return found
+
+
+def neighbour_rows(rows: Any) -> dict[str, tuple[str, ...]]:
+    return {
+        str(mid): tuple(x for x in (before, after) if x is not None) for mid, before, after in rows
+    }
 
 
 def get_by_key(conn: Any, owner: str, key: str, user_id: str = "") -> Memory | None:
