@@ -130,27 +130,34 @@ class ResidentKeywords:
             seqs, scores = copy.postings.score(phrases, weights, avgdl, picks)
         checked = max(limit * CHECKED_PER_RESULT, 50)
         ranked = best(seqs, scores, checked)
-        passing = self._passing(conn, [copy.ids[seq] for seq, _ in ranked], flt)
+        ids = [copy.ids[seq] for seq, _ in ranked]
+        passing = self._passing(conn, ids, flt) if ids else set()
         kept = [
-            (passing[copy.ids[seq]], score)
-            for seq, score in ranked
-            if copy.ids[seq] in passing and score > 0
+            (mid, score)
+            for mid, (_, score) in zip(ids, ranked, strict=True)
+            if mid in passing and score > 0
         ]
         if len(kept) < limit and len(ranked) == checked:
             return None  # the filter took too many of the best: SQL ranks what passes
+        kept = kept[:limit]
+        found = self._memories(conn, [mid for mid, _ in kept])
         self.answered += 1
-        return kept[:limit]
+        return [(found[mid], score) for mid, score in kept if mid in found]
+
+    # Both reads take their ids as one array parameter: the statement's text, and so its
+    # conversion and plan, is the same whatever their number.
 
     @staticmethod
-    def _passing(conn: Any, ids: list[str], flt: Filter) -> dict[str, Memory]:
-        """Those of ``ids`` the filter lets through, read in one round trip (one array
-        parameter: the statement's text, and so its preparation, is always the same)."""
+    def _passing(conn: Any, ids: list[str], flt: Filter) -> set[str]:
+        where, params = filter_sql(flt)
+        query = f"SELECT m.id FROM memories m WHERE m.id = ANY(?) AND {where}"
+        return {str(r[0]) for r in conn.execute(query, [ids, *params])}
+
+    @staticmethod
+    def _memories(conn: Any, ids: list[str]) -> dict[str, Memory]:
         if not ids:
             return {}
-        where, params = filter_sql(flt)
-        rows = conn.execute(
-            f"SELECT {COLUMNS} FROM memories m WHERE m.id = ANY(?) AND {where}", [ids, *params]
-        )
+        rows = conn.execute(f"SELECT {COLUMNS} FROM memories m WHERE m.id = ANY(?)", [ids])
         return {str(r[0]): row_to_memory(r) for r in rows}
 
     def _copy(self, conn: Any, owner: str) -> _Copy | None:
