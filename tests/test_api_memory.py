@@ -374,10 +374,8 @@ def test_engine_status_and_embedding_providers(client: Any, store_kind: str) -> 
     )
     resident = status["keyword"].pop("resident")
     assert status["keyword"] == keyword
-    if store_kind == "sqlite":  # resident keyword copies: none yet, the threshold shown
-        assert (resident["owners"], resident["minRows"]) == (0, 200)
-    else:
-        assert resident is None
+    # resident keyword copies: none yet, the threshold shown (PostgreSQL's starts higher)
+    assert (resident["owners"], resident["minRows"]) == (0, 200 if store_kind == "sqlite" else 2000)
     assert (
         status["storage"]["backend"] == {"sqlite": "sqlite", "postgres": "postgresql"}[store_kind]
     )

@@ -10,6 +10,7 @@ chat, the other the erasure."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -121,6 +122,12 @@ def test_erasure_acceptance_on_sqlite_with_qdrant_local(
         other, _ = engine.keys.create("other-app")
         engine.create(NewMemory(other.id, "Carol works at Globex"))
         assert engine.drain(timeout=120)
+        # the Qdrant sync is a worker of its own, behind the indexer: wait for it too
+        deadline = time.monotonic() + 120
+        while tier.pending() and time.monotonic() < deadline:
+            tier.join(timeout=1)
+        assert tier.join(timeout=120)
+        assert tier.pending() == 0
         bob = sorted(m.content for m in engine.list_memories(owner=owner, user_id="bob").data)
         points = store_of(tier).count()
         assert points == engine.list_memories(history=True).total  # every memory in Qdrant

@@ -71,7 +71,10 @@ def _of_sequence(nodes: Any) -> Condition:
 
 def necessary(pattern: re.Pattern[str]) -> Condition:
     """Casefolded literals of which every match of ``pattern`` holds one, or None."""
-    return _of_sequence(sre_parse.parse(pattern.pattern, pattern.flags))
+    try:
+        return _of_sequence(sre_parse.parse(pattern.pattern, pattern.flags))
+    except Exception:  # a parse tree this module does not know: no promise, it always runs
+        return None
 
 
 class Gated:

@@ -151,9 +151,7 @@ def neighbours(conn: Any, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
 
 
 def neighbour_rows(rows: Any) -> dict[str, tuple[str, ...]]:
-    return {
-        str(mid): tuple(x for x in (before, after) if x is not None) for mid, before, after in rows
-    }
+    return {str(m): tuple(x for x in (b, a) if x is not None) for m, b, a in rows}
 
 
 def get_by_key(conn: Any, owner: str, key: str, user_id: str = "") -> Memory | None:
