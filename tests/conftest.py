@@ -72,6 +72,19 @@ def engine(tmp_path: Path, store_env: dict[str, str]) -> Iterator[MemoryEngine]:
 
 
 @pytest.fixture
+def eval_engine(tmp_path: Path) -> Iterator[MemoryEngine]:
+    """The engine the extraction eval scores through: rules and the packaged attribute
+    classifier, keyword retrieval, a real SQLite file."""
+    from memoryd.eval import locomo
+
+    eng = locomo.open_eval_engine(tmp_path / "data", locomo.no_embedder())
+    try:
+        yield eng
+    finally:
+        eng.close()
+
+
+@pytest.fixture
 def semantic_engine(tmp_path: Path, store_env: dict[str, str]) -> Iterator[MemoryEngine]:
     """The vector tier on, with the deterministic hash embedder (tests/embedders.py)."""
     from tests.embedders import fixed_resolver

@@ -4,7 +4,6 @@ engine tests run the real engine on a real SQLite file."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,17 +15,12 @@ from memoryd.core.llm_ops import SYSTEM_PROMPT, parse_operations
 from memoryd.engine import MemoryEngine
 from memoryd.engine.attribute_backing import back
 from memoryd.engine.attribute_model import AttributeModel, shared_model
-from memoryd.eval import locomo
 from memoryd.eval.extraction import current_contents
 
 
 @pytest.fixture
-def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
-    e = locomo.open_eval_engine(tmp_path / "data", locomo.no_embedder())
-    try:
-        yield e
-    finally:
-        e.close()
+def engine(eval_engine: MemoryEngine) -> MemoryEngine:
+    return eval_engine
 
 
 def _after(engine: MemoryEngine, *messages: str, owner: str = "k") -> list[str]:

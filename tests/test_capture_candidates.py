@@ -4,26 +4,18 @@ the real engine (rules and the packaged classifier) on a real SQLite file."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from memoryd.core.extraction import extract
 from memoryd.engine import MemoryEngine
 from memoryd.engine.attribute_backing import KEEP_AT, KEEP_SINGLE_AT, back
 from memoryd.engine.attribute_model import shared_model
-from memoryd.eval import locomo
 from memoryd.eval.extraction import current_contents
 
 
 @pytest.fixture
-def engine(tmp_path: Path) -> Iterator[MemoryEngine]:
-    e = locomo.open_eval_engine(tmp_path / "data", locomo.no_embedder())
-    try:
-        yield e
-    finally:
-        e.close()
+def engine(eval_engine: MemoryEngine) -> MemoryEngine:
+    return eval_engine
 
 
 @pytest.mark.parametrize(
