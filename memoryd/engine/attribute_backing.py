@@ -16,6 +16,7 @@ import re
 from memoryd.core.extraction import Fact, slugify
 from memoryd.core.extraction.attributes import Attribute, by_name, units_slot
 from memoryd.core.extraction.careful import careful, field_note, fragment
+from memoryd.core.extraction.denial import denied
 from memoryd.core.extraction.grammar import rewrite
 from memoryd.engine.attribute_model import NONE, AttributeModel
 
@@ -129,3 +130,17 @@ def back(facts: list[Fact], leftovers: list[str], model: AttributeModel | None) 
             keys.add(kept.key)
             out.append(kept)
     return out
+
+
+_REQUEST = "User wants the assistant"
+
+
+def settle(fact: Fact) -> Fact:
+    """``fact`` with the supersede targets of what it denies ("User is not allergic to
+    strawberries" retires "User is allergic to strawberries" whatever slot each has)."""
+    if fact.is_retraction or fact.source != "user" or fact.content.startswith(_REQUEST):
+        return fact  # "don't mention Dublin" asks the assistant; it denies nothing of theirs
+    targets = denied(fact.content)
+    if not targets:
+        return fact
+    return dataclasses.replace(fact, replaces=(*fact.replaces, *targets))

@@ -32,7 +32,7 @@ from typing import Any
 
 from memoryd.core.extraction import Fact, extract, fact_metadata
 from memoryd.core.extraction.guard import unsafe
-from memoryd.engine.attribute_backing import back
+from memoryd.engine.attribute_backing import back, settle
 from memoryd.engine.attribute_model import AttributeModel, engine_minilm, shared_model
 from memoryd.engine.background import BackgroundWorker
 from memoryd.models import (
@@ -377,7 +377,7 @@ class ExtractionJobs:
         for text, source in texts:
             facts, leftovers = extract(text, source=source, guard=guard)
             for fact in back(facts, leftovers, self.attributes):
-                unique.setdefault(fact.key, fact)  # the first occurrence wins
+                unique.setdefault(fact.key, settle(fact))  # the first occurrence wins
         items = [
             Reconcile(owner, None, supersedes=f.retracts, user_id=user_id)
             if f.is_retraction
