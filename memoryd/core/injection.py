@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast, get_args
 
+from memoryd.core.lookalike import defuse
+
 __all__ = [
     "MEMORY_HEADER",
     "MEMORY_PREFIX",
@@ -111,7 +113,8 @@ _TAG = re.compile(r"<\s*/?\s*memories\s*>", re.IGNORECASE)
 def normalize_memory(text: str) -> str:
     """One memory as one line of plain data: breaks and control or format characters
     become spaces, runs of space collapse, and a ``<memories>`` or ``</memories>`` tag
-    inside it loses its angle brackets, so no memory can close the block or open one."""
+    inside it, or a look-alike of one (``lookalike``), loses its angle brackets, so no
+    memory can close the block or open one."""
     # ``isprintable`` is False for every Other and Separator character but the space, so
     # a printable text has none of ``_BREAKS``: the per-character pass (a fifth of a
     # keyword-memory request at the gateway) runs only for the rest.
@@ -121,7 +124,7 @@ def normalize_memory(text: str) -> str:
         flat = "".join(" " if unicodedata.category(c) in _BREAKS else c for c in text)
     if "<" in flat:
         flat = _TAG.sub(lambda m: m[0].replace("<", "(").replace(">", ")"), flat)
-    return " ".join(flat.split())
+    return defuse(" ".join(flat.split()))  # one space at most between a marker's letters
 
 
 def _lines(contents: Sequence[str]) -> list[str]:
