@@ -33,6 +33,8 @@ DEFAULT_UPSTREAM_MAX_CONNECTIONS = 256
 #: Upstream calls one key may hold open at once: an eighth of the pool, so one greedy
 #: key leaves the other keys most of it (docs/operations.md, "Fair sharing").
 DEFAULT_KEY_MAX_CONCURRENT = 32
+#: Failed authentications one client address may make a minute (and at once).
+DEFAULT_AUTH_FAILURES_PER_MIN = 10
 #: A key whose memory work averaged under this many milliseconds runs it on the event
 #: loop instead of a worker thread (``gateway.inline``); 0: always a thread.
 DEFAULT_INLINE_RETRIEVAL_MS = 4.0
@@ -47,12 +49,14 @@ ENVIRONMENT = frozenset(
         "MEMORYD_ADMIN_TOKEN",
         "MEMORYD_ANTHROPIC_API_KEY",
         "MEMORYD_ANTHROPIC_BASE_URL",
+        "MEMORYD_AUTH_FAILURES_PER_MIN",
         "MEMORYD_API_KEY",
         "MEMORYD_BODY_MIN_BYTES_PER_S",
         "MEMORYD_BODY_TIMEOUT_S",
         "MEMORYD_DATABASE_POOL_SIZE",
         "MEMORYD_DATABASE_URL",
         "MEMORYD_DATA_DIR",
+        "MEMORYD_DEV",
         "MEMORYD_EXTRACTION_LEASE_S",
         "MEMORYD_HEADER_TIMEOUT_S",
         "MEMORYD_HOST",
@@ -230,6 +234,7 @@ class EngineConfig:
     mcp_session_idle_s: float = DEFAULT_MCP_SESSION_IDLE_S
     upstream_max_connections: int = DEFAULT_UPSTREAM_MAX_CONNECTIONS
     key_max_concurrent: int = DEFAULT_KEY_MAX_CONCURRENT
+    auth_failures_per_min: int = DEFAULT_AUTH_FAILURES_PER_MIN
     inline_retrieval_ms: float = DEFAULT_INLINE_RETRIEVAL_MS
 
     @property
@@ -292,6 +297,9 @@ class EngineConfig:
                 DEFAULT_UPSTREAM_MAX_CONNECTIONS,
                 1,
                 100_000,
+            ),
+            auth_failures_per_min=_int(
+                env, "MEMORYD_AUTH_FAILURES_PER_MIN", DEFAULT_AUTH_FAILURES_PER_MIN, 1, 1_000_000
             ),
             key_max_concurrent=_int(
                 env, "MEMORYD_KEY_MAX_CONCURRENT", DEFAULT_KEY_MAX_CONCURRENT, 1, 100_000

@@ -6,15 +6,12 @@ runs is a ``ServeError`` with a one-line message (the CLI prints it and exits 1)
 
 Shutdown: SIGTERM or SIGINT starts uvicorn's graceful shutdown (stop accepting, let
 in-flight requests finish for up to 30 s), then the app's lifespan drains background
-work (extraction, embedding, queued writes) and closes the engine, and the process
-exits 0. A second SIGINT forces the exit; whatever was not embedded yet stays
-flagged ``needs_reindex`` and the next start picks it up.
+work and closes the engine. A second SIGINT forces the exit; whatever was not embedded
+stays flagged ``needs_reindex`` for the next start.
 
-Two processes on one data dir: SQLite itself keeps that safe (WAL mode, one writer at
-a time, a busy timeout on every connection, migrations re-checked inside their own
-``BEGIN IMMEDIATE``), so the CLI can work on a data dir while a server runs. Two
-*servers* would still each run a reindex worker and a decay sweep over the same
-rows, so a server also holds an exclusive ``flock`` on ``<data_dir>/memoryd.pid`` and a
+SQLite keeps two processes on one data dir safe (WAL, one writer, busy timeouts), so the
+CLI can work beside a server; two *servers* would each run a reindex worker and a decay
+sweep, so a server holds an exclusive ``flock`` on ``<data_dir>/memoryd.pid`` and a
 second one refuses to start, naming the first one's pid.
 """
 
@@ -54,6 +51,7 @@ TOKEN_SETTING = "server.adminToken"
 PID_FILE = "memoryd.pid"
 GRACEFUL_SHUTDOWN_S = 30
 _TOKEN_CHARS = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: fits a header
+MIN_TOKEN_CHARS = 16
 
 
 @dataclass(frozen=True)
@@ -124,12 +122,18 @@ def default_log_level(env: Mapping[str, str]) -> str:
 # -- the admin token ---------------------------------------------------------------------
 
 
-def _check_token(token: str, source: str) -> str:
+def dev_mode(env: Mapping[str, str]) -> bool:
+    """``serve --dev`` (``MEMORYD_DEV=1``): a short admin token is allowed."""
+    return env.get("MEMORYD_DEV", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _check_token(token: str, source: str, dev: bool = False) -> str:
     if not _TOKEN_CHARS.match(token):
         raise ServeError(f"{source}: the admin token must be printable ASCII without spaces")
-    if len(token) < 16:
-        log.warning(
-            "%s: the admin token is short (%d characters); use 16 or more", source, len(token)
+    if len(token) < MIN_TOKEN_CHARS and not dev:  # guessable; --dev allows it on a laptop
+        raise ServeError(
+            f"{source}: the admin token is short ({len(token)} characters); use "
+            f"{MIN_TOKEN_CHARS} or more (serve --dev accepts it)"
         )
     return token
 
@@ -155,7 +159,7 @@ def resolve_admin_token(data_dir: Path, env: Mapping[str, str]) -> tuple[str, bo
         token = env.get("MEMORYD_ADMIN_TOKEN", "").strip()
         if not token:
             raise ServeError("MEMORYD_ADMIN_TOKEN is set but empty")
-        return _check_token(token, "MEMORYD_ADMIN_TOKEN"), False
+        return _check_token(token, "MEMORYD_ADMIN_TOKEN", dev_mode(env)), False
     path = data_dir / TOKEN_FILE
     if not path.exists():
         token = secrets.token_urlsafe(32)
@@ -177,10 +181,12 @@ def resolve_admin_token(data_dir: Path, env: Mapping[str, str]) -> tuple[str, bo
         raise ServeError(f"cannot read the admin token file {path}: {exc}") from None
     if not token:
         raise ServeError(f"the admin token file {path} is empty; delete it to generate a new one")
-    return _check_token(token, str(path)), False
+    return _check_token(token, str(path), dev_mode(env)), False
 
 
-def shared_admin_token(store: Store, proposed: str | None = None) -> tuple[str, bool]:
+def shared_admin_token(
+    store: Store, proposed: str | None = None, dev: bool = False
+) -> tuple[str, bool]:
     """The admin token kept in a shared database, and whether ``proposed`` (a new random
     one by default) just became it. Servers starting together agree on one token: the
     first insert wins and the others read it back."""
@@ -196,7 +202,7 @@ def shared_admin_token(store: Store, proposed: str | None = None) -> tuple[str, 
             f"the admin token stored in the database ({TOKEN_SETTING}) is not a string; "
             "set MEMORYD_ADMIN_TOKEN instead"
         )
-    return _check_token(token.strip(), "the database's admin token"), token == candidate
+    return _check_token(token.strip(), "the database's admin token", dev), token == candidate
 
 
 def carry_file_token(data_dir: Path, store: Store) -> str:
@@ -309,9 +315,8 @@ def make_server(
     on_ready: Callable[[], None] | None = None,
     banner: list[str] | None = None,
 ) -> uvicorn.Server:
-    """uvicorn's server, plus a ready banner (or ``on_ready``), and a signal is a clean
-    stop (exit 0). (Built here so that importing this module, which the CLI does, skips
-    uvicorn.)"""
+    """uvicorn's server, plus a ready banner (or ``on_ready``); a signal is a clean stop
+    (exit 0). Built here so that importing this module (the CLI does) skips uvicorn."""
     import uvicorn
 
     class MemorydServer(uvicorn.Server):
@@ -342,20 +347,14 @@ def make_server(
     return MemorydServer(config)
 
 
-#: glibc's ``mallopt`` parameter for the number of malloc arenas.
-M_ARENA_MAX = -8
-#: Arenas a server process keeps (glibc's default is 8 per core, one per thread that
-#: allocates concurrently, each holding its freed memory).
-MALLOC_ARENAS = 2
+M_ARENA_MAX = -8  # glibc's ``mallopt`` parameter for the number of malloc arenas
+MALLOC_ARENAS = 2  # arenas a server keeps (glibc's default: 8 per core)
 
 
 def limit_malloc_arenas(env: Mapping[str, str]) -> bool:
-    """Cap glibc's malloc arenas at ``MALLOC_ARENAS`` unless ``MALLOC_ARENA_MAX`` is set
-    (glibc then applied it at start). Worker threads come and go under load, and each
-    arena keeps what its threads freed: in a 10-minute steady load run the server used
-    57 MB less with two (396 against 454 MB), at the same throughput
-    (docs/benchmarks/memory-under-load.md). True when the cap was applied; False
-    elsewhere (musl, macOS)."""
+    """Cap glibc's malloc arenas unless ``MALLOC_ARENA_MAX`` is set: each arena keeps
+    what its threads freed, and two saved 57 MB in a 10-minute load at the same
+    throughput (docs/benchmarks/memory-under-load.md). False off glibc."""
     if env.get("MALLOC_ARENA_MAX") or not sys.platform.startswith("linux"):
         return False
     try:
@@ -448,7 +447,7 @@ def _serve(
                 raise ServeError(f"cannot open {what}: {exc}") from None
             try:
                 if from_database:
-                    token, generated = shared_admin_token(engine.store)
+                    token, generated = shared_admin_token(engine.store, dev=dev_mode(env))
             except ServeError:
                 engine.close()
                 raise

@@ -29,6 +29,7 @@ from memoryd.server import (
     GRACEFUL_SHUTDOWN_S,
     ServeError,
     bind_socket,
+    dev_mode,
     display_url,
     shared_admin_token,
 )
@@ -105,7 +106,7 @@ def _admin_token(data_dir: str | Path, env: Mapping[str, str]) -> str:
     except Exception as exc:
         raise ServeError(f"cannot open the database: {exc}") from None
     try:
-        token, generated = shared_admin_token(store)
+        token, generated = shared_admin_token(store, dev=dev_mode(env))
     finally:
         store.close()
     if generated:

@@ -11,6 +11,7 @@ from urllib.parse import unquote
 
 import pytest
 
+from memoryd.api.deps import AuthThrottle
 from memoryd.engine import MemoryEngine
 from memoryd.models import to_iso, utcnow
 from tests.conftest import STORES, add
@@ -429,6 +430,7 @@ def test_reindex_is_202(client: Any, engine: MemoryEngine) -> None:
 
 
 def test_every_api_route_needs_the_admin_token(client: Any) -> None:
+    client.app.state.auth_throttle = AuthThrottle(burst=100_000)  # wrong tokens on purpose
     routes = [
         ("get", "/api/memory"),
         ("post", "/api/memory"),

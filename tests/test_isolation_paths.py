@@ -41,6 +41,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from starlette.routing import Mount
 
 from memoryd.api import create_app
+from memoryd.api.deps import AuthThrottle
 from memoryd.core.extraction import extract_facts
 from memoryd.dashboard.auth import CSRF_HEADER, SESSION_COOKIE
 from memoryd.engine import MemoryEngine
@@ -169,7 +170,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             )
             _, secret_a = engine.keys.create("Key A", key_id=A)
             _, secret_b = engine.keys.create("Key B", key_id=B)
-            app = create_app(engine, admin_token=ADMIN)
+            # these tests send hundreds of wrong credentials on purpose: no slowing down
+            roomy = AuthThrottle(burst=100_000)
+            app = create_app(engine, admin_token=ADMIN, auth_throttle=roomy)
             with serve_asgi(app) as url:
                 yield World(engine, app, upstream, url, secret_a, secret_b, anthropic=anthropic)
     finally:

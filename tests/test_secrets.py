@@ -95,6 +95,7 @@ def start_server(
         "MEMORYD_UPSTREAM_BASE_URL": f"{upstream_url}/v1",
         "MEMORYD_UPSTREAM_API_KEY": UPSTREAM_ENV_KEY,
         "MEMORYD_MAX_BODY_BYTES": "65536",
+        "MEMORYD_AUTH_FAILURES_PER_MIN": "1000",  # it tries every wrong credential
     }
     cmd = [str(MEMORYD), "--data-dir", str(data), "serve", "--port", "0", "--log-level", "debug"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=sink, env=env)

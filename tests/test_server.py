@@ -204,6 +204,22 @@ def test_empty_env_admin_token_is_an_error(spawn: Any) -> None:
     assert "Traceback" not in server.stderr
 
 
+def test_a_short_admin_token_is_refused_outside_dev(spawn: Any, tmp_path: Path) -> None:
+    """Issue 50: a guessable admin token stops the start, naming the fix; ``--dev``
+    (``MEMORYD_DEV``) accepts it."""
+    server = spawn(MEMORYD_ADMIN_TOKEN="short-token")
+    assert server.wait_exit() == 1
+    assert "short (11 characters)" in server.stderr
+    assert "--dev" in server.stderr
+    assert "short-token" not in server.stderr
+    assert "Traceback" not in server.stderr
+    dev = spawn("--dev", MEMORYD_ADMIN_TOKEN="short-token")
+    url = dev.wait_ready()
+    good = {"Authorization": "Bearer short-token"}
+    assert httpx.get(f"{url}/api/memory/engine-status", headers=good).status_code == 200
+    assert dev.stop() == 0
+
+
 # -- two servers, busy port --------------------------------------------------------------
 
 

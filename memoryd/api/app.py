@@ -27,7 +27,7 @@ from memoryd.api import (
     routes_requests,
     routes_settings,
 )
-from memoryd.api.deps import require_admin
+from memoryd.api.deps import AuthThrottle, require_admin
 from memoryd.api.docs import bundled_assets, install_docs
 from memoryd.api.errors import install_error_handlers
 from memoryd.api.limits import install_body_limit, install_json_depth
@@ -82,11 +82,14 @@ def create_app(
     close_engine: bool = False,
     upstream_timeout_s: float | None = None,
     max_body_bytes: int | None = None,
+    auth_throttle: AuthThrottle | None = None,
 ) -> FastAPI:
     """``close_engine``: the app owns the engine and closes it on shutdown (serve).
     ``upstream_timeout_s``: read timeout of upstream LLM calls; ``max_body_bytes``: the
     request body limit of every route (413 beyond it). Both default to the engine's
-    configuration (``MEMORYD_UPSTREAM_TIMEOUT_S``, ``MEMORYD_MAX_BODY_BYTES``)."""
+    configuration (``MEMORYD_UPSTREAM_TIMEOUT_S``, ``MEMORYD_MAX_BODY_BYTES``).
+    ``auth_throttle``: how failed authentications are slowed (default: the engine's
+    ``MEMORYD_AUTH_FAILURES_PER_MIN``)."""
     if upstream_timeout_s is None:
         upstream_timeout_s = engine.config.upstream_timeout_s
     if max_body_bytes is None:
@@ -128,6 +131,9 @@ def create_app(
     install_docs(app, assets)
     app.state.engine = engine
     app.state.admin_token = admin_token
+    app.state.auth_throttle = auth_throttle or AuthThrottle.per_minute(
+        engine.config.auth_failures_per_min  # failed authentications per client address
+    )
     app.state.key_slots = upstream.KeySlots(engine.config.key_max_concurrent)
     app.state.inline_gate = InlineGate(engine.config.inline_retrieval_ms)
     app.state.recent = RecentRequests()  # what each recent chat carried (GET /api/requests)
@@ -173,7 +179,7 @@ def create_app(
     install_dashboard(app)  # Memory Studio at /dashboard (SPEC §15)
     # Streamable-HTTP MCP (SPEC §14): Bearer admin token or client key, checked per request.
     # Session caps and idle timeout: MEMORYD_MCP_* via engine.config (docs/operations.md).
-    mcp = McpHttpEndpoint(engine, admin_token=admin_token)
+    mcp = McpHttpEndpoint(engine, admin_token=admin_token, throttle=app.state.auth_throttle)
     app.state.mcp = mcp
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp, include_in_schema=False))
 

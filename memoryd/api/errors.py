@@ -107,7 +107,8 @@ def _shaped(
 def install_error_handlers(app: FastAPI) -> None:
     async def memoryd_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, MemorydError)
-        return _shaped(request, exc.status, exc.message, exc.code, exc.details)
+        headers = getattr(exc, "headers", None)  # a 429's retry-after
+        return _shaped(request, exc.status, exc.message, exc.code, exc.details, headers)
 
     async def validation_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)

@@ -69,6 +69,11 @@ from memoryd.server import (
     help="Try memoryd without a provider key: a built-in stand-in provider answers each "
     "chat with the memories memoryd sent it.",
 )
+@click.option(
+    "--dev",
+    is_flag=True,
+    help="A development server: accept an admin token under 16 characters (default $MEMORYD_DEV).",
+)
 @click.pass_context
 def serve_command(
     ctx: click.Context,
@@ -81,11 +86,14 @@ def serve_command(
     log_level: str | None,
     log_format: str | None,
     demo: bool,
+    dev: bool,
 ) -> None:
     """Run the server: REST API, /healthz and /metrics (Ctrl+C or SIGTERM stops it)."""
     env: Mapping[str, str] = os.environ
     if database_url:
-        env = {**os.environ, "MEMORYD_DATABASE_URL": database_url}
+        env = {**env, "MEMORYD_DATABASE_URL": database_url}
+    if dev:
+        env = {**env, "MEMORYD_DEV": "1"}
     try:
         fmt = (log_format or "").lower() or env.get("MEMORYD_LOG_FORMAT", "").strip().lower()
         level = (log_level or default_log_level(env)).lower()

@@ -22,6 +22,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from memoryd import __version__
+from memoryd.api.deps import AuthThrottledError, auth_throttle, client_address
 from memoryd.api.errors import error_body
 from memoryd.dashboard.auth import (
     LOGIN_CSRF_COOKIE,
@@ -190,7 +191,15 @@ async def login(request: Request) -> Response:
     login_csrf = request.cookies.get(LOGIN_CSRF_COOKIE, "")
     if not login_csrf or not token_matches(form.get("csrf"), login_csrf):
         return _login_page(request, tab, "The login form expired. Please try again.", 403)
+    throttle, address = auth_throttle(request), client_address(request)
+    try:
+        throttle.check(address)
+    except AuthThrottledError as exc:
+        page = _login_page(request, tab, "Too many failed logins. " + exc.message, 429)
+        page.headers.update(exc.headers)
+        return page
     if not token_matches(form.get("token", "").strip(), request.app.state.admin_token):
+        throttle.failed(address, "dashboard login")
         return _login_page(request, tab, "Invalid admin token.", 401)
     store = store_of(request)
     assert store is not None

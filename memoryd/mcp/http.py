@@ -48,6 +48,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memoryd.api.deps import AuthThrottle, AuthThrottledError
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.errors import AuthError, MemorydError, NotFoundError, UnavailableError
@@ -226,9 +227,11 @@ class McpHttpEndpoint:
         path: str = MCP_PATH,
         limits: SessionLimits | None = None,
         sweep_s: float = SWEEP_S,
+        throttle: AuthThrottle | None = None,
     ) -> None:
         self.engine = engine
         self.admin_token = admin_token
+        self.throttle = throttle or AuthThrottle()  # failed credentials per address
         self.path = path
         self.limits = limits or SessionLimits.of(engine.config)
         self.sweep_s = sweep_s
@@ -260,15 +263,17 @@ class McpHttpEndpoint:
         """Sessions the SDK holds open right now (what the caps keep in check)."""
         return len(_live(self._manager)) if self._manager is not None else 0
 
-    def authenticate(self, token: str | None) -> Principal:
+    def authenticate(self, token: str | None, address: str = "unknown") -> Principal:
         if token is None:
             raise AuthError(
                 "missing credential: send Authorization: Bearer <client key or admin token>"
             )
+        self.throttle.check(address)
         if hmac.compare_digest(token.encode(), self.admin_token.encode()):
             return ADMIN
         key = self.engine.keys.authenticate(token)
         if key is None:
+            self.throttle.failed(address, "MCP credential")
             raise AuthError("invalid or revoked API key")
         return Principal(key.id)
 
@@ -279,7 +284,8 @@ class McpHttpEndpoint:
         session_id = headers.get(SESSION_HEADER)
         opening = False
         try:
-            principal = self.authenticate(_bearer(scope))
+            client = scope.get("client")
+            principal = self.authenticate(_bearer(scope), client[0] if client else "unknown")
             if self._app is None or self._manager is None:
                 raise UnavailableError("the MCP endpoint is not running (app lifespan not started)")
             if session_id is not None and self._sessions.owner(session_id) != principal:
@@ -367,7 +373,7 @@ async def _error(send: Send, exc: MemorydError) -> None:
     ]
     if exc.status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="memoryd"'))
-    if isinstance(exc, TooManySessionsError):
+    if isinstance(exc, TooManySessionsError | AuthThrottledError):
         headers.extend((k.encode(), v.encode()) for k, v in exc.headers.items())
     start: dict[str, Any] = {"type": "http.response.start", "status": exc.status}
     await send({**start, "headers": headers})

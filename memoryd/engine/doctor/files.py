@@ -81,7 +81,7 @@ def _existing(path: Path) -> Check:
 # -- the admin token ------------------------------------------------------------------
 
 
-def _token_problem(name: str, where: str, token: str) -> Check:
+def _token_problem(name: str, where: str, token: str, dev: bool = False) -> Check:
     """A token found: whether serve accepts it (printable ASCII, no spaces) and its length."""
     if not all(0x21 <= ord(ch) <= 0x7E for ch in token):
         return fail(
@@ -90,9 +90,10 @@ def _token_problem(name: str, where: str, token: str) -> Check:
             f"replace it with a random token: {NEW_TOKEN}",
         )
     if len(token) < 16:
-        return warn(
+        return (warn if dev else fail)(
             name,
-            f"{where}: the token is short ({len(token)} characters)",
+            f"{where}: the token is short ({len(token)} characters)"
+            + ("" if dev else "; serve refuses it outside --dev"),
             f"use 16 characters or more: {NEW_TOKEN}",
         )
     return ok(name, f"{where} ({len(token)} characters)")
@@ -102,6 +103,7 @@ def admin_token_check(setup: Setup, stored: Mapping[str, Any] | None) -> Check:
     """The token serve would use, never shown. ``stored``: the shared store's settings
     (None when they could not be read)."""
     name, env = "admin-token", setup.env
+    dev = env.get("MEMORYD_DEV", "").strip().lower() in ("1", "true", "yes", "on")
     if "MEMORYD_ADMIN_TOKEN" in env:
         token = env.get("MEMORYD_ADMIN_TOKEN", "").strip()
         if not token:
@@ -110,7 +112,7 @@ def admin_token_check(setup: Setup, stored: Mapping[str, Any] | None) -> Check:
                 "MEMORYD_ADMIN_TOKEN is set but empty: serve refuses to start",
                 f"unset it, or set a random token: {NEW_TOKEN}",
             )
-        return _token_problem(name, "set by MEMORYD_ADMIN_TOKEN", token)
+        return _token_problem(name, "set by MEMORYD_ADMIN_TOKEN", token, dev)
     first = "the first `memoryd serve` generates one and prints it once"
     keep = "set MEMORYD_ADMIN_TOKEN, or keep the token the first serve prints"
     if setup.config.database_url:
@@ -125,7 +127,7 @@ def admin_token_check(setup: Setup, stored: Mapping[str, Any] | None) -> Check:
                 f"the database's admin token ({setup.token_setting}) is not a string",
                 "set MEMORYD_ADMIN_TOKEN",
             )
-        return _token_problem(name, "stored in the database", value.strip())
+        return _token_problem(name, "stored in the database", value.strip(), dev)
     path = setup.config.data_dir / setup.token_file
     if not _present(path):
         return warn(name, f"none yet: {first} (saved to {path})", keep)
@@ -139,4 +141,4 @@ def admin_token_check(setup: Setup, stored: Mapping[str, Any] | None) -> Check:
             f"{path} is empty: serve refuses to start",
             f"delete {path} (serve generates a new token) or write a token into it",
         )
-    return _token_problem(name, f"in {path}", token)
+    return _token_problem(name, f"in {path}", token, dev)
