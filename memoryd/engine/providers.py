@@ -41,6 +41,11 @@ def base_url_problem(url: str) -> str | None:
         return "must start with http:// or https://"
     if not parts.hostname:
         return "names no host"
+    if parts.username is not None or parts.password is not None:
+        return (
+            "must not hold credentials (user:password@): memoryd authenticates with the "
+            "provider's apiKey; put the key there"
+        )
     return None
 
 

@@ -172,6 +172,13 @@ class UpstreamClient:
             target = URL(f"{url}?{query}" if query else url, encoded=bool(query))
         except ValueError as exc:  # a provider URL that cannot be one (port 99999)
             raise UpstreamError(502, "upstream_unreachable", f"has an invalid URL: {exc}") from None
+        if target.user is not None or target.password is not None:  # from the env, or older
+            raise UpstreamError(  # aiohttp would refuse it beside our Authorization header
+                502,
+                "upstream_unreachable",
+                "has credentials in its base URL (user:password@); memoryd sends the "
+                "provider's API key: remove them from the URL",
+            )
         try:
             # ``asyncio.timeout``, not ``wait_for``: on 3.11 a cancel racing the acquire
             # could take a slot and never give it back
