@@ -28,6 +28,7 @@ def test_rest_refuses_a_url_with_credentials(client: Any) -> None:
     error = answer.json()["error"]
     assert "credentials" in error["message"]
     assert "apiKey" in error["message"]
+    assert "s3cret" not in answer.text  # the password is not echoed back
     listed = client.get("/api/settings/providers").json()
     assert all("alice" not in p["baseUrl"] for p in listed)  # nothing was saved
 
