@@ -122,19 +122,17 @@ def default_log_level(env: Mapping[str, str]) -> str:
 # -- the admin token ---------------------------------------------------------------------
 
 
-def dev_mode(env: Mapping[str, str]) -> bool:
-    """``serve --dev`` (``MEMORYD_DEV=1``): a short admin token is allowed."""
-    return env.get("MEMORYD_DEV", "").strip().lower() in ("1", "true", "yes", "on")
+def flag(env: Mapping[str, str], name: str) -> bool:
+    """A yes/no variable: ``MEMORYD_DEV`` (``serve --dev``), ``MEMORYD_LOG_CONTENT``."""
+    return env.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _check_token(token: str, source: str, dev: bool = False) -> str:
     if not _TOKEN_CHARS.match(token):
         raise ServeError(f"{source}: the admin token must be printable ASCII without spaces")
     if len(token) < MIN_TOKEN_CHARS and not dev:  # guessable; --dev allows it on a laptop
-        raise ServeError(
-            f"{source}: the admin token is short ({len(token)} characters); use "
-            f"{MIN_TOKEN_CHARS} or more (serve --dev accepts it)"
-        )
+        short = f"the admin token is short ({len(token)} characters)"
+        raise ServeError(f"{source}: {short}; use 16 or more (serve --dev accepts it)")
     return token
 
 
@@ -159,7 +157,7 @@ def resolve_admin_token(data_dir: Path, env: Mapping[str, str]) -> tuple[str, bo
         token = env.get("MEMORYD_ADMIN_TOKEN", "").strip()
         if not token:
             raise ServeError("MEMORYD_ADMIN_TOKEN is set but empty")
-        return _check_token(token, "MEMORYD_ADMIN_TOKEN", dev_mode(env)), False
+        return _check_token(token, "MEMORYD_ADMIN_TOKEN", flag(env, "MEMORYD_DEV")), False
     path = data_dir / TOKEN_FILE
     if not path.exists():
         token = secrets.token_urlsafe(32)
@@ -181,7 +179,7 @@ def resolve_admin_token(data_dir: Path, env: Mapping[str, str]) -> tuple[str, bo
         raise ServeError(f"cannot read the admin token file {path}: {exc}") from None
     if not token:
         raise ServeError(f"the admin token file {path} is empty; delete it to generate a new one")
-    return _check_token(token, str(path), dev_mode(env)), False
+    return _check_token(token, str(path), flag(env, "MEMORYD_DEV")), False
 
 
 def shared_admin_token(
@@ -410,7 +408,7 @@ def _serve(
 
     limit_malloc_arenas(env)  # before the engine's threads start
     try:
-        configure_logging(log_level, json_logs)
+        configure_logging(log_level, json_logs, content=flag(env, "MEMORYD_LOG_CONTENT"))
         limits = ConnectionLimits.from_env(env)  # slow clients and the connection cap
     except ValueError as exc:
         raise ServeError(str(exc)) from None
@@ -429,8 +427,7 @@ def _serve(
     database_url = env.get("MEMORYD_DATABASE_URL", "").strip()
     # Several servers share one PostgreSQL database by design; the lock guards a file.
     lock = contextlib.nullcontext() if database_url else DataDirLock(root)
-    # Replicas of a shared store take the token from it (or the env), not from a file
-    # only this machine has: read once the store is open.
+    # Replicas take the token from the shared store (or the env): read once it is open.
     from_database = bool(database_url) and "MEMORYD_ADMIN_TOKEN" not in env
     with lock:
         token, generated = ("", False) if from_database else resolve_admin_token(root, env)
@@ -447,7 +444,9 @@ def _serve(
                 raise ServeError(f"cannot open {what}: {exc}") from None
             try:
                 if from_database:
-                    token, generated = shared_admin_token(engine.store, dev=dev_mode(env))
+                    token, generated = shared_admin_token(
+                        engine.store, dev=flag(env, "MEMORYD_DEV")
+                    )
             except ServeError:
                 engine.close()
                 raise

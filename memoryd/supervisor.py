@@ -29,8 +29,8 @@ from memoryd.server import (
     GRACEFUL_SHUTDOWN_S,
     ServeError,
     bind_socket,
-    dev_mode,
     display_url,
+    flag,
     shared_admin_token,
 )
 
@@ -63,7 +63,8 @@ def run_workers(
             "MEMORYD_DATABASE_URL): a SQLite data dir has one writer and one server "
             "holding its lock, so a second process could not serve it"
         )
-    configure_logging(log_level, {"json": True, "text": False}.get(log_format))
+    fmt = {"json": True, "text": False}.get(log_format)
+    configure_logging(log_level, fmt, content=flag(env, "MEMORYD_LOG_CONTENT"))
     token = _admin_token(data_dir, env)
     sock = bind_socket(host, port)
     url = display_url(host, sock.getsockname()[1])
@@ -106,7 +107,7 @@ def _admin_token(data_dir: str | Path, env: Mapping[str, str]) -> str:
     except Exception as exc:
         raise ServeError(f"cannot open the database: {exc}") from None
     try:
-        token, generated = shared_admin_token(store, dev=dev_mode(env))
+        token, generated = shared_admin_token(store, dev=flag(env, "MEMORYD_DEV"))
     finally:
         store.close()
     if generated:

@@ -222,6 +222,7 @@ class TextFormatter(logging.Formatter):
         line = (
             f"{stamp}.{millis:03d} {record.levelname:<5} {record.name}"
             + (f" [{rid}]" if rid else "")
+            + (" [may hold content]" if getattr(record, CONTENT_FIELD, False) else "")
             + f" {record.getMessage()}"
         )
         if record.exc_info and not record.exc_text:
@@ -236,12 +237,35 @@ class TextFormatter(logging.Formatter):
 _HANDLER_MARK = "_memoryd_handler"
 
 
+#: Loggers whose debug lines are ours, and never hold what people said (tests read a
+#: debug log for it). Libraries' debug lines may (sse_starlette logs every event it
+#: sends, MCP answers with memory content included; the openai client logs request
+#: bodies), so they stay at info unless ``content`` asks, and are then marked.
+_OURS = ("memoryd", "uvicorn")
+CONTENT_FIELD = "mayHoldContent"
+
+
+class _ContentMark(logging.Filter):
+    """Marks a library's record: it may hold memory content or message text."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.split(".")[0] not in _OURS:
+            setattr(record, CONTENT_FIELD, True)
+        return True
+
+
 def configure_logging(
-    level: str = "info", json_lines: bool | None = None, *, stream: IO[str] | None = None
+    level: str = "info",
+    json_lines: bool | None = None,
+    *,
+    stream: IO[str] | None = None,
+    content: bool = False,
 ) -> logging.Handler:
     """Route every logger (memoryd, uvicorn, libraries) through one redacting handler
     on the root logger. ``json_lines=None``: JSON unless ``stream`` is a TTY.
-    Idempotent: a handler installed by an earlier call is replaced."""
+    ``content`` (``MEMORYD_LOG_CONTENT``): libraries log at ``level`` too, their lines
+    marked ``mayHoldContent``; else they stop at info. Idempotent: a handler installed
+    by an earlier call is replaced."""
     stream = sys.stderr if stream is None else stream
     if json_lines is None:
         isatty = getattr(stream, "isatty", None)
@@ -252,13 +276,17 @@ def configure_logging(
     handler = logging.StreamHandler(stream)
     handler.setFormatter(JsonFormatter() if json_lines else TextFormatter())
     handler.addFilter(RedactionFilter())
+    if content:
+        handler.addFilter(_ContentMark())
     setattr(handler, _HANDLER_MARK, True)
     root = logging.getLogger()
     for old in list(root.handlers):
         if getattr(old, _HANDLER_MARK, False):
             root.removeHandler(old)
     root.addHandler(handler)
-    root.setLevel(numeric)
+    root.setLevel(numeric if content else max(numeric, logging.INFO))
+    for name in _OURS:
+        logging.getLogger(name).setLevel(numeric)
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         # uvicorn configures nothing with log_config=None; keep its loggers propagating.
         logging.getLogger(name).handlers.clear()
