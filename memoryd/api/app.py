@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import Depends, FastAPI
+from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 
@@ -37,6 +38,7 @@ from memoryd.api.schemas import ERROR_RESPONSES
 from memoryd.dashboard.routes import install_dashboard
 from memoryd.engine import MemoryEngine
 from memoryd.engine.recent import RecentRequests
+from memoryd.errors import UnavailableError
 from memoryd.gateway import routes as gateway
 from memoryd.gateway import upstream
 from memoryd.gateway.client import UpstreamClient
@@ -186,12 +188,17 @@ def create_app(
     _openapi_without_422(app)
 
     @app.get("/healthz", tags=["health"])
-    def healthz() -> dict[str, str]:
+    def healthz() -> Any:
         """Liveness: the process is up and the database answers. A storage fault that
         fails writes (disk full) is ``degraded`` with its reason, still 200: reads work,
         and a restart would not free the disk. It probes a cheap write every few
-        seconds, so it turns ``ok`` again without traffic."""
-        engine.store.ping()
+        seconds, so it turns ``ok`` again without traffic. A database that does not
+        answer within half a second is ``down`` (503), never a wait."""
+        try:
+            engine.store.ping()
+        except UnavailableError as exc:
+            down = {"status": "down", "reason": f"{exc.code}: {exc.message}"}
+            return JSONResponse({**down, "version": __version__}, status_code=503)
         fault = engine.store.probe()
         if fault is not None:
             return {

@@ -283,6 +283,13 @@ def _engine_families(engine: MemoryEngine, per_key: bool = False) -> list[_Famil
     """Gauges read at scrape time. A failing source (engine closing) is skipped, not
     fatal: the request counters still render."""
     families: list[_Family] = []
+    fault = engine.store.probe()  # a database known to be down is not asked (no waits)
+    down = fault is not None and fault.code == "storage_unavailable"
+    fam = _Family("memoryd_store_up", "gauge", "1 while the database answers, 0 while down.")
+    fam.sample("memoryd_store_up", (), 0 if down else 1)
+    families.append(fam)
+    if down:
+        return families
     try:
         count = engine.store.read().count()
     except Exception as exc:

@@ -17,6 +17,7 @@ import logging
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -37,6 +38,17 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 MIGRATION_LOCK = 0x6D656D6F7279  # "memory": one advisory lock id for every memoryd
 PROBE_INTERVAL_S = 5.0
+#: While the database is known to be down, how long a request waits for a connection
+#: before it is told so (else the pool's whole timeout: health checks and scrapes
+#: timed out behind it); and how long ``ping`` (``/healthz``) ever waits.
+DOWN_WAIT_S = 0.5
+#: A pooled connection idle this long is checked (one empty query) before it is lent:
+#: after an outage every idle connection is dead, and the first request on each failed.
+CHECK_IDLE_S = 2.0
+#: How long the pool keeps retrying a lost connection (backing off 1, 2, 4 s ...) before
+#: it gives up and lets the next request try at once: psycopg_pool's 5 minutes meant
+#: that after a minute's outage the pool did not reconnect for half a minute more.
+RECONNECT_S = 3.0
 RETRIES = 3
 #: Errors that end a transaction through no fault of its own: run it again.
 RETRYABLE = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
@@ -128,12 +140,16 @@ class PgDatabase:
             raise UnavailableError(
                 f"cannot connect to PostgreSQL at {safe_url(url)}: {redacted(_brief(exc), url)}"
             ) from None
+        self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
         self.pool = ConnectionPool(
             url,
             min_size=1,
             max_size=max_size,
             kwargs={"autocommit": True},
             configure=self._configure,
+            check=self._check_idle,
+            reset=self._note_returned,
+            reconnect_timeout=RECONNECT_S,
             open=False,
             timeout=timeout_s,
             name="memoryd",
@@ -159,6 +175,53 @@ class PgDatabase:
         # Filtered KNN keeps scanning the HNSW graph until k rows pass (pgvector >= 0.8).
         with contextlib.suppress(psycopg.Error):
             conn.execute("SET hnsw.iterative_scan = strict_order")
+
+    def _note_returned(self, conn: psycopg.Connection[Any]) -> None:
+        self._returned[conn] = time.monotonic()
+
+    def _check_idle(self, conn: psycopg.Connection[Any]) -> None:
+        """The pool's check on lending: free for a connection back within
+        ``CHECK_IDLE_S`` (most, under load), one round trip for an idle one. A dead one
+        raises, and the pool replaces it."""
+        back = self._returned.get(conn)
+        if back is None or time.monotonic() - back >= CHECK_IDLE_S:
+            ConnectionPool.check_connection(conn)
+
+    def _down(self) -> bool:
+        fault = self._fault
+        return fault is not None and fault.code == "storage_unavailable"
+
+    @contextlib.contextmanager
+    def _borrowed(self, wait_s: float | None = None) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection. While the database is known to be down, a request waits
+        ``DOWN_WAIT_S``, then one direct connection says whether it is back: if so, the
+        request waits for the pool to reconnect rather than fail (the first request
+        after an outage used to fail); else it fails now."""
+        if wait_s is None and not self._down():
+            with self.pool.connection() as conn:
+                yield conn
+            return
+        try:
+            conn = self.pool.getconn(wait_s or DOWN_WAIT_S)
+        except PoolTimeout:
+            if wait_s is not None or not self._back():
+                raise
+            conn = self.pool.getconn()
+        try:
+            with conn:
+                yield conn
+        finally:
+            self.pool.putconn(conn)
+
+    def _back(self) -> bool:
+        """Whether the database answers a direct connection now (clears the fault)."""
+        try:
+            psycopg.connect(self.url, connect_timeout=2).close()
+        except psycopg.Error:
+            return False
+        self._fault = None
+        self.pool.check()  # drop the dead connections, and grow now
+        return True
 
     def _prepare(self) -> Capabilities:
         with self.pool.connection() as conn:
@@ -189,7 +252,7 @@ class PgDatabase:
             yield current
             return
         self._check_open()
-        with self._guard(), self.pool.connection() as conn:
+        with self._guard(), self._borrowed() as conn:
             yield conn
 
     def run(self, fn: Callable[[psycopg.Connection[Any]], T]) -> T:
@@ -203,7 +266,7 @@ class PgDatabase:
             yield current
             return
         self._check_open()
-        with self._guard(), self.pool.connection() as conn:
+        with self._guard(), self._borrowed() as conn:
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             self._local.snapshot = conn
             try:
@@ -220,7 +283,7 @@ class PgDatabase:
         self._check_open()
         for attempt in range(RETRIES + 1):
             try:
-                with self._guard(write=True), self.pool.connection() as conn:
+                with self._guard(write=True), self._borrowed() as conn:
                     self._local.writer = conn
                     try:
                         with conn.transaction():
@@ -313,7 +376,11 @@ class PgDatabase:
         return self._fault
 
     def ping(self) -> None:
-        self.run(lambda conn: conn.execute("SELECT 1").fetchone())
+        """One trivial read within ``DOWN_WAIT_S``: raises when the database does not
+        answer, and marks it down, so requests stop waiting the pool's full timeout."""
+        self._check_open()
+        with self._guard(), self._borrowed(DOWN_WAIT_S) as conn:
+            conn.execute("SELECT 1").fetchone()
 
     def close(self) -> None:
         if getattr(self, "_closed", True):
