@@ -75,6 +75,7 @@ ENVIRONMENT = frozenset(
         "MEMORYD_MCP_MAX_SESSIONS_PER_KEY",
         "MEMORYD_MCP_SESSION_IDLE_S",
         "MEMORYD_PORT",
+        "MEMORYD_SHUTDOWN_S",
         "MEMORYD_UPSTREAM_API_KEY",
         "MEMORYD_UPSTREAM_BASE_URL",
         "MEMORYD_UPSTREAM_MAX_CONNECTIONS",
@@ -226,6 +227,8 @@ class EngineConfig:
     database_url: str | None = None
     database_pool_size: int = 10
     extraction_lease_s: float = 60.0
+    #: ``serve``'s whole stop on SIGTERM: half for requests in flight, the rest to drain
+    shutdown_s: float = 10.0
     decay: DecayConfig = field(default_factory=DecayConfig)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     upstream_timeout_s: float = DEFAULT_UPSTREAM_TIMEOUT_S
@@ -273,6 +276,7 @@ class EngineConfig:
             database_url=env.get("MEMORYD_DATABASE_URL", "").strip() or None,
             database_pool_size=_int(env, "MEMORYD_DATABASE_POOL_SIZE", 10, 2, 1000),
             extraction_lease_s=float(_int(env, "MEMORYD_EXTRACTION_LEASE_S", 60, 1, 86_400)),
+            shutdown_s=float(_int(env, "MEMORYD_SHUTDOWN_S", 10, 2, 3600)),
             decay=decay_config_from_env(env),
             max_body_bytes=_int(
                 env, "MEMORYD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1024, 1024**3

@@ -5,9 +5,9 @@ Start-up order: logging → the data-dir lock → the admin token → the listen
 runs is a ``ServeError`` with a one-line message (the CLI prints it and exits 1).
 
 Shutdown: SIGTERM or SIGINT starts uvicorn's graceful shutdown (stop accepting, let
-in-flight requests finish for up to 30 s), then the app's lifespan drains background
-work and closes the engine. A second SIGINT forces the exit; whatever was not embedded
-stays flagged ``needs_reindex`` for the next start.
+in-flight requests finish for half of ``MEMORYD_SHUTDOWN_S``), then the app's lifespan
+stops the background work within the rest (``MemoryEngine.shutdown``): unrun extraction
+jobs stay queued and unembedded memories flagged, for the next start.
 
 SQLite keeps two processes on one data dir safe (WAL, one writer, busy timeouts), so the
 CLI can work beside a server; two *servers* would each run a reindex worker and a decay
@@ -469,7 +469,7 @@ def _serve(
                     log_config=None,
                     access_log=False,  # memoryd.access logs each request, with its id
                     lifespan="on",
-                    timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+                    timeout_graceful_shutdown=int(engine.config.shutdown_s // 2),  # in flight
                     http=protocol_class(limits),
                 )
                 log.info("connections: %s (%s)", limits.describe(), parser_name(limits))

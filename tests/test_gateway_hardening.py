@@ -170,18 +170,53 @@ def test_an_exhausted_upstream_pool_is_a_503_of_its_own_never_a_provider_timeout
     with serve_asgi(upstream.app) as up, site(tmp_path, up, **env) as s:
         _, first = s.key("first")
         _, second = s.key("second")
+        _, third = s.key("third")
         with ExitStack() as held:
-            for _ in range(2):
-                open_stream(held, s.url, first)
+            # each key holding one call: more keys than the pool has connections
+            open_stream(held, s.url, first)
+            open_stream(held, s.url, second)
             with pytest.raises(openai.InternalServerError) as caught:
-                chat(s.client(second))
+                chat(s.client(third))
             response = caught.value.response
             assert response.status_code == 503
             assert response.json()["error"]["code"] == "upstream_pool_exhausted"
             assert "retry-after" in response.headers
             upstream.hold.set()
-        assert chat(s.client(second)).choices[0].message.content == upstream.reply
+        assert chat(s.client(third)).choices[0].message.content == upstream.reply
         assert s.metric("pool_exhausted") == 1
+
+
+def test_busy_keys_however_many_leave_a_reserve_for_the_others(tmp_path: Path) -> None:
+    """Issue 50: six keys that each want 4 calls on a pool of 16 (more busy keys than
+    the pool divides into) hold at most 12 between them once each holds one; their
+    extra calls get a 429 at once, and a key holding none is served at once, never the
+    5 s wait for a 503."""
+    upstream = FakeUpstream()
+    upstream.hold = threading.Event()
+    env = {"MEMORYD_KEY_MAX_CONCURRENT": "4", "MEMORYD_UPSTREAM_MAX_CONNECTIONS": "16"}
+    with serve_asgi(upstream.app) as up, site(tmp_path, up, **env) as s:
+        busy = [s.key(f"busy-{i}") for i in range(6)]
+        _, polite = s.key("polite")
+        slots = s.app.state.key_slots
+        assert (slots.pool, slots.reserve) == (16, 4)
+        refused = 0
+        with ExitStack() as held:
+            for key_id, secret in busy:
+                for _ in range(4):
+                    if slots.refusal(key_id) is None:
+                        open_stream(held, s.url, secret)
+                        continue
+                    with pytest.raises(openai.RateLimitError) as caught:
+                        chat(s.client(secret))
+                    assert caught.value.response.headers["x-memoryd-limit"] == "fair-share"
+                    assert "share of the shared upstream pool" in caught.value.message
+                    refused += 1
+            assert [slots.held(key_id) for key_id, _ in busy] == [4, 4, 4, 1, 1, 1]
+            assert refused == 9
+            assert chat(s.client(polite)).choices[0].message.content == upstream.reply
+            upstream.hold.set()
+        assert s.metric("share_limited") == 9
+        assert s.metric("pool_exhausted") == 0
 
 
 # -- 9. header hygiene --------------------------------------------------------------------

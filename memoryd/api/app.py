@@ -1,8 +1,9 @@
 """The app factory: ``create_app(engine, admin_token=...)`` builds the one ASGI app.
 
-No side effects at import; everything the app needs is passed in. The lifespan
-drains background work (extraction, embedding) before the engine closes, so a
-SIGTERM loses nothing that was acknowledged.
+No side effects at import; everything the app needs is passed in. Serving, the
+lifespan stops within ``MEMORYD_SHUTDOWN_S`` (``MemoryEngine.shutdown``): what it does
+not finish stays queued in the store for the next start, so a SIGTERM loses nothing
+that was acknowledged.
 """
 
 from __future__ import annotations
@@ -117,9 +118,11 @@ def create_app(
                 yield
             finally:
                 sweeper.cancel()
-        await run_in_threadpool(engine.drain, 60.0)
-        if close_engine:
+        if close_engine:  # serving: stop within MEMORYD_SHUTDOWN_S, leaving the rest queued
+            await run_in_threadpool(engine.shutdown, engine.config.shutdown_s / 2)
             await run_in_threadpool(engine.close)
+        else:
+            await run_in_threadpool(engine.drain, 60.0)
 
     assets = bundled_assets()  # Swagger UI and ReDoc without a CDN (api.docs)
     offline = {"docs_url": None, "redoc_url": None} if assets is not None else {}
@@ -136,7 +139,9 @@ def create_app(
     app.state.auth_throttle = auth_throttle or AuthThrottle.per_minute(
         engine.config.auth_failures_per_min  # failed authentications per client address
     )
-    app.state.key_slots = upstream.KeySlots(engine.config.key_max_concurrent)
+    app.state.key_slots = upstream.KeySlots(
+        engine.config.key_max_concurrent, engine.config.upstream_max_connections
+    )
     app.state.inline_gate = InlineGate(engine.config.inline_retrieval_ms)
     app.state.recent = RecentRequests()  # what each recent chat carried (GET /api/requests)
     upstream.quiet_aborted_relays()

@@ -70,7 +70,7 @@ DURATION_BUCKETS: tuple[float, ...] = (
     10.0,
 )
 UNMATCHED = "unmatched"
-GATEWAY_EVENTS = ("concurrency_limited", "pool_exhausted", "stream_broken")
+GATEWAY_EVENTS = ("concurrency_limited", "share_limited", "pool_exhausted", "stream_broken")
 
 
 def escape_label(value: str) -> str:
@@ -231,7 +231,8 @@ class Metrics:
         fam = _Family(
             name,
             "counter",
-            "Gateway protection events: concurrency_limited (429), pool_exhausted (503), "
+            "Gateway protection events: concurrency_limited and share_limited (429), "
+            "pool_exhausted (503), "
             "stream_broken (an upstream stream cut off and reported to the client).",
         )
         for event in GATEWAY_EVENTS:

@@ -68,6 +68,24 @@ class BackgroundWorker:
         threading.Thread(target=waiter, daemon=True).start()
         return done.wait(timeout)
 
+    def stop(self, timeout: float | None) -> int:
+        """Take no more jobs, drop the queued ones not started (each extraction job is
+        in its table: the next start, or another server, runs it), and wait up to
+        ``timeout`` for the one running. How many were dropped."""
+        dropped = 0
+        with self._lock:
+            self._closed = True
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                self._queue.task_done()
+                dropped += item is not None
+            self._queue.put(None)
+        self._thread.join(timeout)
+        return dropped
+
     def close(self, timeout: float | None = 30.0) -> None:
         with self._lock:
             if self._closed:

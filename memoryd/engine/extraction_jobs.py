@@ -241,6 +241,17 @@ class ExtractionJobs:
     def close(self) -> None:
         self._stop.set()
 
+    def stop(self, timeout: float) -> tuple[int, int]:
+        """A server stopping: the job running gets up to ``timeout``; the queued ones
+        stay in their table, given back for the next start (or another server) to run
+        at once. ``(dropped from memory, released in the table)``."""
+        self.close()
+        dropped = self.background.stop(timeout)
+        self.store.flush()  # a job committing now finds the worker closed: it stays queued
+        released = self.store.write(lambda tx: tx.release_extractions(self.worker))
+        log.info("stopping: %d extraction jobs left queued (%d released)", dropped, released)
+        return dropped, released
+
     def run(
         self,
         job_id: int | None,

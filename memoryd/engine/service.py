@@ -63,11 +63,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Called after a memory's content/key was written (index tiers re-embed) ...
-WriteListener = Callable[[Memory], None]
-#: ... and after memories were deleted, with ``(id, seq)`` pairs.
-DeleteListener = Callable[[list[tuple[str, int]]], None]
-#: ... and after every ``retrieve()`` with its hits (metrics count retrievals by tier).
+WriteListener = Callable[[Memory], None]  # a memory's content/key written (tiers re-embed)
+DeleteListener = Callable[[list[tuple[str, int]]], None]  # memories deleted: (id, seq)
+#: After every ``retrieve()`` with its hits (metrics count retrievals by tier).
 RetrievalListener = Callable[[list[Hit]], None]
 
 
@@ -90,8 +88,7 @@ class MemoryEngine(Lifecycle):
         self.tokens = token_counter
         self.embeddings = embeddings
         self.indexer = indexer
-        #: The opt-in Qdrant tier (``attach_qdrant``); a stand-in that says why not
-        #: until one is attached (none without the sqlite-vec tier).
+        #: The opt-in Qdrant tier (``attach_qdrant``); until then a stand-in saying why not
         self.qdrant: ExternalTier = UnavailableTier(store, settings, env)
         self.cache: TTLCache[str, Memory | None] = TTLCache(
             500, coherence.memory_ttl_s(store.capabilities.shared)
@@ -468,8 +465,7 @@ class MemoryEngine(Lifecycle):
         return self.indexer.start_reindex(force=force)
 
     def drain(self, timeout: float | None = 30.0, *, include_index: bool = True) -> bool:
-        """Wait for background extraction, embedding (unless ``include_index`` is false)
-        and queued bookkeeping writes to finish."""
+        """Wait for background extraction, embedding (``include_index``), queued writes."""
         self.bumps.flush()
         self.store.flush()  # extraction jobs reach the worker once their queue row commits
         ok = self.background.join(timeout)
@@ -477,6 +473,14 @@ class MemoryEngine(Lifecycle):
             ok = self.indexer.join(timeout) and ok
         self.store.flush()
         return ok
+
+    def shutdown(self, budget_s: float) -> None:
+        """Stop within about ``budget_s``, losing nothing: unrun extraction jobs stay
+        queued, the embedding backlog flagged; the next start runs both."""
+        self.extraction.stop(budget_s * 0.6)
+        if self.indexer is not None:
+            self.indexer.stop(budget_s * 0.3)
+        self.drain(0)  # access bumps and queued writes; nothing else runs now
 
     def close(self) -> None:
         self.extraction.close()

@@ -215,17 +215,26 @@ def _count(request: Request, event: str) -> None:
 def _take_slot(request: Request, key_id: str) -> Slot:
     """The key's share of concurrent upstream calls, or the 429 that says it is used up."""
     slots: KeySlots = request.app.state.key_slots
-    if not slots.try_acquire(key_id):
-        _count(request, "concurrency_limited")
-        raise GatewayError(
-            429,
-            f"too many concurrent requests for this API key (limit {slots.limit}); "
-            "retry when one of them has finished",
-            "requests",
-            "rate_limit_exceeded",
-            headers={"retry-after": str(RETRY_AFTER_S), "x-memoryd-limit": "concurrency"},
-        )
-    return Slot(slots, key_id)
+    why = slots.refusal(key_id)
+    if why is None and slots.try_acquire(key_id):
+        return Slot(slots, key_id)
+    _count(request, "concurrency_limited" if why == "limit" else "share_limited")
+    message = (
+        f"too many concurrent requests for this API key (limit {slots.limit}); "
+        if why == "limit"
+        else f"this API key's share of the shared upstream pool is in use (the pool keeps "
+        f"{slots.reserve} of {slots.pool} connections for keys holding none); "
+    )
+    raise GatewayError(
+        429,
+        message + "retry when one of them has finished",
+        "requests",
+        "rate_limit_exceeded",
+        headers={
+            "retry-after": str(RETRY_AFTER_S),
+            "x-memoryd-limit": "concurrency" if why == "limit" else "fair-share",
+        },
+    )
 
 
 def _relayed_headers(response: UpstreamResponse) -> dict[str, str]:

@@ -2,11 +2,14 @@
 open, how transport failures are named, and how a stream is relayed.
 
 Fair sharing: every client key holds at most ``KeySlots.limit`` upstream calls at
-once (a stream holds its slot until its last byte). One greedy key then owns a
-bounded share of the shared connection pool and the others keep their latency; the
-key over its share gets an OpenAI-shaped 429 with ``retry-after`` at once, before any
-retrieval work. A pool that is exhausted anyway (many keys at their limit) is a 503
-``upstream_pool_exhausted`` after a short wait, never a provider timeout.
+once (a stream holds its slot until its last byte), and a quarter of the shared
+connection pool is kept for keys that hold none: keys already holding a call share
+the rest. So busy keys, however many, cannot take the upstream from the others (eight
+keys at 32 calls each once took all 256 connections, and every other key's chat
+waited 5 s for a 503); a key over its limit or its share gets an OpenAI-shaped 429
+with ``retry-after`` at once, before any retrieval work. A pool exhausted anyway (more
+keys than the reserve arriving at once) is a 503 ``upstream_pool_exhausted``
+after a short wait, never a provider timeout.
 
 Broken streams: a stream the upstream cuts off (reset, truncated chunk, or EOF before
 its final event) must not look complete to the client. The relay sends an SSE error
@@ -125,21 +128,37 @@ def forwarded_headers(
 
 
 class KeySlots:
-    """Concurrent upstream calls per client key (event-loop confined: no lock)."""
+    """Concurrent upstream calls per client key (event-loop confined: no lock): at most
+    ``limit`` each, and with a ``pool``, keys holding a call share all of it but the
+    ``reserve`` (a quarter, at least one), which waits for keys holding none."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, pool: int | None = None) -> None:
         self.limit = max(1, int(limit))
+        self.pool = max(1, int(pool)) if pool else None
+        self.reserve = max(1, -(-self.pool // 4)) if self.pool else 0
         self._held: dict[str, int] = {}
+        self._total = 0
 
-    def try_acquire(self, key_id: str) -> bool:
+    def refusal(self, key_id: str) -> str | None:
+        """Why ``key_id`` may not take a slot now (``limit`` or ``share``), or None."""
         held = self._held.get(key_id, 0)
         if held >= self.limit:
+            return "limit"
+        if self.pool is not None and held and self._total >= self.pool - self.reserve:
+            return "share"
+        return None
+
+    def try_acquire(self, key_id: str) -> bool:
+        if self.refusal(key_id) is not None:
             return False
-        self._held[key_id] = held + 1
+        self._held[key_id] = self._held.get(key_id, 0) + 1
+        self._total += 1
         return True
 
     def release(self, key_id: str) -> None:
         held = self._held.get(key_id, 0) - 1
+        if held >= 0:
+            self._total -= 1
         if held > 0:
             self._held[key_id] = held
         else:

@@ -3,6 +3,7 @@ embeddings), as JSON and as server-sent events, recording what it receives."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import struct
@@ -51,6 +52,8 @@ class FakeUpstream(FakeServer):
     def __init__(self) -> None:
         super().__init__({"error": {"message": "bad", "type": "invalid"}})
         self.responders: dict[str, Callable[[dict[str, Any]], tuple[int, Any]]] = {}
+        #: Seconds each embeddings input takes (a slow embedding provider)
+        self.embedding_delay_s = 0.0
         self.app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
@@ -216,6 +219,8 @@ class FakeUpstream(FakeServer):
         tokens = isinstance(given, list) and bool(given) and isinstance(given[0], int)
         inputs: list[Any] = [given] if isinstance(given, str) or tokens else list(given or [])
         dimensions = int(body.get("dimensions") or EMBEDDING_DIMENSIONS)
+        if self.embedding_delay_s:
+            await asyncio.sleep(self.embedding_delay_s * len(inputs))
         data: list[dict[str, Any]] = []
         used = 0
         for index, item in enumerate(inputs):

@@ -115,10 +115,12 @@ class Indexer:
         if not state.ready:
             return None
         if state.recreated or self._signature is None:
+            first = self._signature is None
             self._signature = resolution.signature
             if state.recreated:
                 log.info("vector index reset: %s", state.reason)
-                self.start_reindex()
+            if state.recreated or first:  # first ready in this process: what an earlier
+                self.start_reindex()  # run left flagged (a remote embedder is ready late)
         return resolution, embedder
 
     # -- work intake -------------------------------------------------------------------
@@ -250,12 +252,19 @@ class Indexer:
                 timeout,
             )
 
-    def close(self) -> None:
-        """Stop after the current batch; unfinished work stays flagged for next start."""
+    def stop(self, timeout: float | None = 30.0) -> None:
+        """Stop after the current batch (waiting up to ``timeout``); unfinished work
+        stays flagged for the next start."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
-        self._thread.join(timeout=30)
+        self._thread.join(timeout=timeout)
+
+    def close(self) -> None:
+        """``stop`` (at once when a shutdown already gave it its time: a batch stuck in a
+        slow provider's call must not hold the exit), then tell the listeners and close
+        the embedder."""
+        self.stop(0 if self._closed else 30)
         for listener in self.close_listeners:
             listener()
         self.embeddings.close()  # last: the listeners (Qdrant) may still embed

@@ -1443,6 +1443,20 @@ class StoreContract:
         assert [j[0] for j in again] == [ids[1]]  # oldest first, at most ``limit``
         assert r.lease_of(ids[1]) == ("other", later + HOUR)
 
+    def test_a_stopping_server_releases_its_jobs(self, store: Store) -> None:
+        """Jobs a server gives back are claimed at once by another (no lease to wait
+        out); another server's jobs stay its own."""
+        mine = NewJob("a", "", [("mine", "user")], NOW, "", "stopping", NOW + HOUR)
+        theirs = NewJob("a", "", [("theirs", "user")], NOW, "", "alive", NOW + HOUR)
+        ids = [store.write(lambda w, j=j: w.queue_extraction(j)) for j in (mine, theirs)]
+        assert store.write(lambda w: w.claim_extractions("next", NOW, NOW + HOUR, 10)) == []
+        assert store.write(lambda w: w.release_extractions("stopping")) == 1
+        assert store.read().lease_of(ids[0]) == (None, None)
+        assert store.read().lease_of(ids[1]) == ("alive", NOW + HOUR)
+        taken = store.write(lambda w: w.claim_extractions("next", NOW, NOW + HOUR, 10))
+        assert [j[0] for j in taken] == [ids[0]]
+        assert store.write(lambda w: w.release_extractions("nobody")) == 0
+
     def test_concurrent_claims_never_share_a_job(self, store: Store) -> None:
         ids = [
             store.write(lambda w, i=i: w.queue_extraction(job("a", "", [(f"t{i}", "user")], NOW)))

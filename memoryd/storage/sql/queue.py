@@ -37,6 +37,16 @@ def unqueue_extraction(conn: Any, job_id: int) -> None:
     conn.execute("DELETE FROM extraction_queue WHERE id = ?", (job_id,))
 
 
+def release_extractions(conn: Any, worker: str) -> int:
+    """Give back every job ``worker`` holds (a server stopping before it ran them)."""
+    rows = conn.execute(
+        "UPDATE extraction_queue SET claimed_by = NULL, claimed_until = NULL "
+        "WHERE claimed_by = ? RETURNING id",
+        (worker,),
+    )
+    return len(list(rows))
+
+
 def queued_extractions(conn: Any) -> list[QueuedJob]:
     """Jobs queued and never finished, oldest first."""
     return _jobs(conn.execute(f"SELECT {_READ} FROM extraction_queue ORDER BY id"))

@@ -228,6 +228,9 @@ class SqlSession:
     def drop_queued_extractions(self, owner: str, user_id: str | None) -> int:
         return self._do(queue.drop_queued, owner, user_id)
 
+    def release_extractions(self, worker: str) -> int:
+        return self._do(queue.release_extractions, worker)
+
     # -- erasure receipts ----------------------------------------------------------------
 
     def record_erasure(self, erasure: Erasure) -> None:
