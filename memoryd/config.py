@@ -64,7 +64,10 @@ ENVIRONMENT = frozenset(
         "MEMORYD_INLINE_RETRIEVAL_MS",
         "MEMORYD_KEEPALIVE_MAX_REQUESTS",
         "MEMORYD_KEEPALIVE_TIMEOUT_S",
+        "MEMORYD_KEY_MAX_BYTES",
         "MEMORYD_KEY_MAX_CONCURRENT",
+        "MEMORYD_KEY_MAX_MEMORIES",
+        "MEMORYD_KEY_WRITES_PER_MIN",
         "MEMORYD_LOG_CONTENT",
         "MEMORYD_LOG_FORMAT",
         "MEMORYD_LOG_LEVEL",
@@ -192,6 +195,15 @@ def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 @dataclass(frozen=True, slots=True)
+class QuotaLimits:
+    """What one client key may keep and write (``engine.quotas``); 0 is no limit."""
+
+    memories: int = 100_000
+    bytes: int = 256 * 1024 * 1024
+    writes_per_min: int = 600
+
+
+@dataclass(frozen=True, slots=True)
 class EngineConfig:
     data_dir: Path
     rrf_k: int = 60
@@ -229,6 +241,7 @@ class EngineConfig:
     extraction_lease_s: float = 60.0
     #: ``serve``'s whole stop on SIGTERM: half for requests in flight, the rest to drain
     shutdown_s: float = 10.0
+    quotas: QuotaLimits = field(default_factory=QuotaLimits)
     decay: DecayConfig = field(default_factory=DecayConfig)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     upstream_timeout_s: float = DEFAULT_UPSTREAM_TIMEOUT_S
@@ -277,6 +290,11 @@ class EngineConfig:
             database_pool_size=_int(env, "MEMORYD_DATABASE_POOL_SIZE", 10, 2, 1000),
             extraction_lease_s=float(_int(env, "MEMORYD_EXTRACTION_LEASE_S", 60, 1, 86_400)),
             shutdown_s=float(_int(env, "MEMORYD_SHUTDOWN_S", 10, 2, 3600)),
+            quotas=QuotaLimits(
+                memories=_int(env, "MEMORYD_KEY_MAX_MEMORIES", 100_000, 0, 10**9),
+                bytes=_int(env, "MEMORYD_KEY_MAX_BYTES", 256 * 1024 * 1024, 0, 2**50),
+                writes_per_min=_int(env, "MEMORYD_KEY_WRITES_PER_MIN", 600, 0, 10**7),
+            ),
             decay=decay_config_from_env(env),
             max_body_bytes=_int(
                 env, "MEMORYD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1024, 1024**3

@@ -195,6 +195,22 @@ def test_create_toggle_and_revoke_a_key(page: Page, base_url: str, engine: Memor
     expect(page.get_by_test_id(f"key-row-{key.id}")).to_contain_text("revoked")
 
 
+def test_a_key_shows_what_it_keeps_against_its_quotas(
+    page: Page, base_url: str, engine: MemoryEngine
+) -> None:
+    """Issue 50: the Keys tab shows each key's stored memories and bytes beside its
+    quotas (``MEMORYD_KEY_MAX_MEMORIES``, ``MEMORYD_KEY_MAX_BYTES``)."""
+    record, _ = engine.keys.create("quota shown")
+    add(engine, record.id, "User likes green tea")
+    add(engine, record.id, "User lives in Oslo")
+    open_tab(page, base_url, "keys")
+    cell = page.get_by_test_id(f"key-storage-{record.id}")
+    limits = engine.config.quotas
+    expect(cell).to_contain_text(f"2 of {limits.memories} memories")
+    expect(cell).to_contain_text("MB")  # "0.0 KB of 256.0 MB": the byte quota, readable
+    assert not STACK_TRACE.search(cell.inner_text())
+
+
 def test_settings_persist_and_show_the_token_cost(page: Page, base_url: str) -> None:
     open_tab(page, base_url, "settings")
     toggle = page.get_by_test_id("memory-enabled-toggle")

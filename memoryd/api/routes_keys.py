@@ -89,10 +89,24 @@ class ServerUsage(BaseModel):
     llmExtractionCompletionTokens: int
 
 
+class Quota(BaseModel):
+    used: int | None = None
+    limit: int = Field(description="0: no limit")
+
+
+class KeyQuotas(BaseModel):
+    """What the key keeps against its quotas (every end user, history included)."""
+
+    memories: Quota
+    bytes: Quota
+    writesPerMinute: Quota
+
+
 class KeyUsage(BaseModel):
     keyId: str
     thisMonth: MonthUsage
     sinceStart: ServerUsage
+    quota: KeyQuotas
 
 
 class Revoked(BaseModel):
@@ -169,6 +183,7 @@ def key_usage(key_id: str, engine: EngineDep, request: Request) -> dict[str, Any
             "llmExtractionPromptTokens": llm.get("promptTokens", 0),
             "llmExtractionCompletionTokens": llm.get("completionTokens", 0),
         },
+        "quota": engine.quotas.report(key_id),
     }
 
 

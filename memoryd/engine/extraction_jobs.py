@@ -35,6 +35,7 @@ from memoryd.core.extraction.guard import unsafe
 from memoryd.engine.attribute_backing import back, settle
 from memoryd.engine.attribute_model import AttributeModel, engine_minilm, shared_model
 from memoryd.engine.background import BackgroundWorker
+from memoryd.engine.quotas import QuotaExceededError, Quotas
 from memoryd.models import (
     Held,
     MemoryType,
@@ -74,11 +75,13 @@ class ExtractionJobs:
         lease_s: float = DEFAULT_LEASE_S,
         max_pending: int = DEFAULT_MAX_PENDING,
         embeddings: Any | None = None,
+        quotas: Quotas | None = None,
     ) -> None:
         self.store = store
         self.background = background
         self.reconcile = reconcile
         self.stats = stats
+        self.quotas = quotas  # what the key may keep: facts past it are not stored
         self.llm: ModeHook | None = None
         #: ``quarantineGuarded``: hold what the guard refuses for review, not drop it
         self.quarantines: Callable[[], bool] = lambda: False
@@ -362,6 +365,22 @@ class ExtractionJobs:
             log.info("extraction: %d message(s) not kept: they steer the assistant", len(refused))
         return kept
 
+    def _within_quota(self, owner: str, items: list[Reconcile]) -> list[Reconcile]:
+        """``items``, or only the retractions when the key's new memories would pass
+        what it may keep (``quotas``): a full key still takes things back."""
+        sizes = [len(i.memory.content.encode()) for i in items if i.memory is not None]
+        if self.quotas is None or not sizes:
+            return items
+        try:
+            self.quotas.check(owner, sizes, rate=False)  # chats are rate-limited already
+        except QuotaExceededError as exc:
+            self.stats["overQuota"] = self.stats.get("overQuota", 0) + len(sizes)
+            log.warning(
+                "extraction: %d fact(s) not kept, key over its %s quota", len(sizes), exc.quota
+            )
+            return [i for i in items if i.memory is None]
+        return items
+
     def release(self, held: Held) -> list[Reconciled]:
         """Extract a held message as if the guard had let it pass (an admin read it),
         unless its subject was erased since it was said."""
@@ -408,6 +427,7 @@ class ExtractionJobs:
             )
             for f in unique.values()
         ]
+        items = self._within_quota(owner, items)
         if not items:
             return []
         try:

@@ -25,6 +25,7 @@ from memoryd.engine.lifecycle_api import Lifecycle
 from memoryd.engine.llm_extraction import LlmStats, extract_with_mode
 from memoryd.engine.profile import compose, merge
 from memoryd.engine.providers import Provider, load_providers
+from memoryd.engine.quotas import Quotas
 from memoryd.engine.reports import HealthReport
 from memoryd.engine.retrieval import RetrievalOptions, Retriever
 from memoryd.engine.validation import (
@@ -65,8 +66,7 @@ log = logging.getLogger(__name__)
 
 WriteListener = Callable[[Memory], None]  # a memory's content/key written (tiers re-embed)
 DeleteListener = Callable[[list[tuple[str, int]]], None]  # memories deleted: (id, seq)
-#: After every ``retrieve()`` with its hits (metrics count retrievals by tier).
-RetrievalListener = Callable[[list[Hit]], None]
+RetrievalListener = Callable[[list[Hit]], None]  # each retrieve()'s hits (metrics)
 
 
 class MemoryEngine(Lifecycle):
@@ -97,6 +97,7 @@ class MemoryEngine(Lifecycle):
         self.retriever = Retriever(store, config, token_counter, indexer, self.providers)
         self.bumps = AccessBumps(store, self._forget)
         self.background = BackgroundWorker("extraction")
+        self.quotas = Quotas(store, config.quotas)  # what a client key may keep and write
         self.write_listeners: list[WriteListener] = []
         self.delete_listeners: list[DeleteListener] = []
         if indexer is not None:
@@ -110,6 +111,7 @@ class MemoryEngine(Lifecycle):
             self.extraction_stats,
             lease_s=config.extraction_lease_s,
             embeddings=embeddings,
+            quotas=self.quotas,
         )
         self.llm_stats = LlmStats(store)  # opt-in LLM extraction (``engine.llm_extraction``)
         self.extraction.llm = partial(extract_with_mode, self)
@@ -197,8 +199,7 @@ class MemoryEngine(Lifecycle):
     def pin(
         self, memory_id: str, pinned: bool | None, *, owner: str | None = None
     ) -> Memory | None:
-        """Pin a memory into its owner's profile (True), keep it out (False), or let
-        its attribute decide (None); None when the id is unknown to ``owner``."""
+        """Into the profile (True), out (False), attribute decides (None); None: unknown."""
         current = self.get(memory_id, owner=owner)
         if current is None:
             return None
@@ -225,8 +226,7 @@ class MemoryEngine(Lifecycle):
         return True
 
     def delete_by(self, select: Callable[[Writer], list[tuple[str, int]]]) -> int:
-        """Run a bulk delete (``select`` returns the ``(id, seq)`` it removed) and tell
-        the cache and the index tiers; how many went."""
+        """Run a bulk delete (``select`` returns ``(id, seq)`` pairs), tell the tiers; count."""
         removed = self.store.write(select)
         if removed:
             self.notify_deleted(removed)

@@ -238,8 +238,11 @@ class MemoryTools:
             ),
         ] = None,
     ) -> AddResult:
-        owner = _owner(_caller(ctx, self.principal), apiKeyId, write=True)
+        caller = _caller(ctx, self.principal)
+        owner = _owner(caller, apiKeyId, write=True)
         with _tool_errors():
+            if not caller.is_admin:  # a client key's own writes count against its quotas
+                self.engine.quotas.check(owner, [len(content.encode())])
             memory, _ = self.engine.create(
                 NewMemory(
                     api_key_id=owner,

@@ -178,6 +178,10 @@ class MemoryReads(Protocol):
         """Approximate tokens stored (characters / 4, rounded up), for quotas."""
         ...
 
+    def usage(self, owner: str) -> tuple[int, int]:
+        """``(rows, bytes)`` ``owner`` keeps: every end user, history included."""
+        ...
+
     def recent(self, flt: Filter, limit: int) -> list[Memory]:
         """Newest first."""
         ...

@@ -302,6 +302,20 @@ class StoreContract:
         assert r.tokens_used("zed") == 1
         assert r.tokens_used("nobody") == 0
 
+    def test_usage_counts_rows_and_bytes_of_one_owner(self, store: Store) -> None:
+        """What a key's quota counts: its rows (history too) and their UTF-8 bytes."""
+        r = store.read()
+        assert r.usage("alpha") == (0, 0)
+        add(store, "alpha", "abcd")
+        add(store, "alpha", "h\u00e9llo", user_id="u1")  # 6 bytes in UTF-8
+        add(store, "beta", "x" * 50)
+        assert r.usage("nobody") == (0, 0)
+        beta_rows, beta_bytes = r.usage("beta")
+        meta = beta_bytes - 50  # one row's metadata, the same JSON on every row here
+        assert beta_rows == 1
+        assert meta >= 0
+        assert r.usage("alpha") == (2, 4 + 6 + 2 * meta)
+
     # -- memory rows: retrieval reads ------------------------------------------------------
 
     def test_recent_newest_first_per_owner(self, store: Store) -> None:

@@ -34,6 +34,7 @@ from memoryd.storage.sql import (
     memories,
     quarantine,
     queue,
+    usage,
 )
 
 T = TypeVar("T")
@@ -99,6 +100,9 @@ class SqlSession:
 
     def tokens_used(self, owner: str | None = None) -> int:
         return self._do(memories.tokens_used, owner)
+
+    def usage(self, owner: str) -> tuple[int, int]:
+        return self._do(usage.usage, owner)
 
     def recent(self, flt: Filter, limit: int) -> list[Memory]:
         return self._do(memories.recent, flt, limit)

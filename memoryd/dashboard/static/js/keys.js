@@ -28,6 +28,32 @@
     return select;
   }
 
+  function size(bytes) {
+    const units = ["B", "KB", "MB", "GB", "TB"];
+    let n = bytes, i = 0;
+    while (n >= 1024 && i < units.length - 1) { n /= 1024; i += 1; }
+    return `${i ? n.toFixed(1) : n} ${units[i]}`;
+  }
+
+  function limited(used, limit, text) {
+    return limit ? `${text(used)} of ${text(limit)}` : `${text(used)} (no limit)`;
+  }
+
+  /* What the key keeps against its quotas, filled in once its usage arrives. */
+  function storage(k) {
+    const cell = h("td", { class: "nowrap muted", "data-testid": `key-storage-${k.id}` }, "…");
+    api("GET", `/api/keys/${encodeURIComponent(k.id)}/usage`).then((u) => {
+      const q = u.quota;
+      cell.textContent = `${limited(q.memories.used, q.memories.limit, (n) => `${n}`)} memories · `
+        + limited(q.bytes.used, q.bytes.limit, size);
+      const full = (q.memories.limit && q.memories.used >= q.memories.limit)
+        || (q.bytes.limit && q.bytes.used >= q.bytes.limit);
+      cell.className = full ? "nowrap warn" : "nowrap muted";
+      cell.title = full ? "Over its quota: its new memories are refused." : "";
+    }).catch(() => { cell.textContent = "–"; });
+    return cell;
+  }
+
   function row(k) {
     const revoked = Boolean(k.revokedAt);
     return h(
@@ -40,6 +66,7 @@
       h("td", { "data-testid": `key-status-${k.id}` },
         h("span", { class: `badge ${revoked ? "off" : "ok"}` }, revoked ? `revoked ${fmtTime(k.revokedAt)}` : "active")),
       h("td", {}, memorySelect(k)),
+      storage(k),
       h("td", { class: "actions" }, revoked ? "" : h("button", {
         type: "button", class: "btn small danger", "data-testid": `revoke-key-${k.id}`,
         "aria-label": `Revoke ${k.name}`, onclick: () => revoke(k) }, "Revoke")),
