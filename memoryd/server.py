@@ -127,7 +127,7 @@ def flag(env: Mapping[str, str], name: str) -> bool:
     return env.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def _check_token(token: str, source: str, dev: bool = False) -> str:
+def check_token(token: str, source: str, dev: bool = False) -> str:
     if not _TOKEN_CHARS.match(token):
         raise ServeError(f"{source}: the admin token must be printable ASCII without spaces")
     if len(token) < MIN_TOKEN_CHARS and not dev:  # guessable; --dev allows it on a laptop
@@ -157,7 +157,7 @@ def resolve_admin_token(data_dir: Path, env: Mapping[str, str]) -> tuple[str, bo
         token = env.get("MEMORYD_ADMIN_TOKEN", "").strip()
         if not token:
             raise ServeError("MEMORYD_ADMIN_TOKEN is set but empty")
-        return _check_token(token, "MEMORYD_ADMIN_TOKEN", flag(env, "MEMORYD_DEV")), False
+        return check_token(token, "MEMORYD_ADMIN_TOKEN", flag(env, "MEMORYD_DEV")), False
     path = data_dir / TOKEN_FILE
     if not path.exists():
         token = secrets.token_urlsafe(32)
@@ -179,7 +179,7 @@ def resolve_admin_token(data_dir: Path, env: Mapping[str, str]) -> tuple[str, bo
         raise ServeError(f"cannot read the admin token file {path}: {exc}") from None
     if not token:
         raise ServeError(f"the admin token file {path} is empty; delete it to generate a new one")
-    return _check_token(token, str(path), flag(env, "MEMORYD_DEV")), False
+    return check_token(token, str(path), flag(env, "MEMORYD_DEV")), False
 
 
 def shared_admin_token(
@@ -200,7 +200,7 @@ def shared_admin_token(
             f"the admin token stored in the database ({TOKEN_SETTING}) is not a string; "
             "set MEMORYD_ADMIN_TOKEN instead"
         )
-    return _check_token(token.strip(), "the database's admin token", dev), token == candidate
+    return check_token(token.strip(), "the database's admin token", dev), token == candidate
 
 
 def carry_file_token(data_dir: Path, store: Store) -> str:

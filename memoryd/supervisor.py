@@ -29,6 +29,7 @@ from memoryd.server import (
     GRACEFUL_SHUTDOWN_S,
     ServeError,
     bind_socket,
+    check_token,
     display_url,
     flag,
     shared_admin_token,
@@ -99,7 +100,7 @@ def _admin_token(data_dir: str | Path, env: Mapping[str, str]) -> str:
         token = env.get("MEMORYD_ADMIN_TOKEN", "").strip()
         if not token:
             raise ServeError("MEMORYD_ADMIN_TOKEN is set but empty")
-        return token
+        return check_token(token, "MEMORYD_ADMIN_TOKEN", flag(env, "MEMORYD_DEV"))
     from memoryd.bootstrap import open_store
 
     try:

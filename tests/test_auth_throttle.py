@@ -128,3 +128,45 @@ def test_the_budget_comes_from_the_environment(tmp_path: Path) -> None:
     assert low.auth_failures_per_min == 1
     odd = EngineConfig.from_env({"MEMORYD_AUTH_FAILURES_PER_MIN": "lots"}, data_dir=tmp_path)
     assert odd.auth_failures_per_min == 10
+
+
+def test_a_client_key_is_never_held_back_by_its_neighbours_failures(
+    server: Server, engine: MemoryEngine
+) -> None:
+    """A client key is a high-entropy secret, looked up before the throttle: a revoked
+    key retried from the same address holds back the admin token, not the valid keys."""
+    _, secret = engine.keys.create("good")
+    with server.client() as web:
+        for i in range(BURST + 2):
+            _status(web, f"guess-{i}")
+        assert _status(web, ADMIN).status_code == 429
+        mcp = web.post(
+            "/mcp",
+            headers={"authorization": f"Bearer {secret}", "accept": "application/json"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        )
+        assert mcp.status_code != 429, mcp.text
+        # /metrics tells an admin scrape from an open one: it asks under the throttle,
+        # so it is no free oracle (an out-of-tries address gets the open scrape)
+        scrape = web.get("/metrics", headers={"authorization": f"Bearer {ADMIN}"})
+        assert scrape.status_code == 200
+        assert "memoryd_key_injected_tokens_total" not in scrape.text
+    with server.client("127.0.0.2") as other:  # the same token from a fresh address
+        admin_scrape = other.get("/metrics", headers={"authorization": f"Bearer {ADMIN}"})
+        assert "memoryd_key_injected_tokens_total" in admin_scrape.text
+
+
+@pytest.mark.parametrize(
+    ("host", "bucket"),
+    [
+        ("203.0.113.7", "203.0.113.7"),
+        ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+        ("2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"),  # one /64, one bucket
+        ("::ffff:203.0.113.7", "203.0.113.7"),
+        ("testclient", "testclient"),
+    ],
+)
+def test_an_ipv6_client_is_one_bucket_per_64(host: str, bucket: str) -> None:
+    from memoryd.api.deps import throttle_key
+
+    assert throttle_key(host) == bucket

@@ -48,6 +48,14 @@ def test_a_denial_retires_the_statement_it_denies(
     assert any(kept in c for c in now), now
 
 
+def test_a_relatives_denial_leaves_the_persons_own(eval_engine: MemoryEngine) -> None:
+    owner = "deny-son"
+    eval_engine.extract_now(owner, "I love hiking in the Alps.")
+    eval_engine.extract_now(owner, "My son is not a fan of hiking.")
+    now = current_contents(eval_engine, owner)
+    assert any("loves hiking" in c for c in now), now
+
+
 def test_a_denial_leaves_other_peoples_memories(eval_engine: MemoryEngine) -> None:
     owner = "deny-family"
     eval_engine.extract_now(owner, "My sister Aoife is a vegetarian.")
@@ -63,11 +71,13 @@ def test_a_denial_leaves_other_peoples_memories(eval_engine: MemoryEngine) -> No
     [
         ("User is not allergic to strawberries", "strawberr"),
         ("User quit smoking", "smok"),
-        ("User sold the pontoon boat, too much upkeep", "boat"),
+        ("User sold the pontoon boat, too much upkeep", "pontoon"),
         ("User is no longer vegetarian since March", "vegetarian"),
         ("User never misses a Liverpool game", None),  # not a denial of a thing
         ("User is not sure about the move", None),
         ("User does not have a car", None),  # too short to say safely
+        ("User is not moving away from Lisbon", None),  # staying, not leaving
+        ("User quit their job to travel around Japan", None),  # the job, not Japan
     ],
 )
 def test_what_a_denial_names(content: str, thing: str | None) -> None:

@@ -89,3 +89,26 @@ def test_an_outage_is_reported_at_once_and_the_first_request_after_it_succeeds(
             web.close()
     finally:
         engine.close()
+
+
+def test_a_busy_pool_is_not_a_database_down(pg_url: str, tmp_path: Path) -> None:
+    """Every pooled connection lent out (a load, not an outage): ``/healthz`` and
+    ``/metrics`` still say the database is up, after the half-second wait."""
+    env = {"MEMORYD_DATABASE_URL": pg_url, "MEMORYD_DATABASE_POOL_SIZE": "2"}
+    engine = make_engine(tmp_path / "data", env, resolver=no_source)
+    try:
+        pool = engine.store.db.pool  # type: ignore[attr-defined]
+        with serve_asgi(create_app(engine, admin_token=ADMIN)) as base:
+            held = [pool.getconn(), pool.getconn()]  # the whole pool, busy
+            try:
+                health = httpx.get(f"{base}/healthz", timeout=60)
+                assert health.status_code == 200, health.text
+                assert health.json()["status"] == "ok"
+                scrape = httpx.get(f"{base}/metrics", timeout=60).text
+                assert "memoryd_store_up 1" in scrape
+            finally:
+                for conn in held:
+                    pool.putconn(conn)
+            assert httpx.get(f"{base}/healthz", timeout=60).json()["status"] == "ok"
+    finally:
+        engine.close()

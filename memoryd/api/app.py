@@ -53,9 +53,11 @@ def _warm_up(engine: MemoryEngine) -> None:
     """Build the rule table and load the embedder before the first request (the
     first chat of a fresh server paid ~1 s for them); a failure only costs the warm-up."""
     from memoryd.core.extraction import warm_up
+    from memoryd.core.lookalike import defuse
 
     try:
         warm_up()
+        defuse("caf\u00e9")  # the look-alike table, before the first accented memory
         engine.preview("memoryd-warm-up", "warm up")
     except Exception:
         log.warning("warm-up failed; the first request builds what it needs", exc_info=True)
@@ -119,8 +121,10 @@ def create_app(
             finally:
                 sweeper.cancel()
         if close_engine:  # serving: stop within MEMORYD_SHUTDOWN_S, leaving the rest queued
-            await run_in_threadpool(engine.shutdown, engine.config.shutdown_s / 2)
-            await run_in_threadpool(engine.close)
+            try:
+                await run_in_threadpool(engine.shutdown, engine.config.shutdown_s / 2)
+            finally:
+                await run_in_threadpool(engine.close)
         else:
             await run_in_threadpool(engine.drain, 60.0)
 

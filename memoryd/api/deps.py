@@ -4,6 +4,7 @@ for an address that keeps failing it (``AuthThrottle``)."""
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import logging
 import math
 import threading
@@ -83,7 +84,39 @@ class AuthThrottle:
 
 
 def client_address(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+    return throttle_key(request.client.host if request.client else "unknown")
+
+
+def throttle_key(host: str) -> str:
+    """The bucket of a client address: an IPv6 client by its /64 (one host's share of
+    addresses), an IPv4 one by itself."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+def is_admin_token(request: Request, token: str | None, what: str) -> bool:
+    """Whether ``token`` is the admin token, asked under the address's throttle (a path
+    that only tells, as ``/metrics`` and ``/v1``'s hint do, must not be a free oracle):
+    False without comparing when the address is out of tries."""
+    expected: str = getattr(request.app.state, "admin_token", "")
+    if not token or not expected:
+        return False
+    throttle, address = auth_throttle(request), client_address(request)
+    try:
+        throttle.check(address)
+    except AuthThrottledError:
+        return False
+    if hmac.compare_digest(token.encode(), expected.encode()):
+        return True
+    throttle.failed(address, what)
+    return False
 
 
 def auth_throttle(request: Request) -> AuthThrottle:

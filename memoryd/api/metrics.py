@@ -30,7 +30,6 @@ gauges are read from the engine at scrape time, so recording costs a dict update
 
 from __future__ import annotations
 
-import hmac
 import logging
 import math
 import threading
@@ -44,7 +43,7 @@ from fastapi.responses import PlainTextResponse
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryd.api.deps import bearer_token
+from memoryd.api.deps import bearer_token, is_admin_token
 
 if TYPE_CHECKING:
     from memoryd.engine import MemoryEngine
@@ -429,7 +428,6 @@ def install_metrics(app: FastAPI) -> None:
         open scrape must not list the tenants."""
         current: MemoryEngine | None = getattr(request.app.state, "engine", None)
         gate = getattr(request.app.state, "inline_gate", None)
-        token, expected = bearer_token(request), getattr(request.app.state, "admin_token", "")
-        admin = bool(token and expected and hmac.compare_digest(token.encode(), expected.encode()))
+        admin = is_admin_token(request, bearer_token(request), "metrics admin token")
         text = metrics.render(current, gate, per_key=admin)
         return PlainTextResponse(text, media_type=CONTENT_TYPE)

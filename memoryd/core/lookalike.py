@@ -12,6 +12,7 @@ as a plain ``<memories>`` does. Pure and stdlib-only.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -39,29 +40,42 @@ _MARKER = re.compile(r"<\s*/?\s*m\s*e\s*m\s*o\s*r\s*i\s*e\s*s\s*>")
 _BRACKETED = re.compile(r"<[^<>]{0,40}>")
 
 
+def _fold(ch: str) -> str:
+    """One character's skeleton (``""`` for a combining mark)."""
+    if ch.isascii():
+        return ch.lower().translate(_CONFUSABLE)
+    parts = unicodedata.normalize("NFKD", ch)
+    return (
+        "".join(c for c in parts if not unicodedata.combining(c)).casefold().translate(_CONFUSABLE)
+    )
+
+
 def _skeleton(text: str) -> tuple[str, list[int]]:
     """The skeleton of ``text`` and, per skeleton character, its index in ``text``."""
     out: list[str] = []
     at: list[int] = []
     for i, ch in enumerate(text):
-        if ch.isascii():
-            s = ch.lower()
-        else:
-            parts = unicodedata.normalize("NFKD", ch)
-            s = "".join(c for c in parts if not unicodedata.combining(c)).casefold()
-        s = s.translate(_CONFUSABLE)
+        s = _fold(ch)
         out.append(s)
         at += [i] * len(s)
     return "".join(out), at
 
 
+@functools.cache
+def _openers() -> frozenset[str]:
+    """Every character of the Basic Multilingual Plane whose skeleton holds ``<``: a
+    text with none of them (and no ``<``) holds no marker (built once, ~50 ms)."""
+    return frozenset(ch for ch in map(chr, range(0x80, 0x10000)) if "<" in _fold(ch))
+
+
 def defuse(text: str) -> str:
     """``text`` with every look-alike of a memory marker's brackets turned to ``(``
     and ``)``; unchanged when it holds none (most texts: a cheap check first)."""
-    if text.isascii() and not any(
-        _MARKER.fullmatch(_skeleton(m[0])[0]) for m in _BRACKETED.finditer(text)
-    ):
-        return text
+    if text.isascii():
+        if not any(_MARKER.fullmatch(_skeleton(m[0])[0]) for m in _BRACKETED.finditer(text)):
+            return text
+    elif "<" not in text and _openers().isdisjoint(text):
+        return text  # accents, curly quotes: no bracket of any kind
     skeleton, at = _skeleton(text)
     spans = [(at[m.start()], at[m.end() - 1]) for m in _MARKER.finditer(skeleton)]
     if not spans:

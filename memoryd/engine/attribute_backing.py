@@ -133,6 +133,7 @@ def back(facts: list[Fact], leftovers: list[str], model: AttributeModel | None) 
 
 
 _REQUEST = "User wants the assistant"
+_OTHERS = frozenset({"partner", "family_member", "pet"})
 
 
 def settle(fact: Fact) -> Fact:
@@ -140,6 +141,8 @@ def settle(fact: Fact) -> Fact:
     strawberries" retires "User is allergic to strawberries" whatever slot each has)."""
     if fact.is_retraction or fact.source != "user" or fact.content.startswith(_REQUEST):
         return fact  # "don't mention Dublin" asks the assistant; it denies nothing of theirs
+    if fact.attribute in _OTHERS or fact.content.startswith("User's "):
+        return fact  # "my son is not a fan of hiking": his, not the person's
     targets = denied(fact.content)
     if not targets:
         return fact

@@ -35,7 +35,7 @@ from memoryd.core.extraction.guard import unsafe
 from memoryd.engine.attribute_backing import back, settle
 from memoryd.engine.attribute_model import AttributeModel, engine_minilm, shared_model
 from memoryd.engine.background import BackgroundWorker
-from memoryd.engine.quotas import QuotaExceededError, Quotas
+from memoryd.engine.quotas import Quotas, within
 from memoryd.models import (
     Held,
     MemoryType,
@@ -82,6 +82,7 @@ class ExtractionJobs:
         self.reconcile = reconcile
         self.stats = stats
         self.quotas = quotas  # what the key may keep: facts past it are not stored
+        self.running: int | None = None  # the job the worker runs now
         self.llm: ModeHook | None = None
         #: ``quarantineGuarded``: hold what the guard refuses for review, not drop it
         self.quarantines: Callable[[], bool] = lambda: False
@@ -251,7 +252,14 @@ class ExtractionJobs:
         self.close()
         dropped = self.background.stop(timeout)
         self.store.flush()  # a job committing now finds the worker closed: it stays queued
-        released = self.store.write(lambda tx: tx.release_extractions(self.worker))
+        still = self.running  # past ``timeout``: its lease runs out; another runs it once
+        try:
+            released = self.store.write(
+                lambda tx: tx.release_extractions(self.worker, keep=(still,) if still else ())
+            )
+        except Exception:  # a store that is down: the leases run out by themselves
+            log.warning("could not give back the queued extraction jobs", exc_info=True)
+            released = 0
         log.info("stopping: %d extraction jobs left queued (%d released)", dropped, released)
         return dropped, released
 
@@ -266,12 +274,14 @@ class ExtractionJobs:
     ) -> None:
         """One job, held since ``origin.said_at``: an erasure of its subject after that
         drops it."""
+        self.running = job_id
         try:
             if texts:
                 self.extract_and_store(owner, session_id, texts, user_id, origin)
         finally:  # a failure is logged and counted; extraction is pure, a retry cannot help
             if job_id is not None:
                 self.store.write(lambda tx: tx.unqueue_extraction(job_id))
+            self.running = None
 
     def extract_and_store(
         self,
@@ -365,21 +375,8 @@ class ExtractionJobs:
             log.info("extraction: %d message(s) not kept: they steer the assistant", len(refused))
         return kept
 
-    def _within_quota(self, owner: str, items: list[Reconcile]) -> list[Reconcile]:
-        """``items``, or only the retractions when the key's new memories would pass
-        what it may keep (``quotas``): a full key still takes things back."""
-        sizes = [len(i.memory.content.encode()) for i in items if i.memory is not None]
-        if self.quotas is None or not sizes:
-            return items
-        try:
-            self.quotas.check(owner, sizes, rate=False)  # chats are rate-limited already
-        except QuotaExceededError as exc:
-            self.stats["overQuota"] = self.stats.get("overQuota", 0) + len(sizes)
-            log.warning(
-                "extraction: %d fact(s) not kept, key over its %s quota", len(sizes), exc.quota
-            )
-            return [i for i in items if i.memory is None]
-        return items
+    def within_quota(self, owner: str, items: list[Reconcile]) -> list[Reconcile]:
+        return within(self.quotas, owner, items, self.stats)
 
     def release(self, held: Held) -> list[Reconciled]:
         """Extract a held message as if the guard had let it pass (an admin read it),
@@ -427,7 +424,7 @@ class ExtractionJobs:
             )
             for f in unique.values()
         ]
-        items = self._within_quota(owner, items)
+        items = self.within_quota(owner, items)
         if not items:
             return []
         try:

@@ -37,7 +37,8 @@ from memoryd.core.llm_ops import (
 )
 from memoryd.core.scoring import estimate_tokens
 from memoryd.engine import llm_budget
-from memoryd.engine.providers import Provider
+from memoryd.engine.providers import Provider, base_url_problem
+from memoryd.engine.quotas import Quotas, within
 from memoryd.models import Memory, Origin, Preview, Reconcile, Reconciled, to_iso, utcnow
 from memoryd.settings import MemorySettings
 from memoryd.storage.base import Filter
@@ -55,6 +56,8 @@ class LlmHost(Protocol):
     settings: SettingsService
     llm_stats: LlmStats
     tokens: Callable[[str], int]
+    quotas: Quotas
+    extraction_stats: dict[str, int]
 
     def providers(self) -> dict[str, Provider]: ...
     def reconcile(self, items: Iterable[Reconcile]) -> list[Reconciled]: ...
@@ -281,6 +284,8 @@ class LlmExtractor:
         import httpx  # only when the opt-in LLM mode runs
 
         url = f"{self.provider.base_url}/chat/completions"
+        if base_url_problem(self.provider.base_url) is not None:  # user:pass@, from the env
+            raise LlmExtractionError("upstream", "the provider's base URL is refused")
         headers = {"content-type": "application/json"}
         if self.provider.api_key:
             headers["authorization"] = f"Bearer {self.provider.api_key}"
@@ -391,6 +396,7 @@ def run_llm_extraction(
         items = ops_to_reconcile(owner, session_id, ops, to_iso(utcnow()), user_id)
         if origin is not None:
             items = origin.stamp(items)
+        items = within(engine.quotas, owner, items, engine.extraction_stats)  # as the rules
         results = engine.reconcile(items) if items else []
     except LlmExtractionError as exc:
         log.warning("LLM extraction fell back to rules (%s): %s", exc.reason, exc)

@@ -18,6 +18,8 @@ writes show at the next read), so the check costs no query on the write path.
 
 from __future__ import annotations
 
+import json
+import logging
 import math
 import threading
 import time
@@ -26,7 +28,10 @@ from typing import Any
 
 from memoryd.config import QuotaLimits
 from memoryd.errors import MemorydError
+from memoryd.models import Reconcile
 from memoryd.storage.base import Store
+
+log = logging.getLogger(__name__)
 
 REFRESH_S = 30.0
 
@@ -143,3 +148,25 @@ class Quotas:
             "bytes": {"used": size, "limit": limits.bytes},
             "writesPerMinute": {"limit": limits.writes_per_min},
         }
+
+
+def within(
+    quotas: Quotas | None, owner: str, items: list[Reconcile], stats: dict[str, int]
+) -> list[Reconcile]:
+    """``items`` capture would store for ``owner``, or only the retractions when its new
+    memories would pass what the key may keep (a full key still takes things back);
+    counted as ``overQuota``. Chats are rate-limited already, so not the write rate."""
+    sizes = [
+        len(i.memory.content.encode()) + len(json.dumps(i.memory.metadata).encode())
+        for i in items
+        if i.memory is not None
+    ]
+    if quotas is None or not sizes:
+        return items
+    try:
+        quotas.check(owner, sizes, rate=False)
+    except QuotaExceededError as exc:
+        stats["overQuota"] = stats.get("overQuota", 0) + len(sizes)
+        log.warning("extraction: %d fact(s) not kept: over the %s quota", len(sizes), exc.quota)
+        return [i for i in items if i.memory is None]
+    return items

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from memoryd.api.deps import is_admin_token
 from memoryd.core.masking import redacted_url
 from memoryd.engine import MemoryEngine
 from memoryd.engine.locality import in_process
@@ -93,8 +93,7 @@ _TAKES = "/v1 takes a memoryd client key (mk_..., made with `memoryd keys create
 def wrong_credential(request: Request, token: str) -> str:
     """Why ``token`` is refused, and what to send instead: the credentials people send
     by mistake are the admin token and their provider's key."""
-    admin = getattr(request.app.state, "admin_token", "")
-    if admin and secrets.compare_digest(token.encode(), str(admin).encode()):
+    if is_admin_token(request, token, "admin token at /v1"):
         return (
             "invalid or revoked API key: that is memoryd's admin token, for /api and the "
             f"dashboard; {_TAKES}"

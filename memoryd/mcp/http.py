@@ -48,7 +48,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryd.api.deps import AuthThrottle, AuthThrottledError
+from memoryd.api.deps import AuthThrottle, AuthThrottledError, throttle_key
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.errors import AuthError, MemorydError, NotFoundError, UnavailableError
@@ -268,14 +268,14 @@ class McpHttpEndpoint:
             raise AuthError(
                 "missing credential: send Authorization: Bearer <client key or admin token>"
             )
-        self.throttle.check(address)
+        key = self.engine.keys.authenticate(token)  # a client key is never guessed: no wait
+        if key is not None:
+            return Principal(key.id)
+        self.throttle.check(address)  # the admin token, or a wrong one: slowed per address
         if hmac.compare_digest(token.encode(), self.admin_token.encode()):
             return ADMIN
-        key = self.engine.keys.authenticate(token)
-        if key is None:
-            self.throttle.failed(address, "MCP credential")
-            raise AuthError("invalid or revoked API key")
-        return Principal(key.id)
+        self.throttle.failed(address, "MCP credential")
+        raise AuthError("invalid or revoked API key")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -285,7 +285,8 @@ class McpHttpEndpoint:
         opening = False
         try:
             client = scope.get("client")
-            principal = self.authenticate(_bearer(scope), client[0] if client else "unknown")
+            where = throttle_key(client[0]) if client else "unknown"
+            principal = self.authenticate(_bearer(scope), where)
             if self._app is None or self._manager is None:
                 raise UnavailableError("the MCP endpoint is not running (app lifespan not started)")
             if session_id is not None and self._sessions.owner(session_id) != principal:

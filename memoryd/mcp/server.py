@@ -16,6 +16,7 @@ never a crash.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -242,7 +243,8 @@ class MemoryTools:
         owner = _owner(caller, apiKeyId, write=True)
         with _tool_errors():
             if not caller.is_admin:  # a client key's own writes count against its quotas
-                self.engine.quotas.check(owner, [len(content.encode())])
+                size = len(content.encode()) + len(json.dumps(metadata or {}).encode())
+                self.engine.quotas.check(owner, [size])
             memory, _ = self.engine.create(
                 NewMemory(
                     api_key_id=owner,

@@ -360,8 +360,8 @@ class QueueWrites(Protocol):
 
     def unqueue_extraction(self, job_id: int) -> None: ...
     def drop_queued_extractions(self, owner: str, user_id: str | None) -> int: ...
-    def release_extractions(self, worker: str) -> int:
-        """Free every job ``worker`` holds, for the next claimer; how many."""
+    def release_extractions(self, worker: str, keep: Sequence[int] = ()) -> int:
+        """Free every job ``worker`` holds but ``keep``, for the next claimer; how many."""
         ...
 
     def claim_extractions(

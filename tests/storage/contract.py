@@ -1470,6 +1470,11 @@ class StoreContract:
         taken = store.write(lambda w: w.claim_extractions("next", NOW, NOW + HOUR, 10))
         assert [j[0] for j in taken] == [ids[0]]
         assert store.write(lambda w: w.release_extractions("nobody")) == 0
+        # a job still running at the stop keeps its lease: nobody runs it twice
+        running = NewJob("a", "", [("running", "user")], NOW, "", "stopping", NOW + HOUR)
+        run_id = store.write(lambda w: w.queue_extraction(running))
+        assert store.write(lambda w: w.release_extractions("stopping", keep=(run_id,))) == 0
+        assert store.read().lease_of(run_id) == ("stopping", NOW + HOUR)
 
     def test_concurrent_claims_never_share_a_job(self, store: Store) -> None:
         ids = [

@@ -4,8 +4,8 @@
 the employer; "turns out im not allergic to strawberries" was kept by the classifier
 under a slot of its own words beside "allergic to strawberries". Slots cannot reconcile
 two statements that landed in different rooms, but the thing denied can: ``denied``
-names it (the last word that carries meaning in the phrase the denial governs, stemmed:
-"strawberr", "bosch", "smok") and returns supersede targets for the person's own
+names it (the first word that carries meaning in the phrase the denial governs,
+stemmed: "strawberr", "bosch", "smok") and returns supersede targets for the person's own
 memories that say it, in every attribute about the person (never a relative's or a
 pet's: "I don't eat sushi" leaves "my partner loves sushi"). Pure and stdlib-only.
 """
@@ -44,13 +44,19 @@ _EMPTY = frozenset(
     loves loved want wants need needs really very much more most longer allergic anymore
     still just even ever thing things stuff one ones bit lot kind sort mode diet way person
     guy girl fan big huge so too also again now user they them themself themselves he she
-    able allowed supposed going gonna wanna"""
+    able allowed supposed going gonna wanna touched eaten had done seen tried felt
+    made getting doing making having anything nothing something everything much many
+    lives works eats drinks uses takes owns keeps wears plays watches reads"""
     )
 )
-#: "never misses a game", "not only", "not sure", "not bad": no denial of a thing.
+#: "never misses a game", "not only", "not sure", "not bad": no denial of a thing; and
+#: a move or a plan ("not moving away from Lisbon", "quit my job to travel around Japan")
+#: says the opposite of leaving what it names, or names a place, not a fact to retire.
 _NOT_DENIAL = re.compile(
     r"(?:miss|misses|missed|fail|fails|forget|forgets|only|just|sure|bad|that|too|much|"
-    r"exactly|quite|really|yet|even|always|once|one|mind|minding)\b",
+    r"exactly|quite|really|yet|even|always|once|one|mind|minding|mov\w*|go\w*|leav\w*|"
+    r"travel\w*|fly\w*|head\w*|plan\w*|think\w*|look\w*|try\w*|want\w*|away|back|"
+    r"there|here)\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[A-Za-z][\w'-]*")
@@ -87,7 +93,7 @@ def _thing(content: str) -> str | None:
     words = [w for w in _WORD.findall(what) if w.lower() not in _EMPTY]
     if not words:
         return None
-    stem = _stem(words[-1])
+    stem = _stem(words[0])
     return stem if len(stem) >= 4 else None
 
 

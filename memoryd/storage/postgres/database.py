@@ -141,13 +141,13 @@ class PgDatabase:
                 f"cannot connect to PostgreSQL at {safe_url(url)}: {redacted(_brief(exc), url)}"
             ) from None
         self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+        self._asking = threading.Lock()
         self.pool = ConnectionPool(
             url,
             min_size=1,
             max_size=max_size,
             kwargs={"autocommit": True},
             configure=self._configure,
-            check=self._check_idle,
             reset=self._note_returned,
             reconnect_timeout=RECONNECT_S,
             open=False,
@@ -179,45 +179,59 @@ class PgDatabase:
     def _note_returned(self, conn: psycopg.Connection[Any]) -> None:
         self._returned[conn] = time.monotonic()
 
-    def _check_idle(self, conn: psycopg.Connection[Any]) -> None:
-        """The pool's check on lending: free for a connection back within
-        ``CHECK_IDLE_S`` (most, under load), one round trip for an idle one. A dead one
-        raises, and the pool replaces it."""
-        back = self._returned.get(conn)
-        if back is None or time.monotonic() - back >= CHECK_IDLE_S:
-            ConnectionPool.check_connection(conn)
-
     def _down(self) -> bool:
         fault = self._fault
         return fault is not None and fault.code == "storage_unavailable"
 
     @contextlib.contextmanager
     def _borrowed(self, wait_s: float | None = None) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection. While the database is known to be down, a request waits
-        ``DOWN_WAIT_S``, then one direct connection says whether it is back: if so, the
-        request waits for the pool to reconnect rather than fail (the first request
-        after an outage used to fail); else it fails now."""
-        if wait_s is None and not self._down():
-            with self.pool.connection() as conn:
-                yield conn
-            return
+        """A pooled connection, checked first when it sat idle ``CHECK_IDLE_S`` or more
+        (one empty query; most are back sooner under load, and cost nothing). A dead
+        one makes the pool check all its idle ones at once and lend a live one: after
+        an outage the first request on each would fail, or walk the dead ones with the
+        pool's backoff. While the database is known to be down, a request waits
+        ``DOWN_WAIT_S``, then one direct connection says whether it is back: if so, it
+        waits for the pool to reconnect rather than fail; else it fails now."""
+        down = wait_s is None and self._down()
         try:
-            conn = self.pool.getconn(wait_s or DOWN_WAIT_S)
+            conn = self.pool.getconn(DOWN_WAIT_S if down else wait_s)
         except PoolTimeout:
-            if wait_s is not None or not self._back():
+            if not down or not self._back():
                 raise
             conn = self.pool.getconn()
         try:
+            back = self._returned.get(conn)
+            if back is None or time.monotonic() - back >= CHECK_IDLE_S:
+                conn = self._live(conn, wait_s)
             with conn:
                 yield conn
         finally:
             self.pool.putconn(conn)
 
-    def _back(self) -> bool:
-        """Whether the database answers a direct connection now (clears the fault)."""
+    def _live(self, conn: psycopg.Connection[Any], wait_s: float | None) -> psycopg.Connection[Any]:
+        try:
+            ConnectionPool.check_connection(conn)
+            return conn
+        except psycopg.Error:
+            self.pool.putconn(conn)  # broken: the pool discards it
+        self.pool.check()  # every idle one at once; the dead ones are replaced
+        return self.pool.getconn(wait_s)
+
+    def _answers(self) -> bool:
+        """Whether the database takes a direct connection now (at most one asker)."""
+        if not self._asking.acquire(blocking=False):
+            return False
         try:
             psycopg.connect(self.url, connect_timeout=2).close()
+            return True
         except psycopg.Error:
+            return False
+        finally:
+            self._asking.release()
+
+    def _back(self) -> bool:
+        """Whether the database is back (clears the fault, and readies the pool)."""
+        if not self._answers():
             return False
         self._fault = None
         self.pool.check()  # drop the dead connections, and grow now
@@ -379,8 +393,19 @@ class PgDatabase:
         """One trivial read within ``DOWN_WAIT_S``: raises when the database does not
         answer, and marks it down, so requests stop waiting the pool's full timeout."""
         self._check_open()
-        with self._guard(), self._borrowed(DOWN_WAIT_S) as conn:
-            conn.execute("SELECT 1").fetchone()
+        try:
+            with self._borrowed(DOWN_WAIT_S) as conn:
+                conn.execute("SELECT 1").fetchone()
+        except PoolTimeout as exc:  # every connection busy, or none to be had
+            if self._down() and self._back():
+                return  # back: the pool reconnects now
+            if not self._down() and self._answers():
+                return  # busy, not down: the database answers
+            with self._guard():
+                raise exc from None  # down: marked, and said as a storage error
+        except psycopg.Error as exc:
+            with self._guard():
+                raise exc from None
 
     def close(self) -> None:
         if getattr(self, "_closed", True):

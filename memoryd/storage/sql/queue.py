@@ -4,6 +4,7 @@ until their facts are stored (``memoryd.engine.extraction_jobs``)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -37,12 +38,14 @@ def unqueue_extraction(conn: Any, job_id: int) -> None:
     conn.execute("DELETE FROM extraction_queue WHERE id = ?", (job_id,))
 
 
-def release_extractions(conn: Any, worker: str) -> int:
-    """Give back every job ``worker`` holds (a server stopping before it ran them)."""
+def release_extractions(conn: Any, worker: str, keep: Sequence[int] = ()) -> int:
+    """Give back every job ``worker`` holds but ``keep`` (a server stopping before it
+    ran them; the one still running keeps its lease, so nobody runs it twice)."""
+    marks = "".join(" AND id <> ?" for _ in keep)
     rows = conn.execute(
         "UPDATE extraction_queue SET claimed_by = NULL, claimed_until = NULL "
-        "WHERE claimed_by = ? RETURNING id",
-        (worker,),
+        f"WHERE claimed_by = ?{marks} RETURNING id",
+        (worker, *keep),
     )
     return len(list(rows))
 

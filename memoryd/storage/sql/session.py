@@ -232,8 +232,8 @@ class SqlSession:
     def drop_queued_extractions(self, owner: str, user_id: str | None) -> int:
         return self._do(queue.drop_queued, owner, user_id)
 
-    def release_extractions(self, worker: str) -> int:
-        return self._do(queue.release_extractions, worker)
+    def release_extractions(self, worker: str, keep: Sequence[int] = ()) -> int:
+        return self._do(queue.release_extractions, worker, keep)
 
     # -- erasure receipts ----------------------------------------------------------------
 
