@@ -56,6 +56,29 @@ def test_nothing_to_extract_queues_nothing(engine: MemoryEngine) -> None:
     assert _queue_rows(engine) == 0
 
 
+def test_more_jobs_than_one_recovery_takes_all_run_at_the_next_start(tmp_path: Path) -> None:
+    """A stop within ``MEMORYD_SHUTDOWN_S`` can leave thousands queued: the start claims
+    500 and the rest as its worker's queue drains (the rest used to wait for a new job)."""
+    data = tmp_path / "d"
+    first = _open(data)
+    held = utcnow() + timedelta(hours=1)
+    jobs = [
+        NewJob(f"o{i}", "", [(f"I prefer flavour{i}.", "user")], utcnow(), "", "gone", held)
+        for i in range(620)
+    ]
+    first.store.write(lambda tx: [tx.queue_extraction(j) for j in jobs])
+    first.close()
+
+    second = _open(data)
+    try:
+        assert second.recover_extractions() == 500
+        assert second.drain(timeout=120)
+        assert _queue_rows(second) == 0
+        assert second.list_memories(owner="o619").data
+    finally:
+        second.close()
+
+
 def test_jobs_left_by_a_killed_process_run_at_the_next_start(tmp_path: Path) -> None:
     data = tmp_path / "d"
     first = _open(data)

@@ -175,7 +175,7 @@ class ExtractionJobs:
         with self._lock:
             self._refill_queued = False
         batch = max(1, self.max_pending // 2)
-        if self._claim(utcnow(), batch) == batch:
+        if self._claim(self._expired_before(), batch) == batch:
             self._schedule_refill()
 
     def needs_job(self, texts: Texts, *, rules_only: bool) -> bool:
@@ -204,13 +204,18 @@ class ExtractionJobs:
         """Claim and run the jobs nobody holds: committed by a process that was killed
         before it ran them (this one's predecessor, or another server on a shared
         store); returns how many."""
-        now = utcnow()
-        # An unshared store has no other live server: every lease in it is a dead one's.
-        expired_before = now if self.store.capabilities.shared else now + timedelta(days=36500)
-        claimed = self._claim(expired_before, limit)
+        claimed = self._claim(self._expired_before(), limit)
         if claimed:
             log.warning("recovered %d extraction jobs a stopped process left", claimed)
+        if claimed == limit:  # more wait: claimed as the worker's queue drains (a stop
+            self._schedule_refill()  # within MEMORYD_SHUTDOWN_S can leave thousands)
         return claimed
+
+    def _expired_before(self) -> datetime:
+        """Leases that ended before this are a dead process's: on an unshared store every
+        lease is (no other server lives on it)."""
+        now = utcnow()
+        return now if self.store.capabilities.shared else now + timedelta(days=36500)
 
     def _claim(self, expired_before: datetime, limit: int) -> int:
         """Lease up to ``limit`` jobs nobody holds (leases ending before
