@@ -6,11 +6,8 @@ promises logs never hold memory content."""
 
 from __future__ import annotations
 
-import os
-import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,9 +19,8 @@ import pytest
 
 from memoryd.testing import FakeUpstream, serve_asgi
 from tests.mcp_support import Session, over_http
+from tests.serve_support import start_serve
 
-MEMORYD = Path(sys.executable).with_name("memoryd")
-READY = re.compile(r"memoryd listening on (http://\S+)")
 ADMIN = "log-content-admin-token-0123456789"
 #: Words that appear only in what people said: none may reach the log.
 SAID = {
@@ -46,24 +42,12 @@ def upstream() -> Iterator[str]:
 def _serve(
     data: Path, log: Path, sink: IO[bytes], upstream: str
 ) -> tuple[subprocess.Popen[bytes], str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "MEMORY_"))}
-    env |= {
+    env = {
         "MEMORYD_ADMIN_TOKEN": ADMIN,
         "MEMORYD_LOG_FORMAT": "json",
         "MEMORYD_UPSTREAM_BASE_URL": f"{upstream}/v1",
     }
-    cmd = [str(MEMORYD), "--data-dir", str(data), "serve", "--port", "0", "--log-level", "debug"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=sink, env=env)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"server exited: {log.read_text()}")
-        found = READY.search(log.read_text(errors="replace"))
-        if found:
-            return proc, found[1]
-        time.sleep(0.05)
-    proc.kill()
-    pytest.fail(f"server not ready: {log.read_text()}")
+    return start_serve(data, log, sink, env, "--log-level", "debug")
 
 
 def test_debug_logs_hold_no_memory_content_or_message_text(tmp_path: Path, upstream: str) -> None:

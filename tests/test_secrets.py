@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import signal
 import stat
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -30,9 +27,8 @@ import pytest
 
 from memoryd.core.masking import mask_secret
 from memoryd.testing import FakeUpstream, serve_asgi
+from tests.serve_support import MEMORYD, start_serve
 
-MEMORYD = Path(sys.executable).with_name("memoryd")
-READY = re.compile(r"memoryd listening on (http://\S+)")
 TOKEN_LINE = re.compile(r"admin token \(saved to (\S+)\): (\S+)\n")
 
 # Chosen so that no redaction pattern (mk_…, sk-…, Bearer …) would hide them by shape:
@@ -88,27 +84,13 @@ def start_server(
     data: Path, log: Path, sink: IO[bytes], upstream_url: str
 ) -> tuple[subprocess.Popen[bytes], str]:
     env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "MEMORY_", "QDRANT_"))
-    }
-    env |= {
         "MEMORYD_LOG_FORMAT": "json",
         "MEMORYD_UPSTREAM_BASE_URL": f"{upstream_url}/v1",
         "MEMORYD_UPSTREAM_API_KEY": UPSTREAM_ENV_KEY,
         "MEMORYD_MAX_BODY_BYTES": "65536",
         "MEMORYD_AUTH_FAILURES_PER_MIN": "1000",  # it tries every wrong credential
     }
-    cmd = [str(MEMORYD), "--data-dir", str(data), "serve", "--port", "0", "--log-level", "debug"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=sink, env=env)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"server exited: {log.read_text()}")
-        found = READY.search(log.read_text(errors="replace"))
-        if found:
-            return proc, found[1]
-        time.sleep(0.05)
-    proc.kill()
-    pytest.fail(f"server not ready: {log.read_text()}")
+    return start_serve(data, log, sink, env, "--log-level", "debug", ready_s=30)
 
 
 def exercise(rec: Recorder, admin: str) -> dict[str, str]:

@@ -7,11 +7,7 @@ every fact, and embeds the rest of the backlog."""
 
 from __future__ import annotations
 
-import os
-import re
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,9 +18,8 @@ import openai
 import pytest
 
 from memoryd.testing import FakeUpstream, serve_asgi
+from tests.serve_support import start_serve
 
-MEMORYD = Path(sys.executable).with_name("memoryd")
-READY = re.compile(r"memoryd listening on (http://\S+)")
 ADMIN = "shutdown-test-admin-token-0123456789"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}
 WRITES, DELAY_S = 80, 0.5  # a backlog of 40 s of embedding
@@ -39,24 +34,12 @@ def upstream() -> Iterator[tuple[FakeUpstream, str]]:
 
 
 def _serve(data: Path, sink: IO[bytes], log: Path, upstream: str) -> tuple[Any, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "MEMORY_"))}
-    env |= {
+    env = {
         "MEMORYD_ADMIN_TOKEN": ADMIN,
         "MEMORYD_UPSTREAM_BASE_URL": f"{upstream}/v1",
         "MEMORYD_UPSTREAM_API_KEY": "provider-key",
     }
-    cmd = [str(MEMORYD), "--data-dir", str(data), "serve", "--port", "0"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=sink, env=env)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"server exited: {log.read_text()}")
-        found = READY.search(log.read_text(errors="replace"))
-        if found:
-            return proc, found[1]
-        time.sleep(0.05)
-    proc.kill()
-    pytest.fail(f"server not ready: {log.read_text()}")
+    return start_serve(data, log, sink, env)
 
 
 def _pending(web: httpx.Client) -> int:
