@@ -134,11 +134,6 @@ class Quotas:
                 )
             self._rate[owner] = (left - writes, now)
 
-    def forget(self, owner: str) -> None:
-        """Read what ``owner`` keeps again at the next check (after a delete)."""
-        with self._lock:
-            self._kept.pop(owner, None)
-
     def report(self, owner: str) -> dict[str, Any]:
         """What ``owner`` keeps against its quotas (the key's usage, the dashboard)."""
         rows, size = self.store.read().usage(owner)
