@@ -395,10 +395,10 @@ def _serve(
 ) -> None:
     import uvicorn
 
-    from memoryd.api.app import create_app
-    from memoryd.api.observability import configure_logging, register_secret
+    from memoryd.app import create_app
     from memoryd.bootstrap import open_engine
-    from memoryd.http_protocol import (
+    from memoryd.http.observability import configure_logging, register_secret
+    from memoryd.http.protocol import (
         ConnectionLimits,
         check_fd_headroom,
         parser_name,

@@ -55,7 +55,7 @@ def run_workers(
     env: Mapping[str, str],
 ) -> None:
     """Supervise ``workers`` server processes until a signal. Raises ``ServeError``."""
-    from memoryd.api.observability import configure_logging
+    from memoryd.http.observability import configure_logging
 
     database_url = env.get("MEMORYD_DATABASE_URL", "").strip()
     if not database_url:

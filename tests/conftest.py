@@ -162,7 +162,7 @@ def client(engine: MemoryEngine) -> Iterator[Any]:
     """The real app in process over ASGI, authenticated with the admin token."""
     from fastapi.testclient import TestClient
 
-    from memoryd.api import create_app
+    from memoryd.app import create_app
 
     app = create_app(engine, admin_token=ADMIN)
     with TestClient(app, headers={"Authorization": f"Bearer {ADMIN}"}) as http:

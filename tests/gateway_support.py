@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import openai
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.embedding.service import Resolver
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers

@@ -16,7 +16,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.engine import MemoryEngine
 from memoryd.testing import serve_asgi
 from tests.conftest import ADMIN

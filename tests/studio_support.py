@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Locator, Page, StorageState, expect, sync_playwright
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.engine import MemoryEngine
 from tests.conftest import ADMIN, make_engine
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.engine import MemoryEngine
 from tests.conftest import STORES
 

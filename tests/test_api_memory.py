@@ -11,8 +11,8 @@ from urllib.parse import unquote
 
 import pytest
 
-from memoryd.api.deps import AuthThrottle
 from memoryd.engine import MemoryEngine
+from memoryd.http.deps import AuthThrottle
 from memoryd.models import to_iso, utcnow
 from tests.conftest import STORES, add
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memoryd.api import create_app
-from memoryd.api.deps import AuthThrottle
+from memoryd.app import create_app
 from memoryd.engine import MemoryEngine
+from memoryd.http.deps import AuthThrottle
 from memoryd.testing import serve_asgi
 from tests.conftest import ADMIN
 
@@ -57,7 +57,7 @@ def _status(client: httpx.Client, token: str) -> httpx.Response:
 def test_guesses_past_the_burst_are_refused_before_the_token_is_compared(
     server: Server, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="memoryd.api.deps")
+    caplog.set_level(logging.WARNING, logger="memoryd.http.deps")
     with server.client() as web:
         assert [_status(web, f"guess-{i}").status_code for i in range(BURST)] == [401] * BURST
         refused = _status(web, "guess-next")
@@ -167,6 +167,6 @@ def test_a_client_key_is_never_held_back_by_its_neighbours_failures(
     ],
 )
 def test_an_ipv6_client_is_one_bucket_per_64(host: str, bucket: str) -> None:
-    from memoryd.api.deps import throttle_key
+    from memoryd.http.deps import throttle_key
 
     assert throttle_key(host) == bucket

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.cache import TTLCache
 from memoryd.engine import MemoryEngine
 from memoryd.storage.sql import memories as memory_sql

@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memoryd.http_protocol import ConnectionLimits, default_max_connections
+from memoryd.http.protocol import ConnectionLimits, default_max_connections
 from tests.test_server import MEMORYD, ServerProcess
 
 TOKEN = "connection-tests-admin-token"

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from memoryd.api import create_app
-from memoryd.dashboard.auth import SessionStore
+from memoryd.app import create_app
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers
+from memoryd.http.session import SessionStore
 from tests.conftest import ADMIN, add, make_engine
 from tests.embedders import no_source
 

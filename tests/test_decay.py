@@ -199,7 +199,7 @@ def test_the_server_sweeps_decayed_memories_on_its_interval(tmp_path: object) ->
     import time
     from pathlib import Path
 
-    from memoryd.api import create_app
+    from memoryd.app import create_app
     from tests.conftest import ADMIN, add, make_engine
     from tests.embedders import no_source
     from tests.fakes import serve_asgi

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory
 from memoryd.testing import serve_asgi

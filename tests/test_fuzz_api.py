@@ -13,7 +13,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.engine import MemoryEngine
 from tests.conftest import ADMIN
 

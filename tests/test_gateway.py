@@ -14,7 +14,7 @@ import httpx
 import openai
 import pytest
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.core.injection import format_memory_context
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers

@@ -24,7 +24,7 @@ import httpx
 import openai
 import pytest
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.testing import FakeUpstream, serve_asgi

@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.engine.locality import in_process
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.gateway import inline

@@ -1,4 +1,4 @@
-"""The import graph of ``memoryd/`` (issue 18): one-way layers, no loops, a pure core.
+"""The import graph of ``memoryd/``: one-way layers, no loops, a pure core.
 
 The graph is read from the source with ``ast``: every ``import``/``from ... import``
 anywhere in a module (module level, inside functions, under ``if TYPE_CHECKING:``)
@@ -6,25 +6,13 @@ plus ``importlib.import_module("memoryd....")`` with a literal name. Relative im
 are resolved; ``from memoryd.x import y`` is an import of ``memoryd.x.y`` when ``y`` is
 a submodule, else of ``memoryd.x`` (the package's ``__init__.py``).
 
-Rules:
-- layers (``LAYERS``): a module imports only from its own layer or a lower one,
-  core (0) <- storage (1) <- embedding/vectors (2) <- engine (3) <- interfaces (4);
-- inside layer 4 the units (api, gateway, mcp, dashboard, cli, eval and each
-  composition module) import one another only along ``INTERFACE_ALLOWANCES``;
+Rules, with no exceptions listed anywhere:
+- layers (``LAYERS``): a module imports only from a lower layer or from its own unit
+  (its top package, or the module itself); in the domain layers (``PEERS_MAY_IMPORT``)
+  a unit may also import another unit of its own layer;
 - no import cycle (a strongly connected component of more than one module);
 - ``import memoryd.core.<any>`` in a fresh interpreter loads no third-party module and
   no memoryd module outside core, models and errors.
-
-Issue 18 removed every cycle and upward import, so ``KNOWN_CYCLES`` and
-``KNOWN_LAYER_VIOLATIONS`` are empty; they stay as the mechanism for recording a known
-exception honestly. The tests fail on anything new *and* on any listed item that is
-gone, so the lists only shrink and stay true. After a change that removes or renames
-listed items, regenerate them with
-
-    .venv/bin/python tests/test_imports.py --print-known
-
-and paste the output over the two literals below, or let ``--write-known`` rewrite them
-in place. Regenerate only to record a removal or a rename, never to admit a new loop.
 """
 
 from __future__ import annotations
@@ -42,18 +30,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "memoryd"
 
-# -- the allowlists (issue 18 removes these; regenerate: --print-known / --write-known)
-
-# Import cycles in today's code, each the set of modules in one loop. Being removed by
-# issue 18: a test fails when a listed loop changes or disappears, so delete it here.
-KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
-
-# (importer, imported) pairs that break the layer rules today. Being removed by
-# issue 18: a test fails when a listed import is gone, so delete it here.
-KNOWN_LAYER_VIOLATIONS: frozenset[tuple[str, str]] = frozenset()
-
-# -- the rules --------------------------------------------------------------------------
-
 #: Layer -> module patterns. A pattern names a module and everything under it and may
 #: use ``fnmatch`` wildcards; when several match, the longest pattern wins. Update this
 #: table as modules move (a module with no layer fails ``test_every_module_has_a_layer``).
@@ -66,62 +42,37 @@ LAYERS: Mapping[int, tuple[str, ...]] = {
     2: ("memoryd.embedding", "memoryd.vectors", "memoryd.settings"),
     # the engine and its collaborators (retrieval, lifecycle, status, jobs, keys, ...)
     3: ("memoryd.engine",),
-    # interfaces and composition
-    4: (
+    # the engine opened from the configuration; what every HTTP interface shares
+    4: ("memoryd.bootstrap", "memoryd.http"),
+    # the interfaces, peers that never import one another; the test doubles of outside
+    # parties (the upstream provider, a throwaway PostgreSQL)
+    5: (
         "memoryd.api",
         "memoryd.gateway",
         "memoryd.mcp",
         "memoryd.dashboard",
-        "memoryd.cli",
         "memoryd.eval",
-        "memoryd.server",
-        "memoryd.supervisor",
-        "memoryd.__main__",
-        "memoryd.bootstrap",
         "memoryd.testing",
-        "memoryd.http_protocol",
-        "memoryd.welcome",
     ),
+    # the one ASGI app composed from the interfaces; what serve says at start (--demo
+    # serves the stand-in provider from testing)
+    6: ("memoryd.app", "memoryd.welcome"),
+    # one server process
+    7: ("memoryd.server",),
+    # ``serve --workers N``: N server processes on one port
+    8: ("memoryd.supervisor",),
+    # the command line, and ``python -m memoryd``
+    9: ("memoryd.cli",),
+    10: ("memoryd.__main__",),
 }
+
+#: Layers whose units may import one another (cycles are still refused): the domain
+#: is one body of code cut into packages; above it, each unit stands alone.
+PEERS_MAY_IMPORT = frozenset({0, 1, 2, 3})
 
 #: Modules outside the rules: the package ``__init__`` re-exports lazily (PEP 562); its
 #: imports run only under TYPE_CHECKING, and ``from memoryd import __version__`` is free.
 EXEMPT = frozenset({"memoryd"})
-
-#: Shared HTTP plumbing every HTTP interface may use: auth dependencies, the error
-#: body, the body and depth limits, the dashboard's session check.
-_HTTP_PLUMBING = ("memoryd.api.deps", "memoryd.api.errors", "memoryd.api.limits")
-_HTTP_INTERFACES = ("memoryd.api", "memoryd.gateway", "memoryd.mcp", "memoryd.dashboard")
-
-#: Inside layer 4, (importer pattern, imported pattern) pairs allowed across units.
-INTERFACE_ALLOWANCES: tuple[tuple[str, str], ...] = (
-    # bootstrap is the composition root: any interface builds its engine through it
-    ("memoryd", "memoryd.bootstrap"),
-    # the CLI is the process entry point: it starts the server, MCP stdio and the evals
-    ("memoryd.cli", "memoryd"),
-    # the server serves the app with the hardened protocol; testing serves ASGI apps
-    ("memoryd.server", "memoryd.api"),
-    ("memoryd.server", "memoryd.http_protocol"),
-    # ``serve --workers`` starts servers; ``python -m memoryd`` is the CLI
-    ("memoryd.supervisor", "memoryd.server"),
-    # what serve says at start; --demo serves the stand-in provider from testing
-    ("memoryd.server", "memoryd.welcome"),
-    ("memoryd.welcome", "memoryd.testing"),
-    ("memoryd.supervisor", "memoryd.api.observability"),
-    ("memoryd.__main__", "memoryd.cli"),
-    ("memoryd.testing", "memoryd.http_protocol"),
-    # the app is assembled from the interfaces
-    ("memoryd.api.app", "memoryd.gateway"),
-    ("memoryd.api.app", "memoryd.mcp"),
-    ("memoryd.api.app", "memoryd.dashboard"),
-    # MCP returns memories in the REST API's one public shape
-    ("memoryd.mcp.results", "memoryd.api.schemas"),
-    # /metrics reports the connection guard's counters
-    ("memoryd.api.metrics", "memoryd.http_protocol"),
-    # the API accepts the dashboard's session (dashboard.auth is a leaf: errors only)
-    ("memoryd.api.deps", "memoryd.dashboard.auth"),
-    *((importer, plumbing) for importer in _HTTP_INTERFACES for plumbing in _HTTP_PLUMBING),
-)
 
 #: What ``import memoryd.core.<any>`` may load besides the stdlib and ``memoryd`` itself.
 CORE_MAY_LOAD = ("memoryd.core", "memoryd.models", "memoryd.errors")
@@ -306,14 +257,8 @@ def _describe(graph: Graph, component: frozenset[str]) -> str:
 # -- layer violations -------------------------------------------------------------------
 
 
-def _allowed_across_units(importer: str, imported: str) -> bool:
-    return any(
-        _matches(importer, src) and _matches(imported, dst) for src, dst in INTERFACE_ALLOWANCES
-    )
-
-
 def layer_violations(graph: Graph) -> set[tuple[str, str]]:
-    """Imports that point up a layer, or across layer-4 units without an allowance."""
+    """Imports that point up a layer, or across units of a layer whose units stand alone."""
     bad: set[tuple[str, str]] = set()
     for importer, targets in graph.items():
         if importer in EXEMPT:
@@ -322,15 +267,13 @@ def layer_violations(graph: Graph) -> set[tuple[str, str]]:
             if imported in EXEMPT:
                 continue
             low, high = layer_of(importer), layer_of(imported)
-            across = low == high == 4 and unit_of(importer) != unit_of(imported)
-            if high > low or (across and not _allowed_across_units(importer, imported)):
+            across = low == high not in PEERS_MAY_IMPORT and unit_of(importer) != unit_of(imported)
+            if high > low or across:
                 bad.add((importer, imported))
     return bad
 
 
 # -- tests ------------------------------------------------------------------------------
-
-_REGENERATE = "\nregenerate the allowlists: python tests/test_imports.py --write-known"
 
 
 def test_the_graph_sees_every_kind_of_import(tmp_path: Path) -> None:
@@ -368,9 +311,25 @@ def test_layer_table() -> None:
     assert layer_of("memoryd.vectors.qdrant.sync") == 2
     assert layer_of("memoryd.embedding.service") == 2
     assert layer_of("memoryd.engine") == layer_of("memoryd.engine.lifecycle") == 3
-    assert layer_of("memoryd.cli") == layer_of("memoryd.bootstrap") == 4
+    assert layer_of("memoryd.http.protocol.guard") == layer_of("memoryd.bootstrap") == 4
+    assert layer_of("memoryd.api.routes_memory") == layer_of("memoryd.gateway.wire") == 5
+    assert layer_of("memoryd.app") < layer_of("memoryd.server") < layer_of("memoryd.cli")
     assert unit_of("memoryd.cli.keys") == "memoryd.cli"
     assert unit_of("memoryd.bootstrap") == "memoryd.bootstrap"
+
+
+def test_peers_above_the_domain_stand_alone() -> None:
+    """An interface importing another interface is refused; the domain's are not."""
+    graph = {
+        "memoryd.mcp.results": {"memoryd.api.schemas": 1, "memoryd.http.public": 2},
+        "memoryd.engine.keys": {"memoryd.storage.base": 1, "memoryd.core.ids": 2},
+        "memoryd.storage.sql.kv": {"memoryd.config": 1},
+        "memoryd.http.deps": {"memoryd.dashboard.routes": 1},
+    }
+    assert layer_violations(graph) == {
+        ("memoryd.mcp.results", "memoryd.api.schemas"),
+        ("memoryd.http.deps", "memoryd.dashboard.routes"),
+    }
 
 
 def test_every_module_has_a_layer() -> None:
@@ -385,32 +344,19 @@ def test_every_module_has_a_layer() -> None:
     assert not missing, f"modules with no layer (add them to LAYERS): {sorted(missing)}"
 
 
-def test_no_new_import_cycle() -> None:
+def test_no_import_cycle() -> None:
     graph = _graph()
-    new = [c for c in cycles(graph) if not any(c <= known for known in KNOWN_CYCLES)]
-    assert not new, "new import cycles:\n" + "\n".join(_describe(graph, c) for c in new)
+    found = cycles(graph)
+    assert not found, "import cycles:\n" + "\n".join(_describe(graph, c) for c in found)
 
 
-def test_known_cycles_are_still_there() -> None:
-    """A listed loop that shrank or is gone: delete or regenerate it (--print-known)."""
-    stale = KNOWN_CYCLES - set(cycles(_graph()))
-    assert not stale, (
-        f"KNOWN_CYCLES entries that shrank or are gone: {sorted(map(sorted, stale))}{_REGENERATE}"
-    )
-
-
-def test_no_new_layer_violation() -> None:
+def test_no_layer_violation() -> None:
     graph = _graph()
-    new = layer_violations(graph) - KNOWN_LAYER_VIOLATIONS
+    new = layer_violations(graph)
     lines = [
         f"{_where(graph, a, b)}: layer {layer_of(a)} -> layer {layer_of(b)}" for a, b in sorted(new)
     ]
     assert not new, "imports against the layers:\n" + "\n".join(lines)
-
-
-def test_known_layer_violations_are_still_there() -> None:
-    stale = KNOWN_LAYER_VIOLATIONS - layer_violations(_graph())
-    assert not stale, f"KNOWN_LAYER_VIOLATIONS entries that are gone: {sorted(stale)}{_REGENERATE}"
 
 
 _PROBE = """
@@ -451,69 +397,3 @@ def test_core_loads_no_third_party_module() -> None:
     assert not bad, "core modules that load more than the stdlib:\n" + "\n".join(
         f"{name}: {mods}" for name, mods in bad.items()
     )
-
-
-# -- regenerating the allowlists --------------------------------------------------------
-
-
-_CYCLES_COMMENT = """\
-# Import cycles in today's code, each the set of modules in one loop. Being removed by
-# issue 18: a test fails when a listed loop changes or disappears, so delete it here.
-"""
-_VIOLATIONS_COMMENT = """\
-# (importer, imported) pairs that break the layer rules today. Being removed by
-# issue 18: a test fails when a listed import is gone, so delete it here.
-"""
-_ALLOWLISTS = "# -- the allowlists"  # the generated block runs from this line's end ...
-_RULES = "\n\n# -- the rules"  # ... to this one
-
-
-def _frozenset(items: list[str], indent: str) -> list[str]:
-    """A ``frozenset({...})`` literal laid out as ``ruff format`` lays it out."""
-    if not items:
-        return ["frozenset()"]
-    inner = indent + "    "
-    return [
-        "frozenset(",
-        f"{inner}{{",
-        *(f"{inner}    {i}," for i in items),
-        f"{inner}}}",
-        f"{indent})",
-    ]
-
-
-def _literal_known() -> str:
-    """The two allowlists as they should read today, comments included."""
-    graph = build_graph()
-    loops = []
-    for members in sorted(sorted(c) for c in cycles(graph)):
-        loop = _frozenset([f'"{m}"' for m in members], "        ")
-        loops.append("\n".join(loop))
-    pairs = [f'("{a}", "{b}")' for a, b in sorted(layer_violations(graph))]
-    return "\n".join(
-        [
-            _CYCLES_COMMENT
-            + "KNOWN_CYCLES: frozenset[frozenset[str]] = "
-            + "\n".join(_frozenset(loops, "")),
-            "",
-            _VIOLATIONS_COMMENT
-            + "KNOWN_LAYER_VIOLATIONS: frozenset[tuple[str, str]] = "
-            + "\n".join(_frozenset(pairs, "")),
-        ]
-    )
-
-
-def _write_known(path: Path) -> None:
-    """Replace the allowlist block of this file with the current allowlists."""
-    text = path.read_text(encoding="utf-8")
-    start = text.index("\n", text.index(_ALLOWLISTS)) + 2
-    path.write_text(text[:start] + _literal_known() + text[text.index(_RULES) :], encoding="utf-8")
-
-
-if __name__ == "__main__":
-    if sys.argv[1:] == ["--print-known"]:
-        print(_literal_known())
-    elif sys.argv[1:] == ["--write-known"]:
-        _write_known(Path(__file__).resolve())
-    else:
-        sys.exit(f"usage: {sys.argv[0]} --print-known | --write-known")

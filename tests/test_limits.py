@@ -23,14 +23,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from memoryd.api import create_app, routes_memory
-from memoryd.api.limits import BodyLimitMiddleware
+from memoryd.api import routes_memory
+from memoryd.app import create_app
 from memoryd.bootstrap import build_engine
 from memoryd.config import DEFAULT_MAX_BODY_BYTES, EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.engine.lifecycle import MAX_IMPORT_LINE_BYTES
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.engine.rerank import rerank
+from memoryd.http.limits import BodyLimitMiddleware
 from memoryd.testing import FakeUpstream, serve_asgi
 from tests.conftest import ADMIN, add
 from tests.fakes import http_server

@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from memoryd.api.metrics import Metrics
 from memoryd.core.llm_ops import MAX_OPERATIONS
 from memoryd.engine import MemoryEngine, llm_budget
 from memoryd.engine.llm_extraction import (
@@ -29,6 +28,7 @@ from memoryd.engine.llm_extraction import (
     parse_operations,
 )
 from memoryd.engine.providers import Provider, save_providers
+from memoryd.http.metrics import Metrics
 from memoryd.models import Memory
 from memoryd.storage.base import ListQuery
 from tests.conftest import add

@@ -127,7 +127,7 @@ def test_library_debug_lines_only_when_asked_and_then_marked(json_lines: bool) -
     import json
     import logging
 
-    from memoryd.api.observability import configure_logging
+    from memoryd.http.observability import configure_logging
 
     root = logging.getLogger()
     saved = (root.level, list(root.handlers))

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine

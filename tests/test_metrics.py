@@ -13,15 +13,15 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from memoryd.api.app import create_app
-from memoryd.api.metrics import Metrics, escape_label, format_value, install_metrics
-from memoryd.api.observability import (
+from memoryd.app import create_app
+from memoryd.engine import MemoryEngine
+from memoryd.http.metrics import Metrics, escape_label, format_value, install_metrics
+from memoryd.http.observability import (
     configure_logging,
     install_request_logging,
     redact,
     register_secret,
 )
-from memoryd.engine import MemoryEngine
 from tests.conftest import add
 
 ADMIN = "admin-token-for-metrics-tests"
@@ -297,7 +297,7 @@ def test_the_direct_access_line_equals_the_logged_one() -> None:
     """With only memoryd's JSON handler in the way the access line is written directly;
     it must be the line the logging path writes, field for field, and anything else on
     the way (a filter here) sends it down that path."""
-    from memoryd.api.observability import RequestLoggingMiddleware, _direct_handler, access_log
+    from memoryd.http.observability import RequestLoggingMiddleware, _direct_handler, access_log
 
     root = logging.getLogger()
     others = list(root.handlers)  # pytest's capture handlers: not in a real server

@@ -17,7 +17,7 @@ import httpx
 import psycopg
 import pytest
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.testing import serve_asgi
 from tests.conftest import ADMIN, make_engine
 from tests.embedders import no_source

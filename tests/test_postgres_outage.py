@@ -30,7 +30,7 @@ def eventually(check: Callable[[], bool], what: str, seconds: float = 90.0) -> N
 def test_a_database_that_goes_away_is_503_and_service_resumes(tmp_path: Path) -> None:
     from fastapi.testclient import TestClient
 
-    from memoryd.api import create_app
+    from memoryd.app import create_app
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

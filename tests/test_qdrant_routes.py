@@ -23,7 +23,7 @@ STACK = ("Traceback", 'File "')
 def semantic_client(semantic_engine: MemoryEngine) -> Iterator[Any]:
     from fastapi.testclient import TestClient
 
-    from memoryd.api import create_app
+    from memoryd.app import create_app
 
     app = create_app(semantic_engine, admin_token=ADMIN)
     with TestClient(app, headers={"Authorization": f"Bearer {ADMIN}"}) as http:

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.config import QuotaLimits
 from memoryd.engine import MemoryEngine
 from memoryd.engine.quotas import QuotaExceededError, Quotas

@@ -275,7 +275,7 @@ def test_masking_never_shows_most_of_a_short_key() -> None:
 def test_masked_paths_are_remembered_and_forgotten_when_a_secret_arrives() -> None:
     """The access line masks each path once; a secret registered later is masked in a
     path already seen, and a flood of unique paths is masked but not remembered."""
-    from memoryd.api import observability as obs
+    from memoryd.http import observability as obs
 
     secret = "late-registered-secret-1234"
     path = f"/api/things/{secret}"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.config import EngineConfig, inert_variables
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers

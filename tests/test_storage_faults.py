@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine

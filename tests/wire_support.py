@@ -13,7 +13,7 @@ from typing import Any
 import anthropic
 import openai
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.core.injection import MEMORY_OPEN
 from memoryd.engine import MemoryEngine
 from memoryd.engine.providers import Provider, save_providers

@@ -19,9 +19,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
-from memoryd.api.deps import EngineDep
 from memoryd.core.jsondepth import MAX_JSON_DEPTH, value_too_deep
 from memoryd.errors import PayloadTooLargeError, ValidationError
+from memoryd.http.deps import EngineDep
 
 router = APIRouter(prefix="/api/memory/import", tags=["memory"])
 

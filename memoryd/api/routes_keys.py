@@ -12,11 +12,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from memoryd.api.deps import EngineDep
 from memoryd.api.schemas import ErrorBody
 from memoryd.engine import llm_budget
 from memoryd.engine.keys import MAX_ID_CHARS, MAX_NAME_CHARS
 from memoryd.errors import NotFoundError, field_error
+from memoryd.http.deps import EngineDep
 
 router = APIRouter(prefix="/api/keys", tags=["keys"])
 

@@ -14,11 +14,12 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from memoryd.api import schemas as s
-from memoryd.api.deps import EngineDep
 from memoryd.core.ids import MAX_NAMED_CHARS
 from memoryd.engine import require_owner
 from memoryd.engine.reports import HealthReport, ImportResult, SummaryReport
 from memoryd.errors import NotFoundError, PayloadTooLargeError, ValidationError
+from memoryd.http.deps import EngineDep
+from memoryd.http.public import TypeName
 from memoryd.models import MemoryPatch, MemoryType, NewMemory, utcnow, written_via
 
 router = APIRouter(prefix="/api/memory", tags=["memory"])
@@ -31,7 +32,7 @@ MAX_IMPORT_BYTES = 64 * 1024 * 1024
 def list_memories(
     engine: EngineDep,
     apiKeyId: OwnerQuery = None,
-    type: Annotated[s.TypeName | None, Query()] = None,
+    type: Annotated[TypeName | None, Query()] = None,
     sessionId: Annotated[str | None, Query(max_length=200)] = None,
     q: Annotated[str | None, Query(max_length=1000)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,

@@ -15,9 +15,9 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from memoryd.api.deps import EngineDep
 from memoryd.api.schemas import Strict
 from memoryd.errors import ValidationError
+from memoryd.http.deps import EngineDep
 
 router = APIRouter(prefix="/api/settings/qdrant", tags=["qdrant"])
 

@@ -11,8 +11,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
-from memoryd.api.deps import EngineDep
 from memoryd.core.ids import MAX_NAMED_CHARS, bounded_id
+from memoryd.http.deps import EngineDep
 
 router = APIRouter(prefix="/api/memory/quarantine", tags=["memory"])
 

@@ -6,9 +6,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from memoryd.api.deps import EngineDep
 from memoryd.engine.recent import CAPACITY, RecentRequests
 from memoryd.errors import NotFoundError
+from memoryd.http.deps import EngineDep
 
 router = APIRouter(prefix="/api/requests", tags=["requests"])
 

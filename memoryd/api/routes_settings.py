@@ -7,9 +7,9 @@ from typing import Any
 from fastapi import APIRouter
 
 from memoryd.api import schemas as s
-from memoryd.api.deps import EngineDep
 from memoryd.core.masking import mask_secret
 from memoryd.engine.providers import Provider, save_providers
+from memoryd.http.deps import EngineDep
 
 router = APIRouter(prefix="/api/settings", tags=["settings"])
 

@@ -14,9 +14,9 @@ from pydantic.alias_generators import to_camel
 
 from memoryd.core.subjects import MAX_SUBJECT_CHARS, MAX_SUBJECTS
 from memoryd.engine.providers import NAME_PATTERN, base_url_problem
+from memoryd.http.public import ErasurePublic, MemoryPublic, TypeName
 from memoryd.models import MemoryType
 
-TypeName = Literal["factual", "episodic", "procedural", "semantic"]
 StrategyName = Literal["recent", "exact", "semantic", "hybrid"]
 
 
@@ -89,25 +89,6 @@ Subjects = Annotated[
 ]
 
 
-class MemoryPublic(BaseModel):
-    id: str
-    apiKeyId: str
-    sessionId: str
-    type: TypeName
-    key: str
-    content: str
-    metadata: dict[str, Any]
-    createdAt: str
-    updatedAt: str
-    expiresAt: str | None
-    accessCount: int
-    lastAccessedAt: str | None
-    supersededAt: str | None = None  # set when a newer statement replaced it (history)
-    userId: str | None = None  # the end user of the key it belongs to; null: shared
-    supersededBy: str | None = None
-    subjects: list[str] = []  # who it is about (metadata.subjects)
-
-
 class MemoryCreate(Strict):
     apiKeyId: str = Field(min_length=1, max_length=200)
     userId: str | None = Field(
@@ -147,16 +128,6 @@ class MemoryCreated(BaseModel):
 
 class Deleted(BaseModel):
     deleted: bool
-
-
-class ErasurePublic(BaseModel):
-    """A receipt: whose memories went, when, and how many of each kind; never what."""
-
-    id: str
-    apiKeyId: str
-    userId: str | None  # null: every end user of the key
-    erasedAt: str
-    counts: dict[str, int]  # memories (current and history), extractionJobs, heldMessages
 
 
 class ErasureOne(BaseModel):

@@ -6,6 +6,6 @@ with the admin token and then holds only an HttpOnly session cookie; its JavaScr
 calls the ordinary ``/api/*`` JSON routes, which accept that cookie (plus an
 ``X-CSRF-Token`` header on writes) as an alternative to the Bearer token.
 
-``memoryd.dashboard.routes.install_dashboard(app)`` wires it into an app. This package
-imports nothing at import time so that ``memoryd.api.deps`` can use ``auth`` freely.
+``memoryd.dashboard.routes.install_dashboard(app)`` wires it into an app; the session
+store the API also accepts lives in ``memoryd.http.session``.
 """

@@ -26,7 +26,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from memoryd.api.deps import is_admin_token
 from memoryd.core.masking import redacted_url
 from memoryd.engine import MemoryEngine
 from memoryd.engine.locality import in_process
@@ -45,6 +44,7 @@ from memoryd.gateway.upstream import (
 )
 from memoryd.gateway.wire import CHAT, MESSAGES, RESPONSES, GatewayError, WireFormat, messages_url
 from memoryd.gateway.wire.base import check_model
+from memoryd.http.deps import is_admin_token
 
 log = logging.getLogger("memoryd.gateway")
 router = APIRouter(prefix="/v1", tags=["gateway"])

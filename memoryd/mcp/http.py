@@ -48,10 +48,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryd.api.deps import AuthThrottle, AuthThrottledError, throttle_key
 from memoryd.config import EngineConfig
 from memoryd.engine import MemoryEngine
 from memoryd.errors import AuthError, MemorydError, NotFoundError, UnavailableError
+from memoryd.http.deps import AuthThrottle, AuthThrottledError, throttle_key
 from memoryd.mcp.server import ADMIN, PRINCIPAL_SCOPE_KEY, Principal, build_server
 
 log = logging.getLogger(__name__)

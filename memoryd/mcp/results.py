@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from memoryd.api.schemas import ErasurePublic, MemoryPublic
+from memoryd.http.public import ErasurePublic, MemoryPublic
 from memoryd.models import Memory
 
 

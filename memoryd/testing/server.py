@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 
 if TYPE_CHECKING:
-    from memoryd.http_protocol import ConnectionLimits
+    from memoryd.http.protocol import ConnectionLimits
 
 
 @contextmanager
@@ -30,7 +30,7 @@ def serve_asgi(app: Any, *, limits: ConnectionLimits | None = None) -> Iterator[
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    from memoryd.http_protocol import protocol_class
+    from memoryd.http.protocol import protocol_class
 
     http: Any = "auto" if limits is None else protocol_class(limits)
     config = uvicorn.Config(app, log_config=None, lifespan="on", access_log=False, http=http)

@@ -43,7 +43,7 @@ from fastapi.responses import PlainTextResponse
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryd.api.deps import bearer_token, is_admin_token
+from memoryd.http.deps import bearer_token, is_admin_token
 
 if TYPE_CHECKING:
     from memoryd.engine import MemoryEngine
@@ -269,7 +269,7 @@ class Metrics:
 def _connection_family() -> _Family:
     """Connections ``memoryd serve``'s guarded protocol closed (all 0 when the app runs
     under another server): over the cap, headers too slow, body too slow."""
-    from memoryd.http_protocol import STATS
+    from memoryd.http.protocol import STATS
 
     name = "memoryd_connections_closed_total"
     fam = _Family(name, "counter", "Client connections memoryd closed to protect itself.")

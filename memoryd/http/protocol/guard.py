@@ -17,7 +17,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.server import ServerState
 
-from memoryd.http_protocol.limits import (
+from memoryd.http.protocol.limits import (
     BODY_TIMEOUT,
     HEADER_TIMEOUT,
     LINGER_S,

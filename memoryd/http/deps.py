@@ -15,9 +15,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from memoryd.dashboard.auth import check_api_session
 from memoryd.engine import MemoryEngine
 from memoryd.errors import AuthError, MemorydError
+from memoryd.http.session import check_api_session
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,6 @@
-"""The app factory: ``create_app(engine, admin_token=...)`` builds the one ASGI app.
+"""The composition of the one ASGI app: ``create_app(engine, admin_token=...)`` mounts
+the gateway, the REST API, the dashboard and MCP over one engine, one small install
+step each.
 
 No side effects at import; everything the app needs is passed in. Serving, the
 lifespan stops within ``MEMORYD_SHUTDOWN_S`` (``MemoryEngine.shutdown``): what it does
@@ -29,12 +31,7 @@ from memoryd.api import (
     routes_requests,
     routes_settings,
 )
-from memoryd.api.deps import AuthThrottle, require_admin
 from memoryd.api.docs import bundled_assets, install_docs
-from memoryd.api.errors import install_error_handlers
-from memoryd.api.limits import install_body_limit, install_json_depth
-from memoryd.api.metrics import install_metrics
-from memoryd.api.observability import install_request_logging, register_secret
 from memoryd.api.schemas import ERROR_RESPONSES
 from memoryd.dashboard.routes import install_dashboard
 from memoryd.engine import MemoryEngine
@@ -44,6 +41,11 @@ from memoryd.gateway import routes as gateway
 from memoryd.gateway import upstream
 from memoryd.gateway.client import UpstreamClient
 from memoryd.gateway.inline import InlineGate
+from memoryd.http.deps import AuthThrottle, require_admin
+from memoryd.http.errors import install_error_handlers
+from memoryd.http.limits import install_body_limit, install_json_depth
+from memoryd.http.metrics import install_metrics
+from memoryd.http.observability import install_request_logging, register_secret
 from memoryd.mcp import MCP_PATH, McpHttpEndpoint
 
 log = logging.getLogger(__name__)
@@ -95,10 +97,26 @@ def create_app(
     configuration (``MEMORYD_UPSTREAM_TIMEOUT_S``, ``MEMORYD_MAX_BODY_BYTES``).
     ``auth_throttle``: how failed authentications are slowed (default: the engine's
     ``MEMORYD_AUTH_FAILURES_PER_MIN``)."""
+    config = engine.config
     if upstream_timeout_s is None:
-        upstream_timeout_s = engine.config.upstream_timeout_s
+        upstream_timeout_s = config.upstream_timeout_s
     if max_body_bytes is None:
-        max_body_bytes = engine.config.max_body_bytes
+        max_body_bytes = config.max_body_bytes
+    app = _new_app(engine, close_engine, upstream_timeout_s)
+    _install_state(app, engine, admin_token, auth_throttle)
+    _install_middleware(app, engine, max_body_bytes)
+    _install_gateway(app)
+    _install_rest(app)
+    install_dashboard(app)  # Memory Studio at /dashboard
+    _install_mcp(app, engine, admin_token)
+    _openapi_without_422(app)
+    _install_health(app, engine)
+    return app
+
+
+def _new_app(engine: MemoryEngine, close_engine: bool, upstream_timeout_s: float) -> FastAPI:
+    """The FastAPI app with its lifespan: the pooled upstream client, the MCP session
+    manager and the decay sweeper run inside it; serving, the engine stops with it."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -110,7 +128,7 @@ def create_app(
         )
         async with (
             client as http,
-            mcp.lifespan(),  # the MCP session manager runs only inside it
+            app.state.mcp.lifespan(),  # the MCP session manager runs only inside it
         ):
             app.state.http = http
             if close_engine:  # serving: the first chat must not build what every chat uses
@@ -138,20 +156,34 @@ def create_app(
         **offline,  # type: ignore[arg-type]
     )
     install_docs(app, assets)
+    return app
+
+
+def _install_state(
+    app: FastAPI, engine: MemoryEngine, admin_token: str, auth_throttle: AuthThrottle | None
+) -> None:
+    """What the routes share, per app: the engine, the admin token, the throttle of
+    failed authentications, the per-key upstream slots, the inline gate and the window
+    of recent requests."""
+    config = engine.config
     app.state.engine = engine
     app.state.admin_token = admin_token
     app.state.auth_throttle = auth_throttle or AuthThrottle.per_minute(
-        engine.config.auth_failures_per_min  # failed authentications per client address
+        config.auth_failures_per_min  # failed authentications per client address
     )
     app.state.key_slots = upstream.KeySlots(
-        engine.config.key_max_concurrent, engine.config.upstream_max_connections
+        config.key_max_concurrent, config.upstream_max_connections
     )
-    app.state.inline_gate = InlineGate(engine.config.inline_retrieval_ms)
+    app.state.inline_gate = InlineGate(config.inline_retrieval_ms)
     app.state.recent = RecentRequests()  # what each recent chat carried (GET /api/requests)
     upstream.quiet_aborted_relays()
     register_secret(admin_token)  # masked in every log record, embedded use included
+
+
+def _install_middleware(app: FastAPI, engine: MemoryEngine, max_body_bytes: int) -> None:
+    """Errors in one shape, then the body and JSON depth limits innermost (so the access
+    log and the metrics see every 413), request logging and metrics outside them."""
     install_error_handlers(app)
-    # Innermost of the middlewares, so the access log and the metrics see every 413.
     # The JSONL import streams a whole export: it keeps its own, larger limit.
     import_limit = max(max_body_bytes, routes_memory.MAX_IMPORT_BYTES)
     import_path = f"{routes_memory.router.prefix}/import"
@@ -171,10 +203,16 @@ def create_app(
     install_request_logging(app)
     install_metrics(app)
 
-    # The gateway's routes first: a chat call is matched before the management API's
-    # forty-odd routes are tried (no path is shared: /v1 against /api).
+
+def _install_gateway(app: FastAPI) -> None:
+    """The gateway's routes first: a chat call is matched before the management API's
+    forty-odd routes are tried (no path is shared: /v1 against /api)."""
     app.include_router(gateway.router)
     app.router.routes[0:0] = gateway.direct_routes()  # tried before any other route
+
+
+def _install_rest(app: FastAPI) -> None:
+    """The management API, every route behind the admin token."""
     admin = [Depends(require_admin)]
     for router in (
         routes_quarantine.router,  # before /api/memory/{memory_id}
@@ -187,15 +225,16 @@ def create_app(
     ):
         app.include_router(router, dependencies=admin, responses=ERROR_RESPONSES)
 
-    install_dashboard(app)  # Memory Studio at /dashboard (SPEC §15)
-    # Streamable-HTTP MCP (SPEC §14): Bearer admin token or client key, checked per request.
-    # Session caps and idle timeout: MEMORYD_MCP_* via engine.config (docs/operations.md).
+
+def _install_mcp(app: FastAPI, engine: MemoryEngine, admin_token: str) -> None:
+    """Streamable-HTTP MCP: the admin token or a client key, checked per request.
+    Session caps and idle timeout: MEMORYD_MCP_* via engine.config (docs/operations.md)."""
     mcp = McpHttpEndpoint(engine, admin_token=admin_token, throttle=app.state.auth_throttle)
     app.state.mcp = mcp
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp, include_in_schema=False))
 
-    _openapi_without_422(app)
 
+def _install_health(app: FastAPI, engine: MemoryEngine) -> None:
     @app.get("/healthz", tags=["health"])
     def healthz() -> Any:
         """Liveness: the process is up and the database answers. A storage fault that
@@ -217,8 +256,6 @@ def create_app(
                 "version": __version__,
             }
         return {"status": "ok", "version": __version__}
-
-    return app
 
 
 def _openapi_without_422(app: FastAPI) -> None:

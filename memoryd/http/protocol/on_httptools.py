@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from memoryd.http_protocol.guard import APP, BODY, IDLE, ConnectionGuard
-from memoryd.http_protocol.limits import HEAD_TOO_LARGE, MAX_HEAD_BYTES
+from memoryd.http.protocol.guard import APP, BODY, IDLE, ConnectionGuard
+from memoryd.http.protocol.limits import HEAD_TOO_LARGE, MAX_HEAD_BYTES
 
 
 class GuardedHttpToolsProtocol(ConnectionGuard, HttpToolsProtocol):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from memoryd.http_protocol.guard import APP, BODY, IDLE, ConnectionGuard
+from memoryd.http.protocol.guard import APP, BODY, IDLE, ConnectionGuard
 
 
 class GuardedH11Protocol(ConnectionGuard, H11Protocol):

@@ -29,8 +29,8 @@ never sent a byte is just closed) and the app sees ``http.disconnect``.
 
 from __future__ import annotations
 
-from memoryd.http_protocol.guard import ConnectionGuard
-from memoryd.http_protocol.limits import (
+from memoryd.http.protocol.guard import ConnectionGuard
+from memoryd.http.protocol.limits import (
     STATS,
     ConnectionLimits,
     ConnectionStats,
@@ -68,7 +68,7 @@ def protocol_class(limits: ConnectionLimits) -> type[ConnectionGuard]:
     base: type[ConnectionGuard]
     if parser_name(limits) == "httptools":
         try:
-            from memoryd.http_protocol.on_httptools import GuardedHttpToolsProtocol
+            from memoryd.http.protocol.on_httptools import GuardedHttpToolsProtocol
         except ImportError as exc:
             raise ImportError(
                 "MEMORYD_HTTP_PARSER=httptools needs the httptools package "
@@ -76,7 +76,7 @@ def protocol_class(limits: ConnectionLimits) -> type[ConnectionGuard]:
             ) from exc
         base = GuardedHttpToolsProtocol
     else:
-        from memoryd.http_protocol.on_h11 import GuardedH11Protocol
+        from memoryd.http.protocol.on_h11 import GuardedH11Protocol
 
         base = GuardedH11Protocol
 

@@ -30,7 +30,7 @@ from fastapi import FastAPI
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryd.api.metrics import route_template
+from memoryd.http.metrics import route_template
 
 access_log = logging.getLogger("memoryd.access")
 

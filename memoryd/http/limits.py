@@ -24,9 +24,9 @@ import numpy as np
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryd.api.errors import error_body
 from memoryd.core.jsondepth import MAX_JSON_DEPTH, format_path
 from memoryd.core.wire_errors import gateway_error
+from memoryd.http.errors import error_body
 
 GATEWAY_PREFIX = "/v1/"
 

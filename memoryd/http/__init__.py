@@ -1,0 +1,5 @@
+"""What every HTTP interface shares: the REST API, the gateway, the dashboard and MCP
+all authenticate (``deps``, ``session``), answer errors (``errors``), bound bodies
+(``limits``), log and count requests (``observability``, ``metrics``) and show
+memories (``public``) the same way; ``protocol`` is the hardened HTTP protocol
+``serve`` runs them on. Nothing here knows which interface it serves."""
