@@ -25,7 +25,7 @@ from typing import Any
 
 import openai
 
-from memoryd.api import create_app
+from memoryd.app import create_app
 from memoryd.bootstrap import open_engine
 from memoryd.engine import MemoryEngine
 from memoryd.engine.asked import QuestionModel
