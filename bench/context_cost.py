@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.__main__ import write
 from bench.locomo import DEFAULT_DATA
+from bench.output import write
 from memoryd.eval import locomo
 from memoryd.eval.metrics import latency_summary
 

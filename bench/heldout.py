@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from bench.__main__ import write
+from bench.output import write
 from memoryd.eval import locomo
 
 DATA = Path(__file__).resolve().parent / "data" / "heldout"
