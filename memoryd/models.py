@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-#: The reserved owner id of the shared pool (SPEC §2). No client key may use it.
+#: The reserved owner id of the shared pool (docs/design/owners.md#the-shared-pool). No
+#: client key may use it.
 GLOBAL_OWNER = "global"
 
 
@@ -105,7 +106,8 @@ class Memory:
         return tuple(s for s in raw if isinstance(s, str) and s.strip())
 
     def to_dict(self) -> dict[str, Any]:
-        """The camelCase memory object of SPEC §13, plus the supersession history."""
+        """The camelCase memory object (docs/design/interfaces.md#the-memory-object), plus
+        the supersession history."""
         return {
             "id": self.id,
             "apiKeyId": self.api_key_id,
@@ -214,8 +216,8 @@ class Reconciled:
 class MemoryPatch:
     """Input of ``update``: only the fields that are set change.
 
-    ``metadata`` replaces the stored object (SPEC §4); ``expires_at`` uses
-    ``clear_expiry`` to distinguish "set to never" from "leave alone".
+    ``metadata`` replaces the stored object (docs/design/storage.md#writes);
+    ``expires_at`` uses ``clear_expiry`` to distinguish "set to never" from "leave alone".
     """
 
     type: MemoryType | None = None
@@ -269,7 +271,8 @@ class Hit:
 
 @dataclass(slots=True)
 class Resolution:
-    """How one retrieval was actually served (SPEC §8), for previews and status."""
+    """How one retrieval was actually served (docs/design/retrieval.md#resolution), for
+    previews and status."""
 
     embedding_source: str | None = None
     embedding_model: str | None = None

@@ -1,4 +1,5 @@
-"""Memory settings (SPEC §10): stored in SQLite, normalized on read, strict on write.
+"""Memory settings (docs/design/interfaces.md#settings): stored in SQLite, normalized on
+read, strict on write.
 
 Reads never fail: a stored value of the wrong type or outside its set falls back to
 the default, numbers are rounded and clamped. Writes are strict (unknown fields, wrong

@@ -187,8 +187,8 @@ def create_app(
     ):
         app.include_router(router, dependencies=admin, responses=ERROR_RESPONSES)
 
-    install_dashboard(app)  # Memory Studio at /dashboard (SPEC §15)
-    # Streamable-HTTP MCP (SPEC §14): Bearer admin token or client key, checked per request.
+    install_dashboard(app)  # Memory Studio at /dashboard
+    # Streamable-HTTP MCP: Bearer admin token or client key, checked per request.
     # Session caps and idle timeout: MEMORYD_MCP_* via engine.config (docs/operations.md).
     mcp = McpHttpEndpoint(engine, admin_token=admin_token, throttle=app.state.auth_throttle)
     app.state.mcp = mcp
@@ -223,7 +223,7 @@ def create_app(
 
 def _openapi_without_422(app: FastAPI) -> None:
     """FastAPI documents a 422 on every route; memoryd answers validation errors with
-    400 in its one error shape (SPEC §13), so the schema says exactly that."""
+    400 in its one error shape, so the schema says exactly that."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:

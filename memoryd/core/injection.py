@@ -1,4 +1,4 @@
-"""Put a user's memories into an OpenAI-style chat request (SPEC §9).
+"""Put a user's memories into an OpenAI-style chat request (docs/design/injection.md).
 
 Pure functions over plain dict bodies: nothing here does I/O, and the input
 body is never mutated, so the gateway can keep the client's original request

@@ -1,4 +1,4 @@
-"""Engine status (SPEC §13 ``engine-status``): what each tier can do right now, and why."""
+"""Engine status (``GET /api/memory/engine-status``): what each tier can do right now, and why."""
 
 from __future__ import annotations
 

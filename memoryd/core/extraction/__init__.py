@@ -1,4 +1,4 @@
-"""Rule-based fact extraction (issue 15; SPEC §5 as amended): what people state about
+"""Rule-based fact extraction (docs/design/extraction.md): what people state about
 themselves, as short third-person memories with a slot.
 
 Pure and stdlib-only, deterministic and never raising: ``segment`` cuts a message down
