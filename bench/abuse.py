@@ -1,4 +1,4 @@
-"""Abuse: polite tenants' latency while one greedy tenant and slow sockets attack (issue 17).
+"""Abuse: polite tenants' latency while one greedy tenant and slow sockets attack.
 
 ``python -m bench.abuse [--quick] [--seconds 60] [--streams 250] [--slow 200]``, or the
 ``abuse`` stage of ``python -m bench``. A real ``memoryd serve`` (default limits, a temp
@@ -41,7 +41,7 @@ from bench.machine import machine
 from bench.retrieval import percentile
 
 ADMIN = "abuse-admin-token-0123456789"
-#: The acceptance target of issue 17: polite p99 under abuse / quiet p99.
+#: The acceptance target: polite p99 under abuse / quiet p99.
 P99_RATIO_TARGET = 2.0
 
 

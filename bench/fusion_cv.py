@@ -1,4 +1,4 @@
-"""The hybrid pipeline's parameters, chosen by leave-one-conversation-out (issue 20).
+"""The hybrid pipeline's parameters, chosen by leave-one-conversation-out.
 
 ``python -m bench.fusion_cv [--data DIR] [--grid SPEC] [--content none]``: the LoCoMo
 conversations are ingested once (MiniLM, every turn about its speaker), then every

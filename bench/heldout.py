@@ -1,4 +1,4 @@
-"""The held-out conversation set (``bench/data/heldout``), measured like LoCoMo (issue 20).
+"""The held-out conversation set (``bench/data/heldout``), measured like LoCoMo.
 
 ``python -m bench.heldout``: the three conversations written for memoryd, never used to
 choose a parameter, through ``memoryd.eval.locomo.run_eval`` (hybrid, the local MiniLM,

@@ -164,7 +164,7 @@ class Reconcile:
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """Where captured facts were said (issue 40): the gateway request (its id, as in
+    """Where captured facts were said: the gateway request (its id, as in
     ``x-memoryd-request-id`` and ``GET /api/requests``) and when it came in. An erasure
     of the end user after ``said_at`` drops them."""
 
@@ -193,7 +193,7 @@ class Origin:
 def written_via(
     metadata: dict[str, Any] | None, via: str, said_at: datetime | None = None
 ) -> dict[str, Any]:
-    """``metadata`` with where the memory came from (issue 40): ``via`` (``rest``,
+    """``metadata`` with where the memory came from: ``via`` (``rest``,
     ``mcp``, ``import``; the gateway's are stamped by ``Origin``) and ``saidAt``. They
     replace a writer's own: provenance a client could set would claim a conversation
     that never happened (a memoryd export restored keeps its own: see import)."""
@@ -287,7 +287,7 @@ class Resolution:
     query_truncated: bool = False
     #: The owner's known subjects the query names (the subject prior's people).
     subjects: list[str] = field(default_factory=list)
-    #: What the question asks about the user: attributes, or "overview" (issue 46).
+    #: What the question asks about the user: attributes, or "overview".
     asked: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -314,7 +314,7 @@ class Preview:
     total_tokens: int = field(init=False)
     #: Candidates not injected, each with its ``reason`` (relevance floor, budget).
     dropped: list[dict[str, Any]] = field(default_factory=list)
-    #: The profile section that goes ahead of ``hits`` (issue 39).
+    #: The profile section that goes ahead of ``hits``.
     profile: Profile | None = None
 
     def __post_init__(self) -> None:
@@ -371,7 +371,7 @@ def _about(memory: Memory) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Erasure:
-    """The receipt of an erasure (issue 40): whose memories went, when, and how many
+    """The receipt of an erasure: whose memories went, when, and how many
     of each kind; never what they said. ``user_id`` None: every end user of the key."""
 
     id: str

@@ -110,7 +110,7 @@ def _long_enough(value: str) -> bool:
     return any(c.isalnum() and unicodedata.east_asian_width(c) in {"W", "F"} for c in value)
 
 
-#: Catch-all readings the words of a constraint or a job override (issue 39): "got COPD
+#: Catch-all readings the words of a constraint or a job override: "got COPD
 #: from smoking" is no possession, "I'm having a slipped disc" no plan.
 _LOOSE = frozenset({"hobby", "plan", "possession", "like", "routine", "identity", "habit"})
 _JOB_AS = re.compile(r"\b(?:job|role|position|career|work(?:ing)?)\s+as\s+(?:an?\s+)?\w", re.I)
