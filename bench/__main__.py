@@ -28,15 +28,14 @@ when its run started (``machine.started_at``) and when it was written (``written
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
-from bench.machine import load_average_now, machine
+from bench import output
+from bench.machine import machine
+from bench.output import write
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = output.RESULTS
 DOCS = RESULTS.parent.parent / "docs" / "benchmarks.md"
 PLOTS = DOCS.parent / "benchmarks"
 STAGES = (
@@ -62,31 +61,7 @@ STAGES = (
 )
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    if not rows:
-        return "(no rows)"
-    cols = list(rows[0])
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def write(name: str, rows: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> None:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "benchmark": name,
-        "machine": machine(),
-        "load_average_end": load_average_now(),
-        "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "rows": rows,
-        **(extra or {}),
-    }
-    (RESULTS / f"{name}.json").write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"\n## {name}\n\n{table(rows)}\n", flush=True)
-
-
 def main(argv: list[str] | None = None) -> int:
-    global RESULTS
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000", help="memories per owner")
     parser.add_argument(
@@ -127,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         "--extraction-data", type=Path, default=None, help="labelled extraction set directory"
     )
     args = parser.parse_args(argv)
-    RESULTS = args.results.resolve()
+    results = output.RESULTS = args.results.resolve()
     machine()  # the load average and commit as the run starts
     only = set(args.only.split(","))
     if only - set(STAGES):
@@ -244,14 +219,14 @@ def main(argv: list[str] | None = None) -> int:
     if "plots" in only:
         from bench.plots import make_plots
 
-        plots = make_plots(RESULTS, args.plots)
+        plots = make_plots(results, args.plots)
         progress(f"plots: {', '.join(str(p) for p in plots) or 'none (no results)'}")
     if "tables" in only:
         from bench.plots import existing_plots
         from bench.tables import rewrite
 
         shown = plots if plots is not None else existing_plots(args.plots)
-        pages = rewrite(RESULTS, args.docs, args.plots, shown)
+        pages = rewrite(results, args.docs, args.plots, shown)
         progress(f"tables: rewrote the generated regions of {', '.join(map(str, pages))}")
     return 0
 

@@ -25,7 +25,7 @@ Progress = Callable[[str], None]
 RRF = {"fusion": "rrf"}
 SCORE = {"fusion": "score"}
 NO_PRIORS = {"neighbour_weight": 0.0, "session_weight": 0.0, "date_boost": 0.0}
-#: What issue 20 added: the subject prior and context-aware indexing.
+#: The subject prior and context-aware indexing, both off: retrieval as it was before them.
 NO_ISSUE_20 = {"subject_weight": 0.0, "context_field_weight": 0.0}
 #: The context vector's weight cross-validation chose; off by default (within noise).
 CONTEXT_VECTOR = {"context_vector_weight": 0.35}

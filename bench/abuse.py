@@ -1,4 +1,4 @@
-"""Abuse: polite tenants' latency while one greedy tenant and slow sockets attack (issue 17).
+"""Abuse: polite tenants' latency while one greedy tenant and slow sockets attack.
 
 ``python -m bench.abuse [--quick] [--seconds 60] [--streams 250] [--slow 200]``, or the
 ``abuse`` stage of ``python -m bench``. A real ``memoryd serve`` (default limits, a temp
@@ -41,7 +41,7 @@ from bench.machine import machine
 from bench.retrieval import percentile
 
 ADMIN = "abuse-admin-token-0123456789"
-#: The acceptance target of issue 17: polite p99 under abuse / quiet p99.
+#: The acceptance target: polite p99 under abuse / quiet p99.
 P99_RATIO_TARGET = 2.0
 
 
@@ -364,7 +364,7 @@ def summary(rows: list[dict[str, Any]], d: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import bench.__main__ as runner
+    from bench import output
 
     parser = argparse.ArgumentParser(prog="python -m bench.abuse", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smoke run (~30 s)")
@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         "--retry-jitter", type=float, help="greedy waits retry-after x (1 + U(0, this)) (0)"
     )
     parser.add_argument("--think", type=float, help="polite pause between chats, s (0.25)")
-    parser.add_argument("--results", type=Path, default=runner.RESULTS, help="JSON directory")
+    parser.add_argument("--results", type=Path, default=output.RESULTS, help="JSON directory")
     args = parser.parse_args(argv)
     s = QUICK if args.quick else Settings()
     given = {
@@ -390,10 +390,10 @@ def main(argv: list[str] | None = None) -> int:
         "attacker_nice": args.attacker_nice,
     }
     s = Settings(**asdict(s) | {k: v for k, v in given.items() if v is not None})
-    runner.RESULTS = args.results.resolve()
+    output.RESULTS = args.results.resolve()
     machine()  # the load average as the run starts, not as it is written
     rows, detail = run(s, lambda m: print(f"... {m}", file=sys.stderr, flush=True))
-    runner.write("abuse", rows, {"abuse": detail})
+    output.write("abuse", rows, {"abuse": detail})
     print(summary(rows, detail), flush=True)
     return 0 if detail["polite_errors"] == 0 else 1
 

@@ -1,4 +1,4 @@
-"""What context-aware indexing costs (issue 20), at ingest and at query time.
+"""What context-aware indexing costs, at ingest and at query time.
 
 ``python -m bench.context_cost [--data DIR]``: the LoCoMo conversations are ingested
 into fresh engines, with the default local embedder (MiniLM) and without an embedder
@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.__main__ import write
 from bench.locomo import DEFAULT_DATA
+from bench.output import write
 from memoryd.eval import locomo
 from memoryd.eval.metrics import latency_summary
 

@@ -1,4 +1,4 @@
-"""The ``extraction`` bench stage: rules extraction on the labelled set (issue 15).
+"""The ``extraction`` bench stage: rules extraction on the labelled set.
 
 A thin wrapper over ``memoryd.eval.extraction`` (what ``memoryd eval extraction`` runs):
 every split of ``bench/data/extraction`` through a throwaway keyword-only engine,
@@ -7,7 +7,7 @@ recall proxy against LoCoMo's observation annotations when ``../shared/data/loco
 is there (read at run time, never copied). In process: no embeddings, a few seconds.
 The result is kept whole under ``"extraction"`` in ``bench/results/extraction.json``;
 its ``rows`` are one per split (and ``all``); ``rules_only`` is the same set with the
-attribute classifier off (issue 38: what it adds, measured).
+attribute classifier off (what it adds, measured).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Gateway overhead per wire format (issue 22): chat completions, the Responses API and
+"""Gateway overhead per wire format: chat completions, the Responses API and
 Anthropic's Messages API through one memoryd, each against its own fake upstream.
 
 One ``memoryd serve`` with 1,000 keyword-retrieved memories for the key, the OpenAI

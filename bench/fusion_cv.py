@@ -1,4 +1,4 @@
-"""The hybrid pipeline's parameters, chosen by leave-one-conversation-out (issue 20).
+"""The hybrid pipeline's parameters, chosen by leave-one-conversation-out.
 
 ``python -m bench.fusion_cv [--data DIR] [--grid SPEC] [--content none]``: the LoCoMo
 conversations are ingested once (MiniLM, every turn about its speaker), then every
@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.__main__ import write
 from bench.locomo import DEFAULT_DATA
+from bench.output import write
 from memoryd.eval import locomo
 from memoryd.eval.metrics import CATEGORIES, StrategyResult, latency_summary
 

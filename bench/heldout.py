@@ -1,4 +1,4 @@
-"""The held-out conversation set (``bench/data/heldout``), measured like LoCoMo (issue 20).
+"""The held-out conversation set (``bench/data/heldout``), measured like LoCoMo.
 
 ``python -m bench.heldout``: the three conversations written for memoryd, never used to
 choose a parameter, through ``memoryd.eval.locomo.run_eval`` (hybrid, the local MiniLM,
@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from bench.__main__ import write
+from bench.output import write
 from memoryd.eval import locomo
 
 DATA = Path(__file__).resolve().parent / "data" / "heldout"

@@ -31,8 +31,8 @@ from typing import Any
 
 import httpx
 
-from bench.__main__ import write
 from bench.gateway import free_port, process
+from bench.output import write
 from bench.retrieval import percentile
 from bench.rss import WARMUP_S, RssSampler, rss_line
 from memoryd.bootstrap import build_engine

@@ -17,7 +17,7 @@
   FTS5 OR-query path) and pure dense (``semantic``), and hybrid with the static model.
   Baselines get ``vec_top_k`` = max k so they can fill k = 25.
 
-Pure of printing except through ``progress``; ``bench.__main__`` writes the results.
+Pure of printing except through ``progress``; ``bench.output.write`` writes the results.
 """
 
 from __future__ import annotations
@@ -458,8 +458,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo JSON directory")
     parser.add_argument("--turn-context", choices=list(locomo.CONTENT_FNS), default=None)
     args = parser.parse_args(argv)
-    from bench.__main__ import write
     from bench.machine import machine
+    from bench.output import write
 
     machine()  # the load average and commit as the run starts
 

@@ -1,5 +1,5 @@
-"""The ``profile`` bench stage: the always-on profile and the instruction guard (issues
-39 and 45), on labelled sets written by people who never saw the code.
+"""The ``profile`` bench stage: the always-on profile and the instruction guard, on
+labelled sets written by people who never saw the code.
 
 ``advice``: each scenario's statements are told to a throwaway engine (the rules and,
 with the ``local`` extra, the attribute classifier: what the gateway runs), then its

@@ -1,4 +1,4 @@
-"""What a proxy costs to pass through (issue 21), side by side in one run.
+"""What a proxy costs to pass through, side by side in one run.
 
 ``python -m bench --only proxy [--requests N]``. Processes: the fake OpenAI upstream
 (``python -m memoryd.testing``), three ``memoryd serve`` (keyword-only retrieval twice,

@@ -1,4 +1,4 @@
-"""The ``relevance`` bench stage: the per-hit relevance floor (issue 16.1).
+"""The ``relevance`` bench stage: the per-hit relevance floor.
 
 Every owner of ``bench/data/relevance`` is stored in a throwaway engine with the default
 install's embedder (all-MiniLM-L6-v2), and every query is previewed with the default

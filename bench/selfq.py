@@ -1,16 +1,16 @@
-"""The ``selfq`` bench stage: questions about the user, through the gateway (issue 46).
+"""The ``selfq`` bench stage: questions about the user, through the gateway.
 
 Each persona of ``bench/data/selfq/{split}.jsonl`` (written by a helper who never read
-the retrieval code) is one end user of one key. Its messages are sent, in order,
-through memoryd with the official ``openai`` client to a fake upstream on loopback
-(extraction runs as in production: the rules and the attribute classifier); then each
-of its questions is sent the same way and the memory block the upstream received is
-read. A self-question succeeds when the block holds one of the fact's ``expect``
-strings and none of its ``absent`` ones (an update's old value); ``captured`` says
-whether any current memory of the persona held it at all (capture is #38's measure,
+the retrieval code) is one end user of one key. Its messages are sent, in order, through
+memoryd with the official ``openai`` client to a fake upstream on loopback (extraction
+runs as in production: the rules and the attribute classifier); then each of its
+questions is sent the same way and the memory block the upstream received is read. A
+self-question succeeds when the block holds one of the fact's ``expect`` strings and
+none of its ``absent`` ones (an update's old value); ``captured`` says whether any
+current memory of the persona held it at all (capture is the extraction bench's measure,
 this one is retrieval's). An overview question scores the share of its four expected
-facts in the block. An unrelated question is clean when no memory beyond the
-always-on profile rides with it (``x-memoryd-memory-ids`` minus
+facts in the block. An unrelated question is clean when no memory beyond the always-on
+profile rides with it (``x-memoryd-memory-ids`` minus
 ``x-memoryd-profile-ids``).
 """
 
@@ -156,7 +156,7 @@ def run_split(
     split: str, progress: Callable[[str], None] | None = None, *, questions: bool = True
 ) -> dict[str, Any]:
     """One split through a fresh gateway; ``questions=False`` answers by search alone
-    (the question classifier absent: what memoryd did before issue 46)."""
+    (the question classifier absent: what memoryd did before it had one)."""
     rows = _load(DATA / f"{split}.jsonl")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="memoryd-selfq-") as tmp:
@@ -193,8 +193,8 @@ def run_split(
 def run(
     splits: tuple[str, ...] = ("dev", "test"), progress: Callable[[str], None] | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Each split by search alone (before issue 46) and with the question classifier,
-    then the relevance floor's own bench, in one run."""
+    """Each split by search alone (as before the question classifier) and with the
+    question classifier, then the relevance floor's own bench, in one run."""
     from bench import relevance
     from memoryd.settings import RELEVANCE_FLOOR
 

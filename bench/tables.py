@@ -956,7 +956,7 @@ def _floor_tail(detail: dict[str, Any]) -> str:
 
 
 def selfq_section(page: Page) -> str:
-    """Questions about the user through the gateway (issue 46): per split, then per
+    """Questions about the user through the gateway: per split, then per
     register and per attribute."""
     p = page.get("selfq")
     detail = (p or {}).get("selfq") or {}

@@ -1,4 +1,4 @@
-"""Train the attribute classifier and measure it against the rules (issue 38).
+"""Train the attribute classifier and measure it against the rules.
 
 ``python -m bench.train_attributes`` embeds ``bench/data/attributes/train*.jsonl`` with
 the packaged MiniLM, fits a softmax regression (plain numpy, L2, full-batch gradient
@@ -62,7 +62,7 @@ def fit(
     return w.astype(np.float32), b.astype(np.float32)
 
 
-#: Extraction splits whose clauses also train the classifier (issue 38): the message's
+#: Extraction splits whose clauses also train the classifier: the message's
 #: clauses as capture segments them, a clause holding an expected value labelled with
 #: its fact's attribute, every clause of a fact-free message "none". ``dev6`` and the
 #: held-out ``test*`` splits are never trained on.

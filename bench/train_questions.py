@@ -1,5 +1,4 @@
-"""Train the question classifier: which attribute of the user a question asks about
-(issue 46).
+"""Train the question classifier: which attribute of the user a question asks about.
 
 ``python -m bench.train_questions`` embeds ``bench/data/selfq/train*.jsonl`` (questions
 labelled with an attribute of the schema, ``overview`` or ``none``, written by a

@@ -260,7 +260,7 @@ def _install_health(app: FastAPI, engine: MemoryEngine) -> None:
 
 def _openapi_without_422(app: FastAPI) -> None:
     """FastAPI documents a 422 on every route; memoryd answers validation errors with
-    400 in its one error shape (SPEC §13), so the schema says exactly that."""
+    400 in its one error shape, so the schema says exactly that."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:

@@ -31,7 +31,7 @@ PG_KEYWORD_MIN_ROWS = 2000
 
 
 def local_model_installed(env: Mapping[str, str]) -> bool:
-    """Whether the local MiniLM files are present (SPEC §10 ``transformersEnabled``)."""
+    """Whether the local MiniLM files are present (``transformersEnabled``)."""
     try:
         from memoryd.embedding import local_model_files
     except ImportError:

@@ -1,8 +1,8 @@
 """A thread-safe LRU cache with a TTL and hit/miss counters.
 
-Used for the memory read cache (SPEC §4: 60 s, 500 entries, negative caching) and
-for embeddings. A hit refreshes recency (true LRU, unlike the reference's FIFO); an
-expired entry counts as a miss and is dropped.
+Used for the memory read cache (docs/design/storage.md#read-cache: 60 s, 500 entries,
+negative caching) and for embeddings. A hit refreshes recency (true LRU, unlike the
+reference's FIFO); an expired entry counts as a miss and is dropped.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ class MemorydError(Exception):
         self.details: list[dict[str, Any]] = details or []
 
     def to_dict(self) -> dict[str, Any]:
-        """The one JSON error shape of SPEC §13."""
+        """The one JSON error shape (docs/design/interfaces.md#one-error-shape)."""
         return {"error": {"message": self.message, "code": self.code, "details": self.details}}
 
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-#: The reserved owner id of the shared pool (SPEC §2). No client key may use it.
+#: The reserved owner id of the shared pool (docs/design/owners.md#the-shared-pool). No
+#: client key may use it.
 GLOBAL_OWNER = "global"
 
 
@@ -105,7 +106,8 @@ class Memory:
         return tuple(s for s in raw if isinstance(s, str) and s.strip())
 
     def to_dict(self) -> dict[str, Any]:
-        """The camelCase memory object of SPEC §13, plus the supersession history."""
+        """The camelCase memory object (docs/design/interfaces.md#the-memory-object), plus
+        the supersession history."""
         return {
             "id": self.id,
             "apiKeyId": self.api_key_id,
@@ -162,7 +164,7 @@ class Reconcile:
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """Where captured facts were said (issue 40): the gateway request (its id, as in
+    """Where captured facts were said: the gateway request (its id, as in
     ``x-memoryd-request-id`` and ``GET /api/requests``) and when it came in. An erasure
     of the end user after ``said_at`` drops them."""
 
@@ -191,7 +193,7 @@ class Origin:
 def written_via(
     metadata: dict[str, Any] | None, via: str, said_at: datetime | None = None
 ) -> dict[str, Any]:
-    """``metadata`` with where the memory came from (issue 40): ``via`` (``rest``,
+    """``metadata`` with where the memory came from: ``via`` (``rest``,
     ``mcp``, ``import``; the gateway's are stamped by ``Origin``) and ``saidAt``. They
     replace a writer's own: provenance a client could set would claim a conversation
     that never happened (a memoryd export restored keeps its own: see import)."""
@@ -214,8 +216,8 @@ class Reconciled:
 class MemoryPatch:
     """Input of ``update``: only the fields that are set change.
 
-    ``metadata`` replaces the stored object (SPEC §4); ``expires_at`` uses
-    ``clear_expiry`` to distinguish "set to never" from "leave alone".
+    ``metadata`` replaces the stored object (docs/design/storage.md#writes);
+    ``expires_at`` uses ``clear_expiry`` to distinguish "set to never" from "leave alone".
     """
 
     type: MemoryType | None = None
@@ -269,7 +271,8 @@ class Hit:
 
 @dataclass(slots=True)
 class Resolution:
-    """How one retrieval was actually served (SPEC §8), for previews and status."""
+    """How one retrieval was actually served (docs/design/retrieval.md#resolution), for
+    previews and status."""
 
     embedding_source: str | None = None
     embedding_model: str | None = None
@@ -284,7 +287,7 @@ class Resolution:
     query_truncated: bool = False
     #: The owner's known subjects the query names (the subject prior's people).
     subjects: list[str] = field(default_factory=list)
-    #: What the question asks about the user: attributes, or "overview" (issue 46).
+    #: What the question asks about the user: attributes, or "overview".
     asked: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -311,7 +314,7 @@ class Preview:
     total_tokens: int = field(init=False)
     #: Candidates not injected, each with its ``reason`` (relevance floor, budget).
     dropped: list[dict[str, Any]] = field(default_factory=list)
-    #: The profile section that goes ahead of ``hits`` (issue 39).
+    #: The profile section that goes ahead of ``hits``.
     profile: Profile | None = None
 
     def __post_init__(self) -> None:
@@ -368,7 +371,7 @@ def _about(memory: Memory) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Erasure:
-    """The receipt of an erasure (issue 40): whose memories went, when, and how many
+    """The receipt of an erasure: whose memories went, when, and how many
     of each kind; never what they said. ``user_id`` None: every end user of the key."""
 
     id: str

@@ -1,4 +1,5 @@
-"""Memory settings (SPEC §10): stored in SQLite, normalized on read, strict on write.
+"""Memory settings (docs/design/interfaces.md#settings): stored in SQLite, normalized on
+read, strict on write.
 
 Reads never fail: a stored value of the wrong type or outside its set falls back to
 the default, numbers are rounded and clamped. Writes are strict (unknown fields, wrong
@@ -40,7 +41,7 @@ RELEVANCE_FLOOR = 0.2
 class MemorySettings:
     enabled: bool = True
     max_tokens: int = 2000
-    retention_days: int | None = None  # None: keep until expiry or deletion (issue 16)
+    retention_days: int | None = None  # None: keep until expiry or deletion
     strategy: str = "hybrid"
     scope: str = "apiKey"
     extract_from: tuple[str, ...] = ("user",)
@@ -53,7 +54,7 @@ class MemorySettings:
     vector_store: str = "auto"
     min_score: float | None = None
     #: Per hit: a candidate found only by meaning (no keyword match) must reach this
-    #: cosine similarity to be injected; null/0 turns the floor off (issue 16).
+    #: cosine similarity to be injected; null/0 turns the floor off.
     relevance_floor: float | None = RELEVANCE_FLOOR
     #: ``llm`` / ``hybrid`` add the opt-in LLM extractor (``memoryd.engine.llm_extraction``).
     extraction_mode: str = "rules"
@@ -62,16 +63,16 @@ class MemorySettings:
     extraction_timeout_ms: int = 15000
     extraction_daily_token_cap: int = 0  # tokens per UTC day; 0 = no cap
     #: Tokens each key may spend on LLM extraction per UTC month; 0 = no cap. A key
-    #: over it is extracted by the rules alone (issue 40).
+    #: over it is extracted by the rules alone.
     extraction_key_monthly_token_cap: int = 0
     #: Hold a message the guard refuses (it steers the assistant) for review instead
     #: of dropping it (``/api/memory/quarantine``); it is never injected meanwhile.
     quarantine_guarded: bool = False
-    #: The profile every request carries (issue 39); 0 turns it off.
+    #: The profile every request carries; 0 turns it off.
     profile_max_tokens: int = PROFILE_TOKENS
     #: Keys whose shared memories (stored with no end user) reach the end users they
-    #: name; ``*`` every key. Empty by default: one person's words do not reach another
-    #: (issue 45). Standing instructions given with no end user never do.
+    #: name; ``*`` every key. Empty by default: one person's words do not reach another.
+    #: Standing instructions given with no end user never do.
     share_with_end_users: tuple[str, ...] = ()
 
     def shares(self, key_id: str) -> bool:

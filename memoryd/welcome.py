@@ -1,4 +1,4 @@
-"""What ``memoryd serve`` tells the person who started it (issue 47): the ready banner
+"""What ``memoryd serve`` tells the person who started it: the ready banner
 (where the dashboard is, which upstream answers, what to run next), the variables it
 will not read (a typo is otherwise silent: the first chat answers 503), and a data dir
 it cannot write named in one line with the fix, instead of a traceback.

@@ -1,4 +1,5 @@
-"""``/api/keys`` over HTTP through the real app (in process), SPEC §13 shapes."""
+"""``/api/keys`` over HTTP through the real app (in process),
+docs/design/interfaces.md#rest-api shapes."""
 
 from __future__ import annotations
 

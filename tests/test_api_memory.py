@@ -1,4 +1,5 @@
-"""The management API's memory routes over HTTP (in process), SPEC §13 shapes."""
+"""The management API's memory routes over HTTP (in process),
+docs/design/interfaces.md#rest-api shapes."""
 
 from __future__ import annotations
 
@@ -150,7 +151,7 @@ def test_get_put_delete_and_404s(client: Any) -> None:
     )
     assert put.status_code == 200
     assert put.json()["memory"]["content"] == "Updated content"
-    assert put.json()["memory"]["metadata"] == {"y": 2}  # replaced, SPEC §4
+    assert put.json()["memory"]["metadata"] == {"y": 2}  # replaced: docs/design/storage.md#writes
     assert_error(client.put(f"/api/memory/{memory_id}", json={"unknownField": 1}), 400)
     assert_error(client.put(f"/api/memory/{memory_id}", json={"content": None}), 400)
     assert_error(

@@ -12,7 +12,7 @@ from tests.test_api_memory import assert_error
 
 def test_get_memory_settings_has_every_field(client: Any) -> None:
     body = client.get("/api/settings/memory").json()
-    assert body["enabled"] is True  # memoryd default (SPEC §18)
+    assert body["enabled"] is True  # docs/design/interfaces.md#memory-is-on-by-default
     assert body["maxTokens"] == 2000
     assert body["strategy"] == "hybrid"
     assert set(body) == {

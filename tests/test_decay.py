@@ -1,4 +1,4 @@
-"""Typed decay (SPEC §11): ported from the reference TV6 cases."""
+"""Typed decay (docs/design/storage.md#lifecycle): ported from the reference TV6 cases."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Source resolution (SPEC §6 ``auto``), signatures, errors, registry and the
-provider listing."""
+"""Source resolution (``auto``: docs/design/vectors.md#choosing-a-source), signatures,
+errors, registry and the provider listing."""
 
 from __future__ import annotations
 

@@ -19,7 +19,9 @@ from memoryd.eval.labelled import Negative, Pair, Positive
 REPO = Path(__file__).resolve().parent.parent
 DEV = REPO / "bench" / "data" / "extraction" / "dev"
 
-# Phrasings any rules extractor stores (SPEC §5), so these tests do not pin one version.
+# Phrasings any rules extractor stores
+# (docs/design/extraction.md#what-the-rules-capture), so these tests do not pin one
+# version.
 POSITIVES = [
     {
         "id": "p-1",

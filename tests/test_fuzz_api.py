@@ -2,7 +2,7 @@
 
 Every ``/api/*`` operation gets generated requests, valid and invalid (schemathesis'
 positive and negative modes), sent with the admin token: none may answer 5xx, and
-every error must be the one error shape of SPEC §13.
+every error must be the one error shape (docs/design/interfaces.md#one-error-shape).
 """
 
 from __future__ import annotations

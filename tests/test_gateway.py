@@ -1,6 +1,7 @@
 """The gateway end to end: the official `openai` client -> memoryd (real HTTP on
-loopback) -> a fake OpenAI-compatible upstream (real HTTP on loopback) that records
-what it receives. Ports the reference pipeline cases, adapted to SPEC §9/§12."""
+loopback) -> a fake OpenAI-compatible upstream (real HTTP on loopback) that records what
+it receives. Ports the reference pipeline cases, adapted to docs/design/injection.md and
+docs/design/gateway.md."""
 
 from __future__ import annotations
 

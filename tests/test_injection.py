@@ -1,4 +1,4 @@
-"""Tests for memory injection into chat requests (SPEC §9)."""
+"""Tests for memory injection into chat requests (docs/design/injection.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Acceptance: tenant isolation (SPEC §2, §18). No read path returns another owner's
-memory; the shared pool (owner ``global``) is visible only in scope ``global``; writes
-and lifecycle operations addressed to one owner never touch another's rows (B7)."""
+"""Acceptance: tenant isolation (docs/design/owners.md#every-read-filters-by-owner). No
+read path returns another owner's memory; the shared pool (owner ``global``) is visible
+only in scope ``global``; writes and lifecycle operations addressed to one owner never
+touch another's rows (B7)."""
 
 from __future__ import annotations
 

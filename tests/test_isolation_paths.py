@@ -1,4 +1,4 @@
-"""Isolation at every interface (issue 10 item 5; SPEC §2, §12-§15).
+"""Isolation at every interface (docs/design/owners.md#every-read-filters-by-owner).
 
 Two client keys, A (``iso_a``) and B (``iso_b``), and the shared pool (owner
 ``global``) hold memories that all match the same query. As key A, this module tries
@@ -89,8 +89,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
 }
 STRATEGIES = ("recent", "semantic", "hybrid")
 SCOPES = ("apiKey", "session", "global")
-ERROR_KEYS = {"message", "code", "details"}  # SPEC §13
-OPENAI_ERROR_KEYS = {"message", "type", "param", "code"}  # SPEC §12
+ERROR_KEYS = {"message", "code", "details"}  # docs/design/interfaces.md#one-error-shape
+OPENAI_ERROR_KEYS = {"message", "type", "param", "code"}  # docs/design/gateway.md#errors
 
 
 def loopback(url: str, **kwargs: Any) -> httpx.Client:
@@ -1272,7 +1272,7 @@ async def connect_and_search(url: str, secret: str) -> None:
 
 def test_a_revoked_key_is_refused_everywhere(w: World) -> None:
     """A key made and revoked through ``/api/keys``: working on every path before,
-    refused by every path after, its memories kept (SPEC §13)."""
+    refused by every path after, its memories kept (docs/design/owners.md#client-keys)."""
     with w.admin() as http:
         made = http.post("/api/keys", json={"name": "to revoke", "id": "iso_revoked"})
         assert made.status_code == 201

@@ -1,4 +1,5 @@
-"""Lifecycle (SPEC §11): summarization, typed decay, expiry, clear, export/import.
+"""Lifecycle (docs/design/storage.md#lifecycle): summarization, typed decay, expiry,
+clear, export/import.
 
 Ported from the reference memory-summarization, memory-summarization-older-than and
 typed-decay (DB cases) tests, minus the reference's bugs: summaries never merge
@@ -332,7 +333,7 @@ def test_older_than_creates_one_summary_and_deletes_originals(engine: MemoryEngi
 
 
 def test_older_than_empty_non_dry_run_reports_dry_run_false(engine: MemoryEngine) -> None:
-    # SPEC adaptation: the reference reported dryRun: true here because the empty
+    # An adaptation: the reference reported dryRun: true here because the empty
     # result took its dry-run return path; memoryd reports what the caller asked for.
     fresh_row = add(engine, "api-fresh", "A fresh memory.")
     result = engine.summarize_older_than("api-fresh", 30, dry_run=False)

@@ -1,7 +1,7 @@
-"""The MCP tools (SPEC §14) driven by the SDK's own client over streamable HTTP against
-the real app on a loopback port. Ports the reference cases (memory-tools,
-mcp-memory-tools-strategy), adapted to SPEC: owner scoping by credential, clear deletes
-every match. The stdio transport is in test_mcp_stdio.py."""
+"""The MCP tools (docs/design/interfaces.md#mcp) driven by the SDK's own client over
+streamable HTTP against the real app on a loopback port. Ports the reference cases
+(memory-tools, mcp-memory-tools-strategy), adapted to memoryd: owner scoping by
+credential, clear deletes every match. The stdio transport is in test_mcp_stdio.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The MCP tools over stdio: the SDK's own client against a real `memoryd mcp`
-subprocess on a temporary data dir (SPEC §14, §16)."""
+subprocess on a temporary data dir (docs/design/interfaces.md#mcp)."""
 
 from __future__ import annotations
 

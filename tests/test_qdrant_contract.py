@@ -1,5 +1,5 @@
 """The vector-store contract, run against sqlite-vec, Qdrant (qdrant-client local mode)
-and Qdrant Edge through their real APIs (SPEC §7).
+and Qdrant Edge through their real APIs (docs/design/vectors.md#vector-stores).
 
 The backend-neutral cases of test_vector_store.py: CRUD, ordering and score range, the
 owner / session / type / expiry / retention filters inside the search, a small owner

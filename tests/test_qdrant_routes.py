@@ -1,6 +1,7 @@
 """``/api/settings/qdrant*`` over the real app: the reference qdrant-routes and
-qdrant-schemas cases adapted to SPEC §13 (owner-scoped test search, strict 400s, the
-key never returned), plus ``POST /api/memory/reindex {target: "qdrant"}``."""
+qdrant-schemas cases adapted to docs/design/owners.md#every-read-filters-by-owner
+(owner-scoped test search, strict 400s, the key never returned), plus
+``POST /api/memory/reindex {target: "qdrant"}``."""
 
 from __future__ import annotations
 

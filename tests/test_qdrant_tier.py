@@ -1,7 +1,8 @@
-"""The Qdrant tier inside a real engine (deterministic hash embedder, SPEC §7, §8):
-backfill on enable, dual write (SQLite first, then Qdrant), deletes and payload edits
-propagating, the retrieval ladder with its fallback reasons, the dimension guard,
-Qdrant down and recovering, and the embedded Qdrant Edge backend."""
+"""The Qdrant tier inside a real engine (deterministic hash embedder,
+docs/design/vectors.md#qdrant): backfill on enable, dual write (SQLite first, then
+Qdrant), deletes and payload edits propagating, the retrieval ladder with its fallback
+reasons, the dimension guard, Qdrant down and recovering, and the embedded Qdrant Edge
+backend."""
 
 from __future__ import annotations
 

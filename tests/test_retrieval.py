@@ -1,7 +1,7 @@
 """Retrieval on the keyword path (no embedding source yet), on a real engine and DB.
 
 Ported from the reference's retrieval, retrieval-semantic/-hybrid and preview tests,
-adapted to SPEC §8: sanitized FTS queries (B1/B2), filters on every path, the
+adapted to docs/design/retrieval.md: sanitized FTS queries (B1/B2), filters on every path, the
 skip-not-stop budget walk, abstention, access bumps and the preview resolution.
 """
 

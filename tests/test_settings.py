@@ -1,9 +1,10 @@
-"""Settings (SPEC §10) and engine configuration from the environment.
+"""Settings (docs/design/interfaces.md#settings) and engine configuration from the
+environment.
 
 Ported from the reference memory-settings, memory-settings-default and
 memory-settings-extended tests, adapted to memoryd: ``enabled`` defaults to true
-(SPEC §18), values are stored under the camelCase API names with the prefix
-``memory.``, reads normalize and writes are strict.
+(docs/design/interfaces.md#memory-is-on-by-default), values are stored under the
+camelCase API names with the prefix ``memory.``, reads normalize and writes are strict.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def stored_rows(engine: MemoryEngine) -> dict[str, Any]:
 def test_defaults_of_an_empty_store() -> None:
     settings = normalize({})
     assert settings == MemorySettings()
-    assert settings.enabled is True  # memoryd: on by default (SPEC §18)
+    assert settings.enabled is True  # docs/design/interfaces.md#memory-is-on-by-default
     assert settings.max_tokens == 2000
     assert settings.retention_days is None  # long-term by default (issue 16)
     assert settings.strategy == "hybrid"

@@ -1,4 +1,5 @@
-"""Tests for the storage layer: migrations, the single writer, FTS5 triggers (SPEC §3)."""
+"""Tests for the storage layer: migrations, the single writer, FTS5 triggers
+(docs/design/storage.md#keyword-index)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Store semantics through the engine (SPEC §4): CRUD, upsert, list, cache, extraction.
+"""Store semantics through the engine (docs/design/storage.md#writes): CRUD, upsert,
+list, cache, extraction.
 
 A port of the reference's memory-store and memory-store-sync tests, plus tests for
 the reference bugs memoryd fixes (B9 upsert expiry, owner scoping, escaped LIKE).

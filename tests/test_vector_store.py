@@ -1,4 +1,4 @@
-"""The sqlite-vec tier against the real extension (SPEC §3 vectors, §7).
+"""The sqlite-vec tier against the real extension (docs/design/vectors.md#sqlite-vec).
 
 Ported from the reference suites memory-vectorstore-crud, -ensure-ready, -int8-quant,
 -stats, memory-vec-meta and memory-needs-reindex, adapted to our semantics: score =

@@ -1,5 +1,5 @@
 """``/api/memory/import/{omniroute,mem0}``: moving in from another memory system over
-REST (issue 41), as ``memoryd import omniroute|mem0`` does locally.
+REST, as ``memoryd import omniroute|mem0`` does locally.
 
 The OmniRoute database is the request body (``application/octet-stream``, a SQLite
 file); it is written to a private file under ``<data dir>/uploads`` for the read, then

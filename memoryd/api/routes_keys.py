@@ -1,4 +1,4 @@
-"""``/api/keys``: client API keys (SPEC §13). The secret appears only in the create reply.
+"""``/api/keys``: client API keys. The secret appears only in the create reply.
 
 The app mounts this router behind the admin-token dependency; a client key is never
 an admin credential here.

@@ -1,4 +1,4 @@
-"""``/api/settings/qdrant*`` (SPEC §13): Qdrant settings, health, test search, cleanup.
+"""``/api/settings/qdrant*``: Qdrant settings, health, test search, cleanup.
 
 The API key is write-only: answers carry ``hasApiKey`` and ``apiKeyMasked``, never the
 key. OmniRoute's ``embeddingModel`` is kept and shown, but Qdrant's vectors come from

@@ -1,4 +1,4 @@
-"""``/api/memory/quarantine``: messages the guard held for review (issue 40).
+"""``/api/memory/quarantine``: messages the guard held for review.
 
 Held only with the setting ``quarantineGuarded`` on; listed here, released (extracted
 as if the guard had let them pass) or discarded by an admin. Mounted before the

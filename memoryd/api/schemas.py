@@ -1,4 +1,5 @@
-"""Request and response models of the management API (SPEC §13), camelCase, strict.
+"""Request and response models of the management API
+(docs/design/interfaces.md#rest-api), camelCase, strict.
 
 Names follow ``XCreate`` / ``XUpdate`` / ``XPublic``. Every request model forbids
 unknown fields; the app turns a violation into a 400 in the one error shape.

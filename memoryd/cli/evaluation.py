@@ -1,5 +1,6 @@
-"""``memoryd eval …``: retrieval quality on public benchmark data (SPEC §19) and the
-extraction benchmark on the labelled set (issue 15).
+"""``memoryd eval …``: retrieval quality on public benchmark data
+(docs/design/retrieval.md#evaluation) and the extraction benchmark on the labelled
+set.
 
 A thin layer over ``memoryd.eval``. Every run uses a temporary data dir and never the
 user's (``--data-dir`` is ignored). Progress goes to stderr and the result to stdout.

@@ -1,4 +1,5 @@
-"""``memoryd providers …``: named upstream providers on the local data dir (SPEC §12)."""
+"""``memoryd providers …``: named upstream providers on the local data dir
+(docs/design/gateway.md#providers)."""
 
 from __future__ import annotations
 

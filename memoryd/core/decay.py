@@ -1,4 +1,4 @@
-"""Typed decay (SPEC §11): opt-in expiry of stale memories by type.
+"""Typed decay (docs/design/storage.md#lifecycle): opt-in expiry of stale memories by type.
 
 Episodic memories ("yesterday we discussed X") lose value with time; facts,
 procedures and semantic knowledge do not. So only types with a TTL decay, the clock

@@ -1,4 +1,4 @@
-"""The profile: what every request of an owner carries, whatever it asks (issue 39).
+"""The profile: what every request of an owner carries, whatever it asks.
 
 Relevance-gated retrieval brings a memory back when the question shares its words or
 meaning; a standing instruction ("keep answers short") or a constraint ("my partner

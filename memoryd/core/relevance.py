@@ -29,7 +29,7 @@ def relevant(
     this a question about Mount Everest brings up every memory of the owner; and a lone
     shared word ("works") is weak evidence. Without a similarity (keyword-only search)
     a keyword match is the evidence. A memory of an attribute the question asks about
-    (``asked``, issue 46) is kept whatever its similarity: "where do I work?" is close
+    (``asked``) is kept whatever its similarity: "where do I work?" is close
     to no statement of an employer. Every hit leaves with its reason in plain words
     (a kept one only with ``reasons``: they cost a copy of each hit)."""
     kept: list[Hit] = []

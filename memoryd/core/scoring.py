@@ -16,7 +16,8 @@ from memoryd.models import Hit
 
 T = TypeVar("T")
 
-#: SPEC §8 bounds on a retrieval budget; anything outside is clamped, never rejected.
+#: The bounds on a retrieval budget (docs/design/retrieval.md#budget); anything outside
+#: is clamped, never rejected.
 MIN_BUDGET_TOKENS = 1
 MAX_BUDGET_TOKENS = 16000
 
@@ -119,7 +120,7 @@ def rrf_fuse(
 
 
 def clamp_budget(max_tokens: int) -> int:
-    """Clamp a requested budget to SPEC §8's 1..16000 range."""
+    """Clamp a requested budget to the 1..16000 range."""
     return max(MIN_BUDGET_TOKENS, min(MAX_BUDGET_TOKENS, max_tokens))
 
 
@@ -130,7 +131,7 @@ def budget_walk(
     *,
     limit: int | None = None,
 ) -> list[T]:
-    """SPEC §8 budget walk: take ranked items greedily while they fit.
+    """The budget walk (docs/design/retrieval.md#budget): take ranked items greedily while they fit.
 
     An item that does not fit is skipped, not a stopping point, so one long memory
     cannot starve the shorter ones ranked below it. If nothing fits at all, the top

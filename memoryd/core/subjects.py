@@ -1,4 +1,4 @@
-"""Who a memory is about, and whom a query names (issue 20).
+"""Who a memory is about, and whom a query names.
 
 A memory may carry ``subjects`` in its metadata: ``"user"`` (the person the memories
 belong to) or a named person ("User's sister Anna lives in Lisbon" is about Anna and

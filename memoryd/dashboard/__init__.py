@@ -1,4 +1,5 @@
-"""Memory Studio: the web dashboard served at ``/dashboard`` (SPEC §15).
+"""Memory Studio: the web dashboard served at ``/dashboard``
+(docs/design/interfaces.md#memory-studio).
 
 Server-rendered Jinja2 pages plus small vanilla JavaScript and CSS served from
 ``static/``: nothing to build, nothing fetched from a CDN. The browser logs in once

@@ -1,4 +1,4 @@
-"""``/dashboard``: login, logout and the tab pages of Memory Studio (SPEC §15).
+"""``/dashboard``: login, logout and the tab pages of Memory Studio.
 
 Pages are rendered on the server (Jinja2, autoescaped) with the state that is cheap
 to read here (settings, owners); the tab's JavaScript then talks to ``/api/*`` with

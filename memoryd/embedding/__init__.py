@@ -1,5 +1,5 @@
-"""The embedding layer (SPEC §6): one Embedder protocol, a registry of sources, the
-``auto`` resolver and a shared cache.
+"""The embedding layer (docs/design/vectors.md#embedders): one Embedder protocol, a
+registry of sources, the ``auto`` resolver and a shared cache.
 
 Sources: ``transformers`` (local MiniLM on ONNX Runtime), ``static`` (a model2vec
 token table), ``remote`` (an OpenAI-compatible provider). Importing this package

@@ -3,7 +3,7 @@
 An ``Embedder`` turns texts into unit vectors. Every source (the local ONNX MiniLM,
 a static token table, a remote OpenAI-compatible provider, a test embedder) satisfies
 the same protocol and raises only ``EmbeddingError``, whose ``reason`` is one of five
-stable codes (SPEC §6)::
+stable codes (docs/design/vectors.md#embedding-errors)::
 
     no_key             the provider is unknown or has no API key (HTTP 401/403 too)
     model_load_failed  a local model is missing or cannot be loaded

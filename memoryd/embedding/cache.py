@@ -1,4 +1,4 @@
-"""The embedding cache (SPEC §6): true LRU with a TTL, keyed by
+"""The embedding cache (docs/design/vectors.md#embedding-cache): true LRU with a TTL, keyed by
 ``source:model:dim:sha256(text)``, in front of any Embedder.
 
 ``CachedEmbedder.embed_batch`` looks every text up, embeds only the misses in one

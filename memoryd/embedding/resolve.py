@@ -1,4 +1,5 @@
-"""Which embedding source the settings select (SPEC §6), without loading anything.
+"""Which embedding source the settings select
+(docs/design/vectors.md#choosing-a-source), without loading anything.
 
 ``auto``: remote when ``embeddingProviderModel`` names a configured provider that has
 a key → static when ``staticEnabled`` and a static model directory is present →

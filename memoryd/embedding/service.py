@@ -1,7 +1,7 @@
 """The active embedder, chosen from settings at run time, and its health.
 
 ``EmbeddingService.current()`` resolves the embedding source from the settings
-(SPEC §6 ``auto`` order), builds the embedder through the registry once per
+(the ``auto`` order), builds the embedder through the registry once per
 source/model, wraps it in the shared embedding cache, and remembers a load failure
 for a while so a broken model does not cost every request a retry. Callers that get
 ``None`` (or an ``EmbeddingError``) degrade to the keyword tier.

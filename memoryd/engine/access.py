@@ -1,7 +1,7 @@
 """Access bookkeeping (``access_count``, ``last_accessed_at``), coalesced.
 
 Every retrieval that injects memories bumps them. One writer transaction per chat for
-that was a measurable share of the gateway's CPU (issue 21's profile: the writer's
+that was a measurable share of the gateway's CPU (in a profile of the gateway: the writer's
 commits 8%, the bump itself 3%); the counts only feed decay and the dashboard, which
 need them within seconds, not per request. So bumps are summed in memory and written
 once per ``interval_s`` (and on ``flush``: ``drain`` and ``close`` call it) in one

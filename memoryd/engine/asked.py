@@ -1,4 +1,4 @@
-"""Questions about the user (issue 46): which attribute a question asks about, and the
+"""Questions about the user: which attribute a question asks about, and the
 owner's current memories of it, whatever words either used.
 
 "Where do I work?" shares no word and little meaning with "User just started at

@@ -1,4 +1,4 @@
-"""Rules backed by the attribute classifier (issue 38): one batch per message.
+"""Rules backed by the attribute classifier: one batch per message.
 
 ``back`` takes what the rules read from a message (facts, and the first-person
 statements no rule matched) and asks the classifier about two things at once: facts

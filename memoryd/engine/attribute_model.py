@@ -1,4 +1,4 @@
-"""The attribute classifier: which attribute a statement is about, by meaning (issue 38).
+"""The attribute classifier: which attribute a statement is about, by meaning.
 
 One hidden ReLU layer and a softmax over the packaged MiniLM's sentence vectors,
 trained here on labelled statements and clauses (``bench/train_attributes.py``; ~200 KB

@@ -1,4 +1,4 @@
-"""Erasure of a subject (issue 40): one end user of a key, or a whole key's memories,
+"""Erasure of a subject: one end user of a key, or a whole key's memories,
 gone from every place memoryd keeps them, with a receipt that says so.
 
 One transaction removes the subject's memories (current and superseded: history is

@@ -299,7 +299,7 @@ class ExtractionJobs:
         guard: bool = True,
     ) -> list[Reconciled]:
         """``_extract_and_store``, unless the subject was erased after ``origin`` (the
-        job was queued, or the conversation held, before the erasure: issue 40); an
+        job was queued, or the conversation held, before the erasure); an
         erasure that commits while it runs takes back what it stored."""
         since = origin.said_at if origin is not None else None
         if since is not None and self.store.read().erased_since(owner, user_id, since):
@@ -365,7 +365,7 @@ class ExtractionJobs:
         if self.quarantines():
 
             def hold(tx: Writer) -> None:
-                # held only if its subject was not erased since it was said (issue 40)
+                # held only if its subject was not erased since it was said
                 if not tx.erased_since(owner, user_id, said.said_at):
                     for item in refused:
                         tx.hold(item)

@@ -1,4 +1,4 @@
-"""Moving in from another memory system (issue 41): OmniRoute's System Memory database
+"""Moving in from another memory system: OmniRoute's System Memory database
 and mem0's export, each turned into memoryd's own import lines and upserted through
 ``import_jsonl`` (so the rules of every import hold: owner + key upsert, a second run
 changes nothing, a bad row is reported and the others kept).

@@ -1,4 +1,4 @@
-"""Client API keys (SPEC §3 ``api_keys``, §13 ``/api/keys``): create, list, revoke, auth.
+"""Client API keys (docs/design/owners.md#client-keys): create, list, revoke, auth.
 
 A key's id is the owner id of its memories (``memories.api_key_id``). The secret
 (``mk_`` + 32 random bytes, url-safe, or one a client already holds, e.g. from
@@ -66,7 +66,7 @@ class ApiKey:
         return self.revoked_at is not None
 
     def to_dict(self) -> dict[str, Any]:
-        """The public key object of SPEC §13 (never the secret or its hash)."""
+        """The public key object (never the secret or its hash)."""
         return {
             "id": self.id,
             "name": self.name,

@@ -1,4 +1,5 @@
-"""Lifecycle (SPEC §11): expiry, summarization, typed decay, clear, export/import.
+"""Lifecycle (docs/design/storage.md#lifecycle): expiry, summarization, typed decay,
+clear, export/import.
 
 Functions over an engine, kept out of ``engine.py`` so the facade stays small. Every
 operation is scoped to one owner (summaries never merge owners), and every delete

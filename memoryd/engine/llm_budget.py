@@ -1,4 +1,4 @@
-"""What each key spent on LLM extraction this UTC month, and its cap (issue 40).
+"""What each key spent on LLM extraction this UTC month, and its cap.
 
 The month's total lives in the settings table (one row per key and month), so a
 restart does not reset it and every server of a fleet reads and adds to the same

@@ -1,6 +1,6 @@
 """An owner's profile for one request, and retrieval with it: what a chat request
-carries and what a preview shows, from one function, so the two cannot drift apart
-(issue 39). ``core.profile`` decides membership order and the budget; this reads the
+carries and what a preview shows, from one function, so the two cannot drift apart.
+``core.profile`` decides membership order and the budget; this reads the
 rows through the retrieval filter (the same owners, end user, expiry and retention)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Upstream providers (SPEC §12): named upstream endpoints with keys.
+"""Upstream providers (docs/design/gateway.md#providers): named upstream endpoints with keys.
 
 Each has a ``kind``: ``openai`` (an OpenAI-compatible API, the default) or
 ``anthropic`` (the Anthropic Messages API). Stored as one JSON list in the settings

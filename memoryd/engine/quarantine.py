@@ -1,4 +1,4 @@
-"""Messages the guard held for review (``quarantineGuarded``, issue 40).
+"""Messages the guard held for review (``quarantineGuarded``).
 
 With the setting off (the default) a message that steers the assistant (an override,
 a role marker, a request for credentials, see ``core.extraction.guard``) is dropped

@@ -1,4 +1,4 @@
-"""Why a request was told what it was told (issue 40): the memories each recent gateway
+"""Why a request was told what it was told: the memories each recent gateway
 request carried, by its request id (``x-request-id``), for a bounded window.
 
 Kept in this process's memory, newest ``capacity`` requests that carried anything: a

@@ -143,7 +143,7 @@ class Retriever:
             max_tokens=_clamp(budget, 1, 16000),
             scope=scope_value,  # type: ignore[arg-type]
             session_id=session_id or None,
-            # the token budget, not a fixed count, limits what is injected (issue 16)
+            # the token budget, not a fixed count, limits what is injected
             limit=_clamp(limit if limit is not None else MAX_LIMIT, 1, MAX_LIMIT),
             user_id=user_id,
         )
@@ -170,7 +170,7 @@ class Retriever:
             created_after=now - timedelta(days=days) if days else None,
             user_id=req.user_id,
             # a named end user: the key's shared rows only when the key shares them,
-            # and never the instructions someone gave with no end user (issue 45)
+            # and never the instructions someone gave with no end user
             shared=req.owner is None or settings.shares(req.owner),
             unshared=INSTRUCTIONS,
         )
@@ -198,7 +198,7 @@ class Retriever:
         names = resolution.subjects = self._named(req, flt)
         if req.strategy != "exact":
             # The people a query names stay in its keyword leg; the dense leg would
-            # match the name instead of what is asked about them (issue 20).
+            # match the name instead of what is asked about them.
             dense = subjects.without(req.query, names) if names else req.query
             query_vector = self._prepare_vector(req, resolution, dense)
         recent = req.strategy == "exact"  # the newest memories: no question is asked
@@ -448,7 +448,7 @@ class Retriever:
 
     def _recent(self, reader: Reader, flt: Filter, req: Request) -> list[Hit]:
         """Newest first, whatever the query says: what the gateway sends under the
-        ``recent`` strategy, so a preview with a query shows the same (issue 39)."""
+        ``recent`` strategy, so a preview with a query shows the same."""
         rows = reader.recent(flt, req.limit)  # the newest, up to MAX_LIMIT candidates
         return [self._hit(m, 0.0, "recent") for m in rows]
 

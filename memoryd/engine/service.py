@@ -342,7 +342,7 @@ class MemoryEngine(Lifecycle):
         profile: bool = True,
         **options: Unpack[RetrievalOptions],
     ) -> tuple[Profile, list[Hit]]:
-        """What one chat request carries: the owner's profile (issue 39) and the
+        """What one chat request carries: the owner's profile and the
         retrieved memories it does not already hold; bumps their access counters."""
         require_owner(owner)
         settings = settings or self.settings.get()

@@ -1,4 +1,4 @@
-"""Engine status (SPEC §13 ``engine-status``): what each tier can do right now, and why."""
+"""Engine status (``GET /api/memory/engine-status``): what each tier can do right now, and why."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class StatusHost(LlmHost, Protocol):
 
 
 def _questions(engine: StatusHost) -> dict[str, Any]:
-    """The question classifier (issue 46): it reads MiniLM query vectors, so it serves
+    """The question classifier: it reads MiniLM query vectors, so it serves
     with the MiniLM embedder (free) or a remote one (MiniLM embeds the question too);
     otherwise questions about the user are answered by search alone."""
     model = engine.retriever.questions
@@ -53,7 +53,7 @@ def _questions(engine: StatusHost) -> dict[str, Any]:
 
 
 def _classifier(engine: StatusHost) -> dict[str, Any]:
-    """The attribute classifier backing the rules (issue 38): MiniLM and its weights
+    """The attribute classifier backing the rules: MiniLM and its weights
     load on the first extraction that needs them."""
     model = engine.extraction.attributes
     if model is None:

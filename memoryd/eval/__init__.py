@@ -1,5 +1,5 @@
-"""Built-in evaluation: retrieval on public benchmark data (SPEC §19) and extraction on
-a labelled set (issue 15).
+"""Built-in evaluation: retrieval on public benchmark data
+(docs/design/retrieval.md#evaluation) and extraction on a labelled set.
 
 ``memoryd.eval.locomo`` loads LoCoMo conversations, stores them through a throwaway
 engine and measures turn-level evidence recall through the engine's real retrieval

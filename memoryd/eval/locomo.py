@@ -1,6 +1,6 @@
 """LoCoMo turn-level evidence recall through the engine's real retrieval path.
 
-Protocol (SPEC §19, issue 9):
+Protocol (docs/design/retrieval.md#evaluation):
 
 - Each turn of every conversation JSON in a directory becomes one memory of one owner
   per conversation: ``"<speaker>: <text>"`` plus ``" [shared <blip_caption>]"`` for a

@@ -3,8 +3,8 @@
 Why not httpx, which the rest of memoryd uses: measured on this kind of machine with 16
 concurrent calls to a local upstream, httpx's async client spent ~2.0 ms of CPU per
 request (its pool polls every idle connection's socket on each request, through
-anyio), aiohttp ~0.19 ms; that was the largest share of a proxied request's cost
-(issue 21). The embedding, rerank and extraction clients stay on httpx: they run in
+anyio), aiohttp ~0.19 ms; that was the largest share of a proxied request's cost.
+The embedding, rerank and extraction clients stay on httpx: they run in
 worker threads, far from the request path.
 
 What the gateway relies on, kept from the httpx version:

@@ -443,7 +443,7 @@ def direct_routes() -> list[Route]:
     """The gateway's POST routes as plain Starlette routes, for the app to try first:
     the same endpoints (they take the bare request and return a response), without
     FastAPI's per-request dependency solving and telemetry, ~80 us of a proxied
-    call's ~1 ms of CPU (issue 21). ``router`` still declares them for the OpenAPI
+    call's ~1 ms of CPU. ``router`` still declares them for the OpenAPI
     schema; these shadow it."""
     return [
         _DirectRoute(route.path, route.endpoint, methods=["POST"], include_in_schema=False)

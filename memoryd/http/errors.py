@@ -1,4 +1,5 @@
-"""One JSON error shape for every failure (SPEC §13), and no tracebacks, ever.
+"""One JSON error shape for every failure (docs/design/interfaces.md#one-error-shape),
+and no tracebacks, ever.
 
 ``{"error": {"message": ..., "code": ..., "details": [...]}}``: engine errors carry
 their status and code; FastAPI's request validation becomes 400 ``invalid_request``

@@ -9,7 +9,7 @@ Whatever the app still sends after that is dropped. uvicorn discards the rest of
 unread body once the response is complete, so the client sees the 413.
 
 The answer is in the caller's error shape: OpenAI's ``{"error": {message, type,
-param, code}}`` under ``/v1`` (the gateway), the one API shape (SPEC §13) elsewhere.
+param, code}}`` under ``/v1`` (the gateway), the one API shape elsewhere.
 A path may have its own limit (the JSONL import accepts more than a chat call).
 """
 

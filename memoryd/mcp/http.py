@@ -10,7 +10,7 @@ bound to the caller that opened it (MCP security best practices, "session
 hijacking"): a request naming another caller's session id gets the same 404 as an
 unknown session, so one key can neither use nor terminate another key's session.
 
-Sessions are capped per caller (issue 17.2): each client key, and the admin token as
+Sessions are capped per caller: each client key, and the admin token as
 one caller, may hold ``SessionLimits.per_key`` / ``.admin`` sessions open or opening;
 one more is a 429 decided here, before the SDK creates anything, so no single key can
 fill the SDK's global ``max_sessions`` and lock everyone else out. A session counts

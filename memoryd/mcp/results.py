@@ -1,5 +1,5 @@
-"""What the MCP tools answer: memories exactly as the REST API shows them (SPEC §13),
-and each tool's result."""
+"""What the MCP tools answer: memories exactly as the REST API shows them
+(docs/design/interfaces.md#the-memory-object), and each tool's result."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from memoryd.models import Memory
 
 
 class McpMemory(MemoryPublic):
-    """One memory, exactly as in the REST API (SPEC §13): one public shape."""
+    """One memory, exactly as in the REST API: one public shape."""
 
     @classmethod
     def of(cls, memory: Memory) -> McpMemory:

@@ -1,4 +1,5 @@
-"""The memory tools over MCP (SPEC §14), built on the official SDK's ``MCPServer``.
+"""The memory tools over MCP (docs/design/interfaces.md#mcp), built on the official
+SDK's ``MCPServer``.
 
 Three tools, each registered twice (``omniroute_memory_*`` so existing OmniRoute
 clients keep working, and ``memory_*``): search, add, clear. They call the engine and

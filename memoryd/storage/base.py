@@ -65,7 +65,7 @@ class Filter:
     #: An end user of the key sees their own memories and the key's shared ones (""):
     #: never another end user's. None: every end user (admin views).
     user_id: str | None = None
-    #: A named end user sees the key's shared rows too (the key's choice, issue 45) ...
+    #: A named end user sees the key's shared rows too (the key's choice) ...
     shared: bool = True
     #: ... but never these attributes of them (instructions given with no end user).
     unshared: tuple[str, ...] = ()

@@ -1,4 +1,4 @@
-"""The store's per-subject work beside the memories (issue 40): extraction jobs and
+"""The store's per-subject work beside the memories: extraction jobs and
 where their words were said, messages the guard held for review, erasure receipts.
 
 Split from ``base`` (which re-exports ``NewJob`` and ``QueuedJob``); every part is

@@ -1,4 +1,4 @@
-"""Rule-based fact extraction (issue 15; SPEC §5 as amended): what people state about
+"""Rule-based fact extraction (docs/design/extraction.md): what people state about
 themselves, as short third-person memories with a slot.
 
 Pure and stdlib-only, deterministic and never raising: ``segment`` cuts a message down
@@ -110,7 +110,7 @@ def _long_enough(value: str) -> bool:
     return any(c.isalnum() and unicodedata.east_asian_width(c) in {"W", "F"} for c in value)
 
 
-#: Catch-all readings the words of a constraint or a job override (issue 39): "got COPD
+#: Catch-all readings the words of a constraint or a job override: "got COPD
 #: from smoking" is no possession, "I'm having a slipped disc" no plan.
 _LOOSE = frozenset({"hobby", "plan", "possession", "like", "routine", "identity", "habit"})
 _JOB_AS = re.compile(r"\b(?:job|role|position|career|work(?:ing)?)\s+as\s+(?:an?\s+)?\w", re.I)

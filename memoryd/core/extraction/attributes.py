@@ -1,4 +1,4 @@
-"""The attribute schema: what a captured fact is about, by meaning (issue 38).
+"""The attribute schema: what a captured fact is about, by meaning.
 
 Every fact names one attribute of the person: their employer, their home, their diet.
 An attribute holds one current value (``single``: a new employer retires the old one,

@@ -1,4 +1,4 @@
-"""Constraints advice must not ignore, by their words (issue 39): an allergy, a health
+"""Constraints advice must not ignore, by their words: an allergy, a health
 condition or injury, a medication, a child's age or a relative's condition. Capture
 keeps a statement of one even when the attribute classifier is unsure, and a terse
 fragment of one ("T1D since age 12.", "Kids 2 and 3.") that names no person at all: a

@@ -1,5 +1,5 @@
 """What capture never keeps: words meant to steer the assistant against other people or
-its operator (issue 45).
+its operator.
 
 A standing instruction is how the assistant should answer *this* person. A message
 that tells the assistant what to say to other people, asks it to collect credentials
@@ -165,7 +165,7 @@ _REVEAL = re.compile(
     _I,
 )
 
-#: Text dressed as another party of the conversation (issue 40): chat-template tokens,
+#: Text dressed as another party of the conversation: chat-template tokens,
 #: role tags and headings, tool-call markup, and claims that the sender's words outrank
 #: the system's. A person stating a fact has no use for any of them. A line's start is
 #: matched with ``[ \t]*``, never ``\s*``: that would rescan every later newline from each

@@ -1,4 +1,4 @@
-"""Facts given as a labelled list (issue 38): "About me: 34, live in Seoul, originally from
+"""Facts given as a labelled list: "About me: 34, live in Seoul, originally from
 Daegu", "My gear: iPhone 13, HP EliteBook, and a 2012 Corolla", "Few rules for you:
 1) British spelling 2) no bullet points", "Likes: cold brew, Murakami. Dislikes:
 podcasts".

@@ -1,4 +1,4 @@
-"""Taking a statement back (issue 38): "forget that I said I like jazz", "ignore what I
+"""Taking a statement back: "forget that I said I like jazz", "ignore what I
 told you about my job", "I'm not moving to Perth after all", "I no longer have the cat,
 she passed away", "the wedding is off".
 
@@ -285,7 +285,7 @@ _CUE = re.compile(
     re.IGNORECASE,
 )
 # "you can stop using bullet points", "no need to keep it short anymore": a standing
-# instruction taken back (the profile stops carrying it, issue 39)
+# instruction taken back (the profile stops carrying it)
 _STOP_DOING = re.compile(
     r"^(?:(?:please|pls|ok|okay|so|and|actually|also|oh|btw|but)\s+)*"
     r"(?:(?:you|u)\s+(?:can|may|could)\s+(?:now\s+)?stop|feel\s+free\s+to\s+stop|"

@@ -1,4 +1,4 @@
-"""Standing instructions however they are asked for (issue 45): "can u keep ur replies
+"""Standing instructions however they are asked for: "can u keep ur replies
 short from now on", "would you mind replying to me in Japanese", "I'd appreciate a
 neutral tone in all of our future exchanges", "you don't need to dumb down the
 electrical stuff with me", "No markdown.".

@@ -410,7 +410,7 @@ rule("instructions", r"^(?:please\s+|pls\s+|kindly\s+)?(?:you\s+can\s+|let's\s+|
 rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:distances|weights?|temperatures?|heights?|prices|amounts|measurements|times|dates)\s+(?:in|as)\s+\S.{0,60})$", ins.instruction)
 rule("instructions", r"^(?:now\s+|so\s+)?(?:please\s+|pls\s+)?(?:you\s+can\s+)?(?P<v>(?:talk|speak|write|chat)\s+(?:(?:to|with)\s+me\s+)?(?:more\s+|very\s+|a\s+bit\s+)?(?:casual|casually|formal|formally|informal|informally|politely|plainly|simply|directly|bluntly|professionally)\b.*)", ins.instruction)
 rule("instructions", r"^(?:please\s+|pls\s+)?(?P<v>(?:reply|answer|respond|write|talk|speak)\s+(?:to\s+)?me\s+(?:always\s+|only\s+)?in\s+\S.*)", ins.instruction)
-# -- decisions (SPEC §5) ---------------------------------------------------------------
+# -- decisions (docs/design/extraction.md#what-the-rules-capture) ----------------------
 rule("decision", rf"^I\s+will\s+(?:be\s+)?(?:use|using)\s+{V}", r.simple("decision", "decision:{}", episodic=True))
 rule("decision", rf"^(?:I\s+have\s+|we\s+have\s+|I\s+|we\s+)?(?:chose|chosen|decided\s+(?:on|against)|picked|selected|went\s+with|opted\s+for|settled\s+on|gone\s+with|am\s+going\s+with|are\s+going\s+with)\s+{V}", r.simple("decision", "decision:{}", episodic=True))
 rule("decision", rf"^(?:I\s+have\s+|I\s+)decided\s+to\s+{V}", r.simple("decision", "decision:{}", episodic=True))

@@ -1,4 +1,4 @@
-"""How people type, read as the rules spell it (issue 38): chat shorthand ("gonna",
+"""How people type, read as the rules spell it: chat shorthand ("gonna",
 "gf", "rn") and one-slip misspellings of the words the rules key on ("alergic",
 "vegeterian", "girlfirend", "relocted").
 

@@ -1,4 +1,4 @@
-"""Builders for the shapes issue 38 added: updates said in other words ("we split
+"""Builders for the shapes the first rules missed: updates said in other words ("we split
 up", "count me as pescatarian", "upgraded to a Ranger") and learner's or chatty shapes
 of old facts ("I am product manager in a startup", "As a nurse, I ...").
 """

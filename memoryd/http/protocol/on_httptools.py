@@ -1,8 +1,8 @@
 """The guard on uvicorn's httptools protocol (llhttp, in C): the default parser.
 
 Why it is the default: h11 parses in Python, and in a profile of the pure proxy it was
-a fifth of the process's CPU; llhttp makes the same request a quarter cheaper (issue
-21, docs/benchmarks/gateway.md). llhttp has no phases to ask, so the parser's callbacks record
+a fifth of the process's CPU; llhttp makes the same request a quarter cheaper
+(docs/benchmarks/gateway.md). llhttp has no phases to ask, so the parser's callbacks record
 them, and no limit on a head's size, so the guard refuses one over
 ``MAX_HEAD_BYTES`` (h11's limit) with a 431.
 """

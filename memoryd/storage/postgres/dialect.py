@@ -212,7 +212,7 @@ class PostgresDialect:
     def lock_rows(self, conn: Any, ids: Sequence[str]) -> None:
         """Row locks in id order (ORDER BY runs before FOR UPDATE locks): the indexer
         clearing flags and the access bumps took the same rows in different orders and
-        deadlocked, each costing a second (deadlock_timeout) and a retry (issue 42)."""
+        deadlocked, each costing a second (deadlock_timeout) and a retry."""
         conn.execute(
             f"SELECT 1 FROM memories WHERE id IN ({_marks(ids)}) ORDER BY id FOR UPDATE",
             list(ids),

@@ -1,4 +1,4 @@
-"""Large owners' keyword postings kept in memory on PostgreSQL (issue 42).
+"""Large owners' keyword postings kept in memory on PostgreSQL.
 
 The SQL search ranks every row that holds a query word: a name in the question matches
 most of a large owner's memories, and at 100,000 memories per owner a search took 67 ms

@@ -1,4 +1,4 @@
-"""Context-aware indexing (issue 20): each memory of a conversation indexed with its
+"""Context-aware indexing: each memory of a conversation indexed with its
 neighbours.
 
 Memories written in sequence (one owner, one end user, one session, in ``seq``

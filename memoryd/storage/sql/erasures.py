@@ -1,4 +1,4 @@
-"""SQL for ``erasures``: the receipts of erased subjects (issue 40). A receipt holds who
+"""SQL for ``erasures``: the receipts of erased subjects. A receipt holds who
 was erased, when and how much went where, never what."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SQL for ``quarantine``: messages the guard refused, held for review (issue 40)."""
+"""SQL for ``quarantine``: messages the guard refused, held for review."""
 
 from __future__ import annotations
 

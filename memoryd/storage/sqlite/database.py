@@ -149,7 +149,7 @@ class Database:
         try:
             conn = self._connect(read_only=False)
             conn.execute("PRAGMA journal_mode = WAL")
-            # a deleted memory's bytes are zeroed, not left in free pages (issue 40)
+            # a deleted memory's bytes are zeroed, not left in free pages
             conn.execute("PRAGMA secure_delete = ON")
         except BaseException as exc:
             if conn is not None:

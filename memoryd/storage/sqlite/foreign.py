@@ -1,5 +1,5 @@
 """Another program's SQLite file, read without changing it: OmniRoute's System Memory
-database (issue 41), as ``../shared/reference/omniroute-memory.md`` section 1 gives it.
+database, as ``../shared/reference/omniroute-memory.md`` section 1 gives it.
 
 The file is untrusted (a REST upload): only plain tables are read (a virtual table or
 a view could run anything SQL can, an endless recursive query included), the schema is

@@ -1,4 +1,5 @@
-"""Tier 2: Qdrant through ``qdrant-client`` (SPEC §7), a server or the embedded local mode.
+"""Tier 2: Qdrant through ``qdrant-client`` (docs/design/vectors.md#qdrant), a server or
+the embedded local mode.
 
 ``QdrantStore`` implements the vector-store contract of ``vectors.base`` against one
 collection: created on first use with the embedder's real vector size and Cosine

@@ -1,4 +1,5 @@
-"""Qdrant settings (SPEC §7, §13): normalized on read, strict on write, key never shown.
+"""Qdrant settings (docs/design/vectors.md#qdrant): normalized on read, strict on write,
+key never shown.
 
 Stored in the ``settings`` table under ``qdrant.<field>``. Reads never fail and fall
 back field by field to the environment (``QDRANT_HOST``, ``QDRANT_PORT``,
@@ -266,7 +267,7 @@ def merged(current: QdrantConfig, values: Mapping[str, Any]) -> QdrantConfig:
 
 
 def quantization_config(quantization: str) -> dict[str, Any] | None:
-    """SPEC §7: int8 = scalar, quantile 0.99, always in RAM; binary = binary in RAM."""
+    """int8 = scalar, quantile 0.99, always in RAM; binary = binary in RAM."""
     if quantization == "int8":
         return {"scalar": {"type": "int8", "always_ram": True, "quantile": 0.99}}
     if quantization == "binary":

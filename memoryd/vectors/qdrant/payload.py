@@ -61,7 +61,7 @@ def payload(
     created_at: datetime,
     expires_at: datetime | None,
 ) -> dict[str, Any]:
-    """The point payload of SPEC §7."""
+    """The point payload (docs/design/vectors.md#qdrant)."""
     return {
         "kind": KIND,
         "memoryId": memory_id,

@@ -1,4 +1,4 @@
-"""The two views of a memory in one Qdrant point (issue 20, context-aware indexing).
+"""The two views of a memory in one Qdrant point (context-aware indexing).
 
 A collection (or Edge shard) memoryd creates declares two named vectors, ``memory`` (the
 memory's own text) and ``context`` (the memory with its earlier neighbours), whether or

@@ -1,4 +1,4 @@
-/* Memories tab: erase an owner, or one end user of it, with a receipt (issue 40). */
+/* Memories tab: erase an owner, or one end user of it, with a receipt. */
 "use strict";
 
 (() => {

@@ -1,4 +1,4 @@
-/* Memories tab: a memory's history (issue 47). A newer statement of the same thing
+/* Memories tab: a memory's history. A newer statement of the same thing
    ("I moved to Porto") keeps the older one as history: supersededAt, and supersededBy,
    the id of the memory that replaced it (none: retracted). Shown oldest first, in a
    dialog from a row's History button and in the edit dialog: the memories it replaced

@@ -1,4 +1,4 @@
-/* Memories tab: the profile panel of the selected owner and end user (issue 39). It
+/* Memories tab: the profile panel of the selected owner and end user. It
    follows the table's filters (the "studio:memories-changed" event memories.js sends
    after every load); a line is edited in place, or removed (kept out of the profile). */
 "use strict";

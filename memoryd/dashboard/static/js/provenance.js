@@ -1,4 +1,4 @@
-/* Memories tab: where a memory came from and which recent requests carried it (issue 40). */
+/* Memories tab: where a memory came from and which recent requests carried it. */
 "use strict";
 
 (() => {

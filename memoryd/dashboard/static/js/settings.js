@@ -1,4 +1,4 @@
-/* Settings tab: SPEC §10 fields with validation, and the token-cost warning. */
+/* Settings tab: the memory settings (docs/design/interfaces.md#settings) with validation, and the token-cost warning. */
 "use strict";
 
 (() => {

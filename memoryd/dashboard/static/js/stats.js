@@ -1,4 +1,4 @@
-/* Memories tab: the read cache card (issue 47). The cache holds memories read by id
+/* Memories tab: the read cache card. The cache holds memories read by id
    (GET /api/memory/{id}, MCP, this page's edit, pin and delete), per server process;
    chat requests search the store and never use it, so a busy gateway can show no
    lookups at all. No rate until something was looked up: "0.0%" would read as broken. */

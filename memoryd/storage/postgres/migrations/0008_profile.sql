@@ -1,4 +1,4 @@
--- The profile (issue 39): a memory's attribute (metadata "attribute", the capture
+-- The profile: a memory's attribute (metadata "attribute", the capture
 -- schema's name for what the fact is about) and whether a person pinned it into their
 -- profile (metadata "pinned": 1 pinned, 0 unpinned, NULL follow the attribute), both
 -- copied from metadata on every write so a request finds its owner's profile with one

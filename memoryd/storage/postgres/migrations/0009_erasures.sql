@@ -1,4 +1,4 @@
--- Erasure receipts (issue 40): who was erased (a key, or one end user of it: NULL is
+-- Erasure receipts: who was erased (a key, or one end user of it: NULL is
 -- every end user), when, and how many rows of each kind went; never what they said.
 -- A job queued before an erasure asks here before it stores anything.
 CREATE TABLE erasures (

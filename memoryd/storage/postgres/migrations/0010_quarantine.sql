@@ -1,4 +1,4 @@
--- Issue 40, as the SQLite migration 0018. A queued extraction job keeps where its
+-- As the SQLite migration 0018. A queued extraction job keeps where its
 -- words were said (the request's start and id), so a job deferred to this table is still dropped by an erasure of
 -- its subject after that moment, and its facts still name their request.
 ALTER TABLE extraction_queue ADD COLUMN said_at TEXT;

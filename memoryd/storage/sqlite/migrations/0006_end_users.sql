@@ -1,4 +1,4 @@
--- End users inside a key (issue 16): an app that serves many people through one API
+-- End users inside a key: an app that serves many people through one API
 -- key names them per request (`user`, `safety_identifier`, `x-memoryd-user`). A memory
 -- belongs to its key and, optionally, to one end user of it; '' is the key's shared
 -- memory, so every memory stored before this migration stays visible to all of the

@@ -1,4 +1,4 @@
--- Context-aware indexing (issue 20): each memory of a session keeps the text of up to
+-- Context-aware indexing: each memory of a session keeps the text of up to
 -- two memories before and after it (same owner, end user and session), a second field
 -- of the keyword index. Kept current by the store on every write (storage/sql/context.py);
 -- this fills it for the memories written before.

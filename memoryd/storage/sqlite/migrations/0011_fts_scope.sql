@@ -1,5 +1,5 @@
 -- requires: fts5
--- The keyword index learns whose each memory is (issue 21). FTS5 matched a query's
+-- The keyword index learns whose each memory is. FTS5 matched a query's
 -- words across every owner's memories and ranked them all before the owner filter
 -- dropped most: a search cost grew with the whole file, not with the owner. A fourth
 -- column holds two tokens, the owner's id and the end user's id (hex, so each is one

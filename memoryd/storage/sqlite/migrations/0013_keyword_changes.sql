@@ -1,4 +1,4 @@
--- A log of every change to what the keyword index holds (issue 21), whichever process
+-- A log of every change to what the keyword index holds, whichever process
 -- writes: the resident keyword copies (storage/sqlite/keywords.py) catch up from it, as
 -- the resident vector copies do from vec_changes. One row per memory inserted, deleted,
 -- or changed in a column FTS5 indexes (content, key, context, and the owner and end

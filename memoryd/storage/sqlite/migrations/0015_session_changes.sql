@@ -1,4 +1,4 @@
--- kw_changes also logs a memory moved to another session (issue 20/21): which memories
+-- kw_changes also logs a memory moved to another session: which memories
 -- are written next to which (the neighbour prior) depends on the owner, the session
 -- and the write order, so with this every change to it is logged, and a reader can
 -- keep the neighbours it looked up until the log moves (storage/sqlite/dialect.py).
