@@ -16,9 +16,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memoryd.api import create_app
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.dashboard.auth import SessionStore
 from memoryd.engine import MemoryEngine
-from memoryd.engine.providers import Provider, save_providers
 from tests.conftest import ADMIN, add, make_engine
 from tests.embedders import no_source
 

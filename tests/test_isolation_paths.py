@@ -42,11 +42,11 @@ from starlette.routing import Mount
 
 from memoryd.api import create_app
 from memoryd.api.deps import AuthThrottle
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.core.extraction import extract_facts
 from memoryd.dashboard.auth import CSRF_HEADER, SESSION_COOKIE
 from memoryd.engine import MemoryEngine
 from memoryd.engine.keys import AUTH_CACHE_TTL_S
-from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import GLOBAL_OWNER, MemoryType, utcnow
 from memoryd.storage.jobs import NewHeld
 from memoryd.testing import FakeAnthropicUpstream, FakeUpstream, serve_asgi

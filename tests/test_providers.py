@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.engine import MemoryEngine
-from memoryd.engine.providers import (
+from memoryd.config.upstreams import (
     PROVIDER_KINDS,
     Provider,
     default_for,
@@ -18,6 +17,7 @@ from memoryd.engine.providers import (
     save_providers,
     stored_providers,
 )
+from memoryd.engine import MemoryEngine
 from memoryd.models import utcnow
 from tests.conftest import make_engine
 from tests.embedders import no_source

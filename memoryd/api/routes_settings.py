@@ -8,8 +8,8 @@ from fastapi import APIRouter
 
 from memoryd.api import schemas as s
 from memoryd.api.deps import EngineDep
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.core.masking import mask_secret
-from memoryd.engine.providers import Provider, save_providers
 
 router = APIRouter(prefix="/api/settings", tags=["settings"])
 

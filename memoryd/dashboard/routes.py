@@ -24,6 +24,7 @@ from fastapi.templating import Jinja2Templates
 from memoryd import __version__
 from memoryd.api.deps import AuthThrottledError, auth_throttle, client_address
 from memoryd.api.errors import error_body
+from memoryd.config.upstreams import Provider, stored_providers
 from memoryd.dashboard.auth import (
     LOGIN_CSRF_COOKIE,
     MAX_AGE_S,
@@ -35,7 +36,6 @@ from memoryd.dashboard.auth import (
     store_of,
     token_matches,
 )
-from memoryd.engine.providers import Provider, stored_providers
 from memoryd.models import utcnow
 from memoryd.storage.base import Store, Writer
 

@@ -10,6 +10,7 @@ checks and a tensor-header read only.
 
 from __future__ import annotations
 
+from memoryd.config.settings import MemorySettings
 from memoryd.embedding.base import EmbeddingContext, EmbeddingResolution
 from memoryd.embedding.locate import (
     INSTALL_HINT,
@@ -20,7 +21,6 @@ from memoryd.embedding.locate import (
     static_model_info,
 )
 from memoryd.embedding.remote import split_provider_model
-from memoryd.settings import MemorySettings
 
 __all__ = ["local_model_files", "resolve_source"]
 

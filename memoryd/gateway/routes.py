@@ -27,10 +27,10 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from memoryd.api.deps import is_admin_token
+from memoryd.config.upstreams import Provider
 from memoryd.core.masking import redacted_url
 from memoryd.engine import MemoryEngine
 from memoryd.engine.locality import in_process
-from memoryd.engine.providers import Provider
 from memoryd.engine.recent import RecentRequests
 from memoryd.gateway.client import UpstreamClient, UpstreamError, UpstreamResponse
 from memoryd.gateway.inline import InlineGate
