@@ -1,4 +1,4 @@
-"""Upstream providers (``engine/providers.py``): kinds, the environment's providers,
+"""Upstream providers (``config/upstreams.py``): kinds, the environment's providers,
 old stored lists, and ``default_for``. On a real store; REST is in test_api_settings.py,
 the CLI in test_cli.py."""
 

@@ -2,7 +2,7 @@
 
 ``EngineConfig.from_env`` reads each variable through its declaration in
 ``config.options`` (default, type, bounds); the rest of the package receives these
-typed values and never reads ``os.environ``.
+typed values.
 """
 
 from __future__ import annotations
