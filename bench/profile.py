@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.bootstrap import open_engine
+from memoryd.config.settings import RELEVANCE_FLOOR
 from memoryd.engine import MemoryEngine
-from memoryd.settings import RELEVANCE_FLOOR
 
 REPO = Path(__file__).resolve().parent.parent
 ADVICE = REPO / "bench" / "data" / "advice"

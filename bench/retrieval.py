@@ -17,10 +17,10 @@ from bench.corpus import facts, queries
 from bench.machine import peak_rss_mb, reset_peak_rss, rss_mb
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
+from memoryd.config.settings import MemorySettings
 from memoryd.embedding import EmbeddingResolution, local_model_files
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory
-from memoryd.settings import MemorySettings
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 BATCH = 1000  # memories per create_many transaction

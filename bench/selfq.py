@@ -27,9 +27,9 @@ import openai
 
 from memoryd.app import create_app
 from memoryd.bootstrap import open_engine
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.engine import MemoryEngine
 from memoryd.engine.asked import QuestionModel
-from memoryd.engine.providers import Provider, save_providers
 from memoryd.testing import FakeUpstream, serve_asgi
 
 REPO = Path(__file__).resolve().parent.parent
@@ -196,7 +196,7 @@ def run(
     """Each split by search alone (as before the question classifier) and with the
     question classifier, then the relevance floor's own bench, in one run."""
     from bench import relevance
-    from memoryd.settings import RELEVANCE_FLOOR
+    from memoryd.config.settings import RELEVANCE_FLOOR
 
     detail: dict[str, Any] = {
         "splits": [run_split(s, progress, questions=q) for s in splits for q in (False, True)]

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from memoryd.config import EngineConfig
+from memoryd.config.settings import SettingsService
 from memoryd.engine import MemoryEngine
 from memoryd.models import Memory, NewMemory, utcnow
-from memoryd.settings import SettingsService
 from memoryd.storage.base import Filter
 from memoryd.storage.sqlite.database import Database
 from memoryd.storage.sqlite.store import SqliteStore
@@ -190,8 +190,8 @@ def _local(
     index: dict[str, int],
     truth: list[set[int]],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    from memoryd.config.qdrant import QdrantConfig
     from memoryd.vectors.qdrant.client import QdrantStore
-    from memoryd.vectors.qdrant.config import QdrantConfig
 
     with warnings.catch_warnings():  # local mode warns about its own size limits
         warnings.simplefilter("ignore")

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
+from memoryd.config.settings import MemorySettings, SettingsService
 from memoryd.engine import MemoryEngine
 from memoryd.errors import UnavailableError
-from memoryd.settings import MemorySettings, SettingsService
 from memoryd.storage.base import Store
 from memoryd.storage.sqlite.database import Database
 from memoryd.storage.sqlite.repair import repair
@@ -136,7 +136,7 @@ def _semantic_tier(
     except ImportError as exc:  # a broken install: keep the keyword tier working
         log.warning("semantic retrieval unavailable: %s", exc)
         return None, None, None
-    from memoryd.engine.providers import load_providers
+    from memoryd.config.upstreams import load_providers
 
     def context() -> EmbeddingContext:
         providers = {

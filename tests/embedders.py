@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from memoryd.config.settings import MemorySettings
 from memoryd.embedding import EmbeddingError, EmbeddingResolution, registry
 from memoryd.embedding.base import EmbeddingContext
-from memoryd.settings import MemorySettings
 
 WORD = re.compile(r"\w+")
 

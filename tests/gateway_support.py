@@ -15,9 +15,9 @@ import httpx
 import openai
 
 from memoryd.app import create_app
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.embedding.service import Resolver
 from memoryd.engine import MemoryEngine
-from memoryd.engine.providers import Provider, save_providers
 from memoryd.testing import FakeUpstream, serve_asgi
 from tests.conftest import ADMIN, make_engine
 

@@ -38,7 +38,7 @@ def eventually(check: Callable[[], bool], what: str) -> None:
 def pair(
     tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[MemoryEngine, MemoryEngine]]:
-    from memoryd.engine import providers
+    from memoryd.config import upstreams
     from tests.embedders import no_source
 
     env = {"MEMORYD_DATABASE_URL": pg_url}
@@ -47,7 +47,7 @@ def pair(
     b.keys._auth_cache.ttl_s = HOUR
     b.settings.ttl_s = HOUR
     b.cache.ttl_s = HOUR
-    monkeypatch.setattr(providers, "CACHE_TTL_S", HOUR)
+    monkeypatch.setattr(upstreams, "CACHE_TTL_S", HOUR)
     try:
         yield a, b
     finally:
@@ -67,7 +67,7 @@ def test_a_revoke_on_one_server_is_in_force_on_the_other(
 
 
 def test_settings_and_providers_follow(pair: tuple[MemoryEngine, MemoryEngine]) -> None:
-    from memoryd.engine.providers import Provider, save_providers
+    from memoryd.config.upstreams import Provider, save_providers
 
     a, b = pair
     assert b.settings.get().max_tokens == 2000

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from memoryd.cli import main
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.engine import MemoryEngine
-from memoryd.engine.providers import Provider, save_providers
 from tests.gateway_support import running_gateway
 
 CREDENTIALED = "http://alice:s3cret-word@127.0.0.1:8000/v1"

@@ -16,8 +16,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memoryd.app import create_app
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.engine import MemoryEngine
-from memoryd.engine.providers import Provider, save_providers
 from memoryd.http.session import SessionStore
 from tests.conftest import ADMIN, add, make_engine
 from tests.embedders import no_source

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memoryd.config.settings import MemorySettings
 from memoryd.embedding import (
     Embedder,
     EmbeddingContext,
@@ -29,7 +30,6 @@ from memoryd.embedding import (
     static_model_info,
     unregister,
 )
-from memoryd.settings import MemorySettings
 from tests.test_embedding_remote import KEY, FakeProvider
 
 INSTALLED = local_model_files() is not None

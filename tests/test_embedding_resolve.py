@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memoryd.config.settings import MemorySettings
 from memoryd.embedding import (
     EmbeddingContext,
     EmbeddingError,
@@ -25,7 +26,6 @@ from memoryd.embedding import (
     sanitize_message,
     unregister,
 )
-from memoryd.settings import MemorySettings
 from tests.test_embedding_static import make_tiny_model
 
 INSTALLED = local_model_files() is not None

@@ -18,8 +18,8 @@ import httpx
 import openai
 import pytest
 
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.core.masking import redacted_url
-from memoryd.engine.providers import Provider, save_providers
 from tests.conftest import ADMIN
 from tests.embedders import no_source
 from tests.gateway_support import Gateway, gateway_on

@@ -16,9 +16,9 @@ import openai
 import pytest
 
 from memoryd.app import create_app
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.core.injection import format_memory_context
 from memoryd.engine import MemoryEngine
-from memoryd.engine.providers import Provider, save_providers
 from tests.conftest import ADMIN, STORES, add
 from tests.fakes import FakeUpstream, serve_asgi
 

@@ -25,8 +25,8 @@ import openai
 import pytest
 
 from memoryd.app import create_app
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.engine import MemoryEngine
-from memoryd.engine.providers import Provider, save_providers
 from memoryd.testing import FakeUpstream, serve_asgi
 from tests.conftest import ADMIN, make_engine
 from tests.embedders import no_source

@@ -11,8 +11,8 @@ import openai
 import pytest
 
 from memoryd.app import create_app
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.engine.locality import in_process
-from memoryd.engine.providers import Provider, save_providers
 from memoryd.gateway import inline
 from memoryd.gateway.inline import InlineGate
 from tests import embedders

@@ -262,7 +262,7 @@ def test_count_tokens_and_models_pass_through(wire: Wire) -> None:
 
 
 def test_an_unreachable_provider_is_an_anthropic_shaped_502(wire: Wire) -> None:
-    from memoryd.engine.providers import Provider, save_providers, stored_providers
+    from memoryd.config.upstreams import Provider, save_providers, stored_providers
 
     save_providers(
         wire.engine.store,
@@ -327,7 +327,7 @@ def test_a_cached_conversation_gets_the_block_after_its_last_breakpoint(wire: Wi
 def test_an_unreachable_upstream_leaks_no_pool_slot(wire: Wire) -> None:
     """Every way a call can end gives its pool slot back (an invalid provider URL, a
     refused connection): afterwards the pool is whole."""
-    from memoryd.engine.providers import Provider, save_providers, stored_providers
+    from memoryd.config.upstreams import Provider, save_providers, stored_providers
 
     save_providers(
         wire.engine.store,

@@ -36,10 +36,11 @@ PACKAGE = ROOT / "memoryd"
 LAYERS: Mapping[int, tuple[str, ...]] = {
     # stdlib-only shared vocabulary and utilities
     0: ("memoryd.core", "memoryd.models", "memoryd.errors", "memoryd.cache"),
-    # the primary store and the static configuration
+    # the primary store and every configuration (declarations, static config, and the
+    # settings stored in it: memory, Qdrant, upstream providers)
     1: ("memoryd.storage", "memoryd.config"),
-    # embedders, vector stores, runtime settings
-    2: ("memoryd.embedding", "memoryd.vectors", "memoryd.settings"),
+    # embedders, vector stores
+    2: ("memoryd.embedding", "memoryd.vectors"),
     # the engine and its collaborators (retrieval, lifecycle, status, jobs, keys, ...)
     3: ("memoryd.engine",),
     # the engine opened from the configuration; what every HTTP interface shares

@@ -41,10 +41,10 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from starlette.routing import Mount
 
 from memoryd.app import create_app
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.core.extraction import extract_facts
 from memoryd.engine import MemoryEngine
 from memoryd.engine.keys import AUTH_CACHE_TTL_S
-from memoryd.engine.providers import Provider, save_providers
 from memoryd.http.deps import AuthThrottle
 from memoryd.http.session import CSRF_HEADER, SESSION_COOKIE
 from memoryd.models import GLOBAL_OWNER, MemoryType, utcnow

@@ -27,9 +27,9 @@ from memoryd.api import routes_memory
 from memoryd.app import create_app
 from memoryd.bootstrap import build_engine
 from memoryd.config import DEFAULT_MAX_BODY_BYTES, EngineConfig
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.engine import MemoryEngine
 from memoryd.engine.lifecycle import MAX_IMPORT_LINE_BYTES
-from memoryd.engine.providers import Provider, save_providers
 from memoryd.engine.rerank import rerank
 from memoryd.http.limits import BodyLimitMiddleware
 from memoryd.testing import FakeUpstream, serve_asgi

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.core.llm_ops import MAX_OPERATIONS
 from memoryd.engine import MemoryEngine, llm_budget
 from memoryd.engine.llm_extraction import (
@@ -27,7 +28,6 @@ from memoryd.engine.llm_extraction import (
     ops_to_reconcile,
     parse_operations,
 )
-from memoryd.engine.providers import Provider, save_providers
 from memoryd.http.metrics import Metrics
 from memoryd.models import Memory
 from memoryd.storage.base import ListQuery

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from memoryd.cli import main
-from memoryd.engine.providers import Provider, save_providers, stored_providers
+from memoryd.config.upstreams import Provider, save_providers, stored_providers
 from memoryd.models import NewMemory, Reconcile
 from memoryd.server import shared_admin_token
 from tests.conftest import make_engine

@@ -1,4 +1,4 @@
-"""Upstream providers (``engine/providers.py``): kinds, the environment's providers,
+"""Upstream providers (``config/upstreams.py``): kinds, the environment's providers,
 old stored lists, and ``default_for``. On a real store; REST is in test_api_settings.py,
 the CLI in test_cli.py."""
 
@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.engine import MemoryEngine
-from memoryd.engine.providers import (
+from memoryd.config.upstreams import (
     PROVIDER_KINDS,
     Provider,
     default_for,
@@ -18,6 +17,7 @@ from memoryd.engine.providers import (
     save_providers,
     stored_providers,
 )
+from memoryd.engine import MemoryEngine
 from memoryd.models import utcnow
 from tests.conftest import make_engine
 from tests.embedders import no_source

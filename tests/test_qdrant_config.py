@@ -9,9 +9,7 @@ from typing import Any
 
 import pytest
 
-from memoryd.engine import MemoryEngine
-from memoryd.errors import ValidationError
-from memoryd.vectors.qdrant.config import (
+from memoryd.config.qdrant import (
     DEFAULT_COLLECTION,
     QdrantConfig,
     load,
@@ -21,6 +19,8 @@ from memoryd.vectors.qdrant.config import (
     search_quantization_params,
     validate_update,
 )
+from memoryd.engine import MemoryEngine
+from memoryd.errors import ValidationError
 
 # -- normalizeQdrantConfig (qdrant-wiring) ---------------------------------------------
 

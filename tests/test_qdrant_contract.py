@@ -20,15 +20,15 @@ import numpy as np
 import pytest
 
 from memoryd.config import EngineConfig
+from memoryd.config.qdrant import QdrantConfig
+from memoryd.config.settings import SettingsService
 from memoryd.engine import MemoryEngine
 from memoryd.models import Memory, MemoryType, NewMemory, utcnow
-from memoryd.settings import SettingsService
 from memoryd.storage.base import Filter
 from memoryd.storage.sqlite.database import Database
 from memoryd.storage.sqlite.store import SqliteStore
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.qdrant.client import QdrantStore, memory_payload, point_id
-from memoryd.vectors.qdrant.config import QdrantConfig
 from memoryd.vectors.qdrant.edge import QdrantEdgeStore
 from memoryd.vectors.sqlite_vec import SqliteVecStore
 from tests.conftest import add

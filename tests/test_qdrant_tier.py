@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from memoryd.config.qdrant import QdrantConfig
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryPatch, NewMemory, utcnow
 from memoryd.storage.base import Filter
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.qdrant.client import QdrantStore
-from memoryd.vectors.qdrant.config import QdrantConfig
 from memoryd.vectors.qdrant.tier import QdrantTier
 from tests.conftest import add, make_engine
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.engine import MemoryEngine
-from memoryd.engine.providers import Provider, save_providers
 from tests.conftest import add
 from tests.fakes import http_server
 

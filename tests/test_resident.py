@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from memoryd.config import EngineConfig
+from memoryd.config.settings import SettingsService
 from memoryd.engine import MemoryEngine
 from memoryd.models import NewMemory, utcnow
-from memoryd.settings import SettingsService
 from memoryd.storage.base import Filter
 from memoryd.storage.sqlite import vectors as vec_sql
 from memoryd.storage.sqlite.database import Database

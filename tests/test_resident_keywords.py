@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from memoryd.config import EngineConfig
+from memoryd.config.settings import SettingsService
 from memoryd.engine import MemoryEngine
 from memoryd.models import MemoryPatch, NewMemory, utcnow
-from memoryd.settings import SettingsService
 from memoryd.storage.base import Filter
 from memoryd.storage.sqlite import keywords as kw
 from memoryd.storage.sqlite import postings

@@ -17,8 +17,8 @@ from fastapi.testclient import TestClient
 
 from memoryd.app import create_app
 from memoryd.config import EngineConfig, inert_variables
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.engine import MemoryEngine
-from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import NewMemory, utcnow
 from memoryd.testing import FakeUpstream, serve_asgi
 from tests.conftest import ADMIN, add, make_engine

@@ -17,9 +17,9 @@ import pytest
 
 from memoryd.bootstrap import build_engine
 from memoryd.config import EngineConfig
+from memoryd.config.settings import MemorySettings, SettingsService, normalize
 from memoryd.engine import MemoryEngine
 from memoryd.errors import ValidationError
-from memoryd.settings import MemorySettings, SettingsService, normalize
 from tests.conftest import add
 
 ALL_FIELDS = {

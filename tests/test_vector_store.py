@@ -19,9 +19,9 @@ import pytest
 
 import memoryd.storage.sqlite.migrations as migrations_pkg
 from memoryd.config import EngineConfig
+from memoryd.config.settings import SettingsService
 from memoryd.engine import MemoryEngine
 from memoryd.models import Memory, MemoryType, NewMemory, utcnow
-from memoryd.settings import SettingsService
 from memoryd.storage.base import Filter
 from memoryd.storage.sql.flags import (
     count_pending,

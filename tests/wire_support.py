@@ -14,9 +14,9 @@ import anthropic
 import openai
 
 from memoryd.app import create_app
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.core.injection import MEMORY_OPEN
 from memoryd.engine import MemoryEngine
-from memoryd.engine.providers import Provider, save_providers
 from memoryd.testing import FakeAnthropicUpstream, FakeUpstream, serve_asgi
 from tests.conftest import ADMIN
 

@@ -7,8 +7,8 @@ from typing import Any
 from fastapi import APIRouter
 
 from memoryd.api import schemas as s
+from memoryd.config.upstreams import Provider, save_providers
 from memoryd.core.masking import mask_secret
-from memoryd.engine.providers import Provider, save_providers
 from memoryd.http.deps import EngineDep
 
 router = APIRouter(prefix="/api/settings", tags=["settings"])

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from memoryd.config.upstreams import NAME_PATTERN, base_url_problem
 from memoryd.core.subjects import MAX_SUBJECT_CHARS, MAX_SUBJECTS
-from memoryd.engine.providers import NAME_PATTERN, base_url_problem
 from memoryd.http.public import ErasurePublic, MemoryPublic, TypeName
 from memoryd.models import MemoryType
 

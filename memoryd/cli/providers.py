@@ -9,8 +9,7 @@ from typing import cast
 import click
 
 from memoryd.cli._common import cli_command, emit, local_engine
-from memoryd.core.injection import SystemRole
-from memoryd.engine.providers import (
+from memoryd.config.upstreams import (
     NAME_PATTERN,
     PROVIDER_KINDS,
     SYSTEM_ROLES,
@@ -20,6 +19,7 @@ from memoryd.engine.providers import (
     save_providers,
     stored_providers,
 )
+from memoryd.core.injection import SystemRole
 from memoryd.errors import NotFoundError, ValidationError
 
 

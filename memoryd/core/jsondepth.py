@@ -8,7 +8,7 @@ Real requests nest a few levels (tool schemas perhaps 10-20), so a limit of 64 c
 no one anything and keeps every later step far from the interpreter's stack limit.
 
 This module checks decoded values (metadata from any interface, import lines); the
-HTTP layer checks raw request bodies before they are decoded (``api.limits``). Both
+HTTP layer checks raw request bodies before they are decoded (``http.limits``). Both
 are iterative and name the offending path, so the 400 can say which field is at fault.
 """
 

@@ -22,7 +22,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from memoryd import __version__
-from memoryd.engine.providers import Provider, stored_providers
+from memoryd.config.upstreams import Provider, stored_providers
 from memoryd.http.deps import AuthThrottledError, auth_throttle, client_address
 from memoryd.http.errors import error_body
 from memoryd.http.session import (

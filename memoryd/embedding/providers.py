@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memoryd.config.settings import MemorySettings
 from memoryd.embedding.base import EmbeddingContext, ProviderConfig
 from memoryd.embedding.locate import (
     TRANSFORMERS_DIMENSIONS,
@@ -20,7 +21,6 @@ from memoryd.embedding.locate import (
     static_model_info,
 )
 from memoryd.embedding.remote import KNOWN_MODELS, known_dimensions, split_provider_model
-from memoryd.settings import MemorySettings
 
 
 def _model(provider: str, model: str, name: str, dimensions: int | None) -> dict[str, Any]:

@@ -11,6 +11,7 @@ checks and a tensor-header read only.
 
 from __future__ import annotations
 
+from memoryd.config.settings import MemorySettings
 from memoryd.embedding.base import EmbeddingContext, EmbeddingResolution
 from memoryd.embedding.locate import (
     INSTALL_HINT,
@@ -21,7 +22,6 @@ from memoryd.embedding.locate import (
     static_model_info,
 )
 from memoryd.embedding.remote import split_provider_model
-from memoryd.settings import MemorySettings
 
 __all__ = ["local_model_files", "resolve_source"]
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from memoryd.config.settings import MemorySettings, SettingsService
 from memoryd.embedding import (
     CachedEmbedder,
     Embedder,
@@ -28,7 +29,6 @@ from memoryd.embedding import (
     resolve_source,
 )
 from memoryd.embedding.resolve import PROBE_NOTE
-from memoryd.settings import MemorySettings, SettingsService
 
 #: Chooses the embedding source from the settings (``resolve_source`` by default).
 Resolver = Callable[[MemorySettings, EmbeddingContext], EmbeddingResolution]

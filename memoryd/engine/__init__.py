@@ -1,10 +1,10 @@
 """The engine: ``MemoryEngine``, the one service API every interface adapts, and its
-collaborators (retrieval, lifecycle, status, extraction jobs, keys, providers,
-validation). Storage, embedding and vector tiers sit below it; nothing here imports
-an interface (HTTP, MCP, CLI).
+collaborators (retrieval, lifecycle, status, extraction jobs, keys, validation).
+Storage, embedding and vector tiers sit below it; nothing here imports an interface
+(HTTP, MCP, CLI).
 
 The names below load on first use (PEP 562), so importing a light collaborator
-(``memoryd.engine.providers`` from the CLI) does not load the whole engine."""
+(``memoryd.engine.validation``) does not load the whole engine."""
 
 from __future__ import annotations
 

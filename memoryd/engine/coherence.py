@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import Protocol
 
 from memoryd.cache import TTLCache
+from memoryd.config.settings import PREFIX as SETTINGS_PREFIX
+from memoryd.config.settings import SettingsService
+from memoryd.config.upstreams import SETTINGS_KEY as PROVIDERS_KEY
+from memoryd.config.upstreams import forget_providers
 from memoryd.engine.keys import KeyService
-from memoryd.engine.providers import SETTINGS_KEY as PROVIDERS_KEY
-from memoryd.engine.providers import forget_providers
 from memoryd.models import Memory
-from memoryd.settings import PREFIX as SETTINGS_PREFIX
-from memoryd.settings import SettingsService
 from memoryd.storage.base import ANY, Change, Store
 
 

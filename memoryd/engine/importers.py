@@ -353,7 +353,7 @@ def _restore_usage(engine: MemoryEngine, owner: str, kept: Iterable[Usage]) -> N
 def _translate(settings: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """memoryd's settings for OmniRoute's memory settings, and a line for each one not
     taken (unknown, invalid here, or deliberately not reused)."""
-    from memoryd.settings import validate_update
+    from memoryd.config.settings import validate_update
 
     taken: dict[str, Any] = {}
     notes = []

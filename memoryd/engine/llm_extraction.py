@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from memoryd.config.settings import MemorySettings
+from memoryd.config.upstreams import Provider, base_url_problem
 from memoryd.core.extraction import strip_injected
 from memoryd.core.extraction.guard import unsafe
 from memoryd.core.llm_ops import (
@@ -37,14 +39,12 @@ from memoryd.core.llm_ops import (
 )
 from memoryd.core.scoring import estimate_tokens
 from memoryd.engine import llm_budget
-from memoryd.engine.providers import Provider, base_url_problem
 from memoryd.engine.quotas import Quotas, within
 from memoryd.models import Memory, Origin, Preview, Reconcile, Reconciled, to_iso, utcnow
-from memoryd.settings import MemorySettings
 from memoryd.storage.base import Filter
 
 if TYPE_CHECKING:
-    from memoryd.settings import SettingsService
+    from memoryd.config.settings import SettingsService
     from memoryd.storage.base import Store
 
 

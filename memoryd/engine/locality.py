@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from memoryd.config.settings import MemorySettings
     from memoryd.engine.service import MemoryEngine
-    from memoryd.settings import MemorySettings
 
 #: Embedding sources that compute in this process.
 LOCAL_SOURCES = frozenset({"transformers", "static"})

@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from memoryd.config.settings import MemorySettings
 from memoryd.core import profile as core
 from memoryd.core.extraction.careful import careful
 from memoryd.core.relevance import distinct
 from memoryd.models import Hit, Memory, Profile
-from memoryd.settings import MemorySettings
 
 if TYPE_CHECKING:
     from memoryd.engine.retrieval import Request, Retriever

@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 
-from memoryd.engine.providers import Provider
+from memoryd.config.settings import MemorySettings
+from memoryd.config.upstreams import Provider
 from memoryd.models import Hit, Resolution
-from memoryd.settings import MemorySettings
 
 log = logging.getLogger(__name__)
 

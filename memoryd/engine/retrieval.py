@@ -20,6 +20,8 @@ import numpy as np
 
 from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
+from memoryd.config.settings import MemorySettings
+from memoryd.config.upstreams import Provider
 from memoryd.core import subjects
 from memoryd.core.fts_query import query_tokens
 from memoryd.core.fusion import ContextWeights, apply_context, apply_subjects, score_fuse
@@ -29,10 +31,8 @@ from memoryd.core.relevance import Dropped, distinct, relevant
 from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
 from memoryd.core.temporal import DateRange, mentioned_dates, overlaps
 from memoryd.engine import asked, rerank
-from memoryd.engine.providers import Provider
 from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, Memory, Resolution, Scope, Strategy, utcnow
-from memoryd.settings import MemorySettings
 from memoryd.storage.base import Filter, Reader, Store
 from memoryd.vectors.base import still_passing
 

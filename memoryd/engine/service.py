@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from memoryd.cache import TTLCache
 from memoryd.config import EngineConfig
+from memoryd.config.settings import MemorySettings, SettingsService
+from memoryd.config.upstreams import Provider, load_providers
 from memoryd.core.scoring import estimate_tokens
 from memoryd.engine import coherence, lifecycle
 from memoryd.engine.access import AccessBumps
@@ -24,7 +26,6 @@ from memoryd.engine.keys import KeyService
 from memoryd.engine.lifecycle_api import Lifecycle
 from memoryd.engine.llm_extraction import LlmStats, extract_with_mode
 from memoryd.engine.profile import compose, merge
-from memoryd.engine.providers import Provider, load_providers
 from memoryd.engine.quotas import Quotas
 from memoryd.engine.reports import HealthReport
 from memoryd.engine.retrieval import RetrievalOptions, Retriever
@@ -53,7 +54,6 @@ from memoryd.models import (
     Reconciled,
     utcnow,
 )
-from memoryd.settings import MemorySettings, SettingsService
 from memoryd.storage.base import ListQuery, Store, Writer
 from memoryd.vectors.qdrant.disabled import UnavailableTier
 

@@ -48,8 +48,8 @@ from memoryd.eval.metrics import (
 
 #: The tallies live in ``eval.metrics``; the harnesses and tests reach them through here.
 __all__ = ["CATEGORIES", "StrategyResult", "Tally", "recall_at"]
+from memoryd.config.settings import MemorySettings
 from memoryd.models import MemoryType, NewMemory
-from memoryd.settings import MemorySettings
 
 STRATEGIES = ("recent", "semantic", "hybrid")
 DEFAULT_KS = (5, 10, 25)

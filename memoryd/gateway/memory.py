@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from memoryd.config.settings import MemorySettings
+from memoryd.config.upstreams import Provider
 from memoryd.core.injection import Sections, filter_new
 from memoryd.engine import MemoryEngine
-from memoryd.engine.providers import Provider
 from memoryd.gateway.pipeline import (
     MODE_HEADER,
     MODES,
@@ -24,7 +25,6 @@ from memoryd.gateway.pipeline import (
 )
 from memoryd.gateway.wire import CHAT, GatewayError, WireFormat
 from memoryd.models import Hit, Origin, utcnow
-from memoryd.settings import MemorySettings
 
 log = logging.getLogger("memoryd.gateway")
 

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memoryd.config.settings import MemorySettings
+from memoryd.config.upstreams import Provider, ProviderKind, default_for
 from memoryd.core.ids import MAX_ID_CHARS
 from memoryd.core.ids import bounded_id as bounded_id
-from memoryd.engine.providers import Provider, ProviderKind, default_for
-from memoryd.settings import MemorySettings
 
 NO_MEMORY_HEADERS = ("x-memoryd-no-memory", "x-omniroute-no-memory")
 MODE_HEADER = "x-memoryd-memory"

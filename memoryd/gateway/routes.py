@@ -26,10 +26,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from memoryd.config.upstreams import Provider
 from memoryd.core.masking import redacted_url
 from memoryd.engine import MemoryEngine
 from memoryd.engine.locality import in_process
-from memoryd.engine.providers import Provider
 from memoryd.engine.recent import RecentRequests
 from memoryd.gateway.client import UpstreamClient, UpstreamError, UpstreamResponse
 from memoryd.gateway.inline import InlineGate
@@ -123,7 +123,7 @@ async def parse_body(
         raise GatewayError(
             400, "request body is not valid UTF-8", "invalid_request_error", "invalid_json"
         ) from None
-    except (ValueError, RecursionError):  # depth is checked before (api.limits)
+    except (ValueError, RecursionError):  # depth is checked before (http.limits)
         raise GatewayError(
             400, "request body is not valid JSON", "invalid_request_error", "invalid_json"
         ) from None

@@ -25,9 +25,9 @@ import numpy as np
 from memoryd.storage.base import Filter, Reader, Writer
 
 if TYPE_CHECKING:
+    from memoryd.config.qdrant import QdrantConfig
     from memoryd.embedding import Embedder, EmbeddingResolution
     from memoryd.embedding.service import EmbeddingService
-    from memoryd.vectors.qdrant.config import QdrantConfig
 
 
 #: A memory's vectors: its own text, and its text with its earlier neighbours.

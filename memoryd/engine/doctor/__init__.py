@@ -24,7 +24,7 @@ from memoryd.engine.doctor.serving import environment_check, serve_check
 from memoryd.engine.doctor.store import StoreFindings, package_check, store_checks
 
 if TYPE_CHECKING:
-    from memoryd.engine.providers import Provider
+    from memoryd.config.upstreams import Provider
     from memoryd.storage.base import Store
 
 __all__ = ["Check", "Report", "Setup", "Status", "diagnose"]
@@ -48,13 +48,13 @@ class _StoredSettings:
 
 
 def _providers(setup: Setup, settings: Mapping[str, Any]) -> dict[str, Provider]:
-    from memoryd.engine.providers import load_providers
+    from memoryd.config.upstreams import load_providers
 
     return load_providers(cast("Store", _StoredSettings(settings)), setup.env)
 
 
 def _stored_names(settings: Mapping[str, Any]) -> set[str]:
-    from memoryd.engine.providers import SETTINGS_KEY
+    from memoryd.config.upstreams import SETTINGS_KEY
 
     raw = settings.get(SETTINGS_KEY)
     items = raw if isinstance(raw, list) else []

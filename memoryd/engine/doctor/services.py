@@ -18,7 +18,7 @@ from memoryd.engine.doctor.network import http_probe
 from memoryd.engine.doctor.report import Check, Setup, ok, prefixed, warn
 
 if TYPE_CHECKING:
-    from memoryd.engine.providers import Provider
+    from memoryd.config.upstreams import Provider
 
 QDRANT_EXTRA = "pip install 'memoryd[qdrant]'"
 QDRANT_SETTINGS = "PUT /api/settings/qdrant or the dashboard's Settings tab"
@@ -49,8 +49,8 @@ def redact(url: str) -> str:
 
 def qdrant_check(setup: Setup, settings: Mapping[str, Any]) -> Callable[[], Check]:
     """The Qdrant line: decided now, its network probe (if any) run by the caller."""
-    from memoryd.settings import PREFIX, normalize
-    from memoryd.vectors.qdrant import config as qdrant_config
+    from memoryd.config import qdrant as qdrant_config
+    from memoryd.config.settings import PREFIX, normalize
 
     store = normalize(prefixed(settings, PREFIX)).vector_store
     cfg = qdrant_config.normalize(prefixed(settings, qdrant_config.PREFIX), setup.env)
@@ -121,7 +121,7 @@ def upstream_checks(
 ) -> list[Callable[[], Check]]:
     """One line per provider (``upstream:<name>``), or one ``upstream`` line for none.
     ``stored``: the names saved in the store (the others come from the environment)."""
-    from memoryd.engine.providers import base_url_problem
+    from memoryd.config.upstreams import base_url_problem
 
     if not providers:
         line = warn(

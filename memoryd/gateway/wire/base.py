@@ -13,9 +13,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from memoryd.config.upstreams import Provider, ProviderKind
 from memoryd.core.injection import Contents, Injection
 from memoryd.core.wire_errors import openai_error
-from memoryd.engine.providers import Provider, ProviderKind
 from memoryd.gateway.pipeline import end_user, json_type
 
 

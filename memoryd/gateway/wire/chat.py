@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from memoryd.config.upstreams import Provider
 from memoryd.core.injection import Contents, Injection, inject_memory
-from memoryd.engine.providers import Provider
 from memoryd.gateway.pipeline import content_problem, content_text, last_user_text
 from memoryd.gateway.wire.base import Assembler, WireFormat, invalid
 

@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from memoryd.config.upstreams import Provider
 from memoryd.core.injection import (
     Contents,
     Injection,
@@ -28,7 +29,6 @@ from memoryd.core.injection import (
     inject_system,
 )
 from memoryd.core.wire_errors import anthropic_error
-from memoryd.engine.providers import Provider
 from memoryd.gateway.pipeline import USER_HEADER, bounded_id, header, json_type
 from memoryd.gateway.wire.base import (
     Assembler,

@@ -14,9 +14,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from memoryd.config.upstreams import Provider
 from memoryd.core.injection import Contents, Injection, inject_instructions
 from memoryd.core.wire_errors import openai_error
-from memoryd.engine.providers import Provider
 from memoryd.gateway.pipeline import json_type
 from memoryd.gateway.wire.base import Assembler, WireFormat, invalid, text_parts
 

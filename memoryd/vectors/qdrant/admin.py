@@ -17,10 +17,10 @@ from memoryd.vectors.qdrant.client import QdrantUnavailable, _brief
 from memoryd.vectors.qdrant.schema import HEALTH_TTL_S
 
 if TYPE_CHECKING:
+    from memoryd.config.qdrant import QdrantConfig
+    from memoryd.config.settings import SettingsService
     from memoryd.embedding import Embedder, EmbeddingResolution
-    from memoryd.settings import SettingsService
     from memoryd.vectors.base import VectorSource
-    from memoryd.vectors.qdrant.config import QdrantConfig
     from memoryd.vectors.qdrant.schema import Backend, Target
 
 

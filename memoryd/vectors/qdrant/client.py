@@ -32,14 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.storage.base import Filter
-from memoryd.vectors.base import ReadyState, VectorItem
-from memoryd.vectors.qdrant import views
-from memoryd.vectors.qdrant.config import (
+from memoryd.config.qdrant import (
     QdrantConfig,
     quantization_config,
     search_quantization_params,
 )
+from memoryd.storage.base import Filter
+from memoryd.vectors.base import ReadyState, VectorItem
+from memoryd.vectors.qdrant import views
 from memoryd.vectors.qdrant.payload import (  # re-exported for the other modules
     _ID_NAMESPACE as _ID_NAMESPACE,
 )

@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from memoryd.config import qdrant as qdrant_config
+from memoryd.config.qdrant import QdrantConfig
+from memoryd.config.settings import SettingsService
 from memoryd.errors import ValidationError
-from memoryd.settings import SettingsService
 from memoryd.storage.base import Filter, Store
 from memoryd.vectors.base import TierSearch
-from memoryd.vectors.qdrant import config as qdrant_config
-from memoryd.vectors.qdrant.config import QdrantConfig
 
 REASON = "Qdrant needs the sqlite-vec tier, which is not available in this install"
 

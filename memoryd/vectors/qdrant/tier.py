@@ -24,16 +24,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memoryd.config import qdrant as qdrant_config
+from memoryd.config.qdrant import QdrantConfig
+from memoryd.config.settings import SettingsService
 from memoryd.errors import UnavailableError, ValidationError
 from memoryd.models import utcnow
-from memoryd.settings import SettingsService
 from memoryd.storage.base import Filter, Store
 from memoryd.vectors.base import TierSearch, VectorItem
-from memoryd.vectors.qdrant import config as qdrant_config
 from memoryd.vectors.qdrant import views
 from memoryd.vectors.qdrant.admin import TierAdmin
 from memoryd.vectors.qdrant.client import QdrantUnavailable, _brief
-from memoryd.vectors.qdrant.config import QdrantConfig
 
 if TYPE_CHECKING:
     from memoryd.embedding import Embedder, EmbeddingResolution

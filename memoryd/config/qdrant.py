@@ -28,14 +28,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from memoryd.config.options import default
 from memoryd.core.masking import mask_secret
 from memoryd.errors import ValidationError
 from memoryd.models import utcnow
 from memoryd.storage.base import Store, Writer
 
 PREFIX = "qdrant."
-DEFAULT_PORT = 6333
-DEFAULT_COLLECTION = "memoryd_memory"
+DEFAULT_PORT: int = default("QDRANT_PORT")
+DEFAULT_COLLECTION: str = default("QDRANT_COLLECTION")
 QUANTIZATIONS = ("none", "int8", "binary")
 #: Qdrant rejects ``/`` and a few other characters in collection names; stay portable.
 COLLECTION_RE = re.compile(r"^[A-Za-z0-9_.-]{1,255}$")
