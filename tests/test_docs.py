@@ -114,10 +114,9 @@ def test_variables_parsed_outside_engine_config_default_to_their_declaration() -
     """Serve's address, the connection guard and typed decay parse their variables
     more strictly (a bad value stops serve) or below the config layer; their defaults
     are still the declared ones."""
-    from memoryd.http.protocol.limits import ConnectionLimits
-
     from memoryd.config.qdrant import normalize
     from memoryd.core.decay import decay_config_from_env
+    from memoryd.http.protocol.limits import ConnectionLimits
     from memoryd.server import default_host, default_log_level, default_port, default_workers
 
     assert default_host({}) == BY_ENV["MEMORYD_HOST"].default

@@ -10,6 +10,12 @@ whatever a killed process left, here or, on a shared store, on another server, a
 ``sweep`` repeats that while the server runs. Facts upsert on owner + key, so a job
 run twice (a lease that ran out mid-job) stores nothing twice.
 
+A job runs the guard (what it refuses is held for review or dropped, ``_hold``), then
+extraction by ``extractionMode``: the rules (``rule_items``), the model
+(``llm_extraction.propose``) or both each only find reconcile items, and ``_write``
+alone stores them (the key's quota, one reconcile transaction, the counters). What the
+job needs is given at construction (``ExtractionClients``); it never sees the engine.
+
 Memory holds at most ``max_pending`` jobs: under a load the worker cannot keep up with,
 a new job is committed without a lease and left in the table (``deferred``), and the
 worker claims such jobs in batches as its queue empties, so a backlog grows the table,
@@ -24,18 +30,19 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from concurrent.futures import Future
 from datetime import datetime, timedelta
-from functools import partial
-from typing import Any
 
+from memoryd.config.settings import MemorySettings
 from memoryd.core.extraction import Fact, extract, fact_metadata
 from memoryd.core.extraction.guard import unsafe
 from memoryd.engine.attribute_backing import back, settle
-from memoryd.engine.attribute_model import AttributeModel, engine_minilm, shared_model
+from memoryd.engine.attribute_model import AttributeModel
 from memoryd.engine.background import BackgroundWorker
-from memoryd.engine.quotas import Quotas, within
+from memoryd.engine.extraction_clients import ExtractionClients
+from memoryd.engine.llm_extraction import Proposal, not_applied, propose
+from memoryd.engine.quotas import within
 from memoryd.models import (
     Held,
     MemoryType,
@@ -46,7 +53,7 @@ from memoryd.models import (
     to_iso,
     utcnow,
 )
-from memoryd.storage.base import NewJob, Store, Writer
+from memoryd.storage.base import NewJob, Writer
 from memoryd.storage.jobs import NewHeld
 
 log = logging.getLogger(__name__)
@@ -57,48 +64,37 @@ DEFAULT_LEASE_S = 60.0
 DEFAULT_MAX_PENDING = 256
 
 Texts = list[tuple[str, str]]  # (text, source) with source "user" or "assistant"
-#: One job by ``extractionMode``, given the rules step: ``llm_extraction.extract_with_mode``
-#: bound to the engine. None: rules only.
-ModeHook = Callable[
-    [str, str, Texts, Callable[[], list[Reconciled]], str, Origin | None], list[Reconciled]
-]
 
 
 class ExtractionJobs:
+    """The durable queue of extraction jobs and the one path that runs them."""
+
     def __init__(
         self,
-        store: Store,
+        clients: ExtractionClients,
         background: BackgroundWorker,
-        reconcile: Callable[[list[Reconcile]], list[Reconciled]],
-        stats: dict[str, int],
         *,
         lease_s: float = DEFAULT_LEASE_S,
         max_pending: int = DEFAULT_MAX_PENDING,
-        embeddings: Any | None = None,
-        quotas: Quotas | None = None,
     ) -> None:
-        self.store = store
+        self.clients = clients
+        self.store = clients.store
+        self.stats = clients.stats
         self.background = background
-        self.reconcile = reconcile
-        self.stats = stats
-        self.quotas = quotas  # what the key may keep: facts past it are not stored
         self.running: int | None = None  # the job the worker runs now
-        self.llm: ModeHook | None = None
-        #: ``quarantineGuarded``: hold what the guard refuses for review, not drop it
-        self.quarantines: Callable[[], bool] = lambda: False
-        #: the classifier backing the rules (None: the rules alone); on retrieval's
-        #: MiniLM session when the engine runs one
-        self.attributes: AttributeModel | None = (
-            shared_model()
-            if embeddings is None
-            else AttributeModel(source=engine_minilm(embeddings))
-        )
+        #: the classifier backing the rules; the extraction benchmark and tests turn it
+        #: off (None) to measure the rules alone
+        self.attributes: AttributeModel | None = clients.attributes
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.lease_s = lease_s
         self.max_pending = max(1, max_pending)
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._refill_queued = False
+
+    def quarantines(self) -> bool:
+        """``quarantineGuarded``: hold what the guard refuses for review, not drop it."""
+        return self.clients.settings.get().quarantine_guarded
 
     def submit(
         self,
@@ -177,6 +173,15 @@ class ExtractionJobs:
         batch = max(1, self.max_pending // 2)
         if self._claim(self._expired_before(), batch) == batch:
             self._schedule_refill()
+
+    def worth(self, user_text: str, settings: MemorySettings) -> bool:
+        """Whether a turn whose user text is ``user_text`` can store anything (the
+        assistant's text, when extracted too, is not known yet: then always)."""
+        if "assistant" in settings.extract_from:
+            return True
+        rules_only = settings.extraction_mode == "rules"
+        texts = [(user_text, "user")]
+        return "user" in settings.extract_from and self.needs_job(texts, rules_only=rules_only)
 
     def needs_job(self, texts: Texts, *, rules_only: bool) -> bool:
         """Whether an exchange of ``texts`` could store anything: always with an LLM
@@ -321,25 +326,82 @@ class ExtractionJobs:
         *,
         guard: bool = True,
     ) -> list[Reconciled]:
-        """By ``extractionMode``: the rules below, the LLM, or both. Facts belong to the
-        request's end user of the key (``user_id``; "" = the key's shared memory). A
-        text steering the assistant against others (``core.extraction.guard``) is
-        dropped first, for every mode, and counted (``guard`` False: a held message an
-        admin released)."""
+        """By ``extractionMode``: ``rules`` writes the rules' facts; ``llm`` the model's,
+        and the rules' only when it fell back; ``hybrid`` the rules' first, so the model
+        sees them and can refine them, then the model's. Facts belong to the request's
+        end user of the key (``user_id``; "" = the key's shared memory). A text steering
+        the assistant against others (``core.extraction.guard``) is held or dropped
+        first, for every mode (``guard`` False: a held message an admin released)."""
         if guard:
             texts = self._guarded(owner, session_id, texts, user_id, origin)
         if not texts:
             return []
-        rules = partial(self.rules, owner, session_id, texts, user_id, origin, guard=guard)
-        if self.llm is not None:
-            return self.llm(owner, session_id, texts, rules, user_id, origin)
-        return rules()
+        settings = self.clients.settings.get()
+        if settings.extraction_mode == "llm":
+            asked = self._ask(owner, session_id, texts, settings, user_id, origin)
+            if asked is not None:
+                return asked
+        found = self.rule_items(owner, session_id, texts, user_id, guard=guard)
+        stored = self._write(owner, found, origin) or []
+        if settings.extraction_mode == "hybrid":
+            more = self._ask(owner, session_id, texts, settings, user_id, origin)
+            stored = [*stored, *(more or [])]
+        return stored
+
+    def _ask(
+        self,
+        owner: str,
+        session_id: str,
+        texts: Texts,
+        settings: MemorySettings,
+        user_id: str,
+        origin: Origin | None,
+    ) -> list[Reconciled] | None:
+        """The model's answer for the exchange, written; None when it fell back."""
+        answer = propose(self.clients, owner, session_id, texts, settings, user_id)
+        if answer is None:
+            return None
+        return self._write(owner, answer.items, origin, answer) if answer.asked else []
+
+    def _write(
+        self,
+        owner: str,
+        items: list[Reconcile],
+        origin: Origin | None,
+        answer: Proposal | None = None,
+    ) -> list[Reconciled] | None:
+        """The one place a job stores what extraction found, the rules' facts or the
+        model's ``answer``: stamped with where they were said, cut to what the key may
+        keep (``overQuota``), reconciled in one transaction, and counted. The rules'
+        facts count as ``stored``/``superseded`` (a failed write as ``failed``, raised);
+        the model's as an applied answer (``llm_stats``; any failure is its ``invalid``
+        fallback, None, and the rules' facts stand)."""
+        if origin is not None:
+            items = origin.stamp(items)
+        kept: list[Reconcile] = []
+        try:
+            kept = within(self.clients.quotas, owner, items, self.stats)
+            results = self.clients.reconcile(kept) if kept else []
+        except Exception as exc:
+            if answer is not None:
+                not_applied(self.clients.llm_stats, exc)
+                return None
+            if kept:  # the write failed, not the quota's read
+                self.stats["failed"] += 1
+            raise
+        if answer is not None:
+            self.clients.llm_stats.record_ok(answer.ops)
+            return results
+        self.stats["stored"] += sum(1 for i in kept if i.memory is not None)
+        superseded = sum(len(r.superseded) for r in results)
+        self.stats["superseded"] = self.stats.get("superseded", 0) + superseded
+        return results
 
     def _guarded(
         self, owner: str, session_id: str, texts: Texts, user_id: str, origin: Origin | None
     ) -> Texts:
-        """The texts the guard lets pass. The others are counted and dropped or, with
-        ``quarantineGuarded``, held for review (``engine.quarantine``)."""
+        """The texts the guard lets pass; the others are counted and dropped or held
+        (``_hold``)."""
         kept: Texts = []
         refused: list[NewHeld] = []
         said = origin or Origin(utcnow())
@@ -360,13 +422,20 @@ class ExtractionJobs:
                         said.request_id,
                     )
                 )
+        self._hold(owner, user_id, refused)
+        return kept
+
+    def _hold(self, owner: str, user_id: str, refused: list[NewHeld]) -> None:
+        """What the guard refused, counted and dropped or, with ``quarantineGuarded``,
+        held for review (``engine.quarantine``), before any fact of the job is written."""
         if not refused:
-            return kept
+            return
         if self.quarantines():
+            said_at = refused[0].said_at  # one origin for the whole job
 
             def hold(tx: Writer) -> None:
                 # held only if its subject was not erased since it was said
-                if not tx.erased_since(owner, user_id, said.said_at):
+                if not tx.erased_since(owner, user_id, said_at):
                     for item in refused:
                         tx.hold(item)
 
@@ -378,10 +447,6 @@ class ExtractionJobs:
         else:
             self.stats["guarded"] = self.stats.get("guarded", 0) + len(refused)
             log.info("extraction: %d message(s) not kept: they steer the assistant", len(refused))
-        return kept
-
-    def within_quota(self, owner: str, items: list[Reconcile]) -> list[Reconcile]:
-        return within(self.quotas, owner, items, self.stats)
 
     def release(self, held: Held) -> list[Reconciled]:
         """Extract a held message as if the guard had let it pass (an admin read it),
@@ -392,25 +457,24 @@ class ExtractionJobs:
             held.api_key_id, held.session_id, texts, held.user_id, origin, guard=False
         )
 
-    def rules(
+    def rule_items(
         self,
         owner: str,
         session_id: str,
         texts: Texts,
         user_id: str = "",
-        origin: Origin | None = None,
         *,
         guard: bool = True,
-    ) -> list[Reconciled]:
-        """Rules extraction, then reconciliation: a fact of a single-valued slot
-        supersedes the owner's other memories of that slot."""
+    ) -> list[Reconcile]:
+        """What the rules (backed by the classifier) find, as reconcile items: a fact of
+        a single-valued slot supersedes the owner's other memories of that slot."""
         extracted_at = to_iso(utcnow())
         unique: dict[str, Fact] = {}
         for text, source in texts:
             facts, leftovers = extract(text, source=source, guard=guard)
             for fact in back(facts, leftovers, self.attributes):
                 unique.setdefault(fact.key, settle(fact))  # the first occurrence wins
-        items = [
+        return [
             Reconcile(owner, None, supersedes=f.retracts, user_id=user_id)
             if f.is_retraction
             else Reconcile(
@@ -429,16 +493,3 @@ class ExtractionJobs:
             )
             for f in unique.values()
         ]
-        items = self.within_quota(owner, items)
-        if not items:
-            return []
-        try:
-            results = self.reconcile(origin.stamp(items) if origin is not None else items)
-            self.stats["stored"] += sum(1 for i in items if i.memory is not None)
-            self.stats["superseded"] = self.stats.get("superseded", 0) + sum(
-                len(r.superseded) for r in results
-            )
-            return results
-        except Exception:
-            self.stats["failed"] += 1
-            raise

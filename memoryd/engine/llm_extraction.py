@@ -8,18 +8,20 @@ UPDATE/DELETE may name only ids this call showed the model, all of them the owne
 own current memories, so no answer can touch another owner's memory (the store checks
 the owner again when it retires them). Any failure (timeout, upstream error, invalid
 answer, the daily or a key's monthly token cap, provider not configured) is an
-``LlmExtractionError`` with a ``reason``: ``run_llm_extraction`` counts it and returns
-None, and the caller keeps the rules result. The chat never waits for this module.
+``LlmExtractionError`` with a ``reason``: ``propose`` counts it and returns None, and
+the job keeps the rules result. ``propose`` only proposes: the job
+(``engine.extraction_jobs``) writes the items, as it writes the rules', and counts the
+answer applied once they are stored. The chat never waits for this module.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from memoryd.config.settings import MemorySettings
 from memoryd.config.upstreams import Provider, base_url_problem
@@ -27,7 +29,6 @@ from memoryd.core.extraction import strip_injected
 from memoryd.core.extraction.guard import unsafe
 from memoryd.core.llm_ops import (
     MAX_CONTENT_CHARS,
-    REASONS,
     SYSTEM_PROMPT,
     LlmExtractionError,
     LlmOp,
@@ -39,33 +40,13 @@ from memoryd.core.llm_ops import (
 )
 from memoryd.core.scoring import estimate_tokens
 from memoryd.engine import llm_budget
-from memoryd.engine.quotas import Quotas, within
-from memoryd.models import Memory, Origin, Preview, Reconcile, Reconciled, to_iso, utcnow
+from memoryd.engine.llm_stats import LlmStats
+from memoryd.models import Memory, Reconcile, to_iso, utcnow
 from memoryd.storage.base import Filter
 
 if TYPE_CHECKING:
-    from memoryd.config.settings import SettingsService
+    from memoryd.engine.extraction_clients import ExtractionClients
     from memoryd.storage.base import Store
-
-
-class LlmHost(Protocol):
-    """What LLM extraction needs of the engine (``MemoryEngine`` is one), typed
-    structurally so this module never imports the engine that imports it."""
-
-    store: Store
-    settings: SettingsService
-    llm_stats: LlmStats
-    tokens: Callable[[str], int]
-    quotas: Quotas
-    extraction_stats: dict[str, int]
-
-    def providers(self) -> dict[str, Provider]: ...
-    def reconcile(self, items: Iterable[Reconcile]) -> list[Reconciled]: ...
-    @property
-    def preview(self) -> Callable[..., Preview]:
-        """Retrieval's dry run (``MemoryEngine.preview``)."""
-        ...
-
 
 log = logging.getLogger(__name__)
 
@@ -76,14 +57,14 @@ __all__ = [
     "LlmExtractor",
     "LlmOp",
     "LlmStats",
+    "Proposal",
     "Reason",
-    "extract_with_mode",
     "llm_status",
     "ops_to_reconcile",
     "parse_operations",
+    "propose",
     "related_memories",
     "resolve_target",
-    "run_llm_extraction",
 ]
 
 #: ``extractionProviderModel`` null: the ``default`` provider (``MEMORYD_UPSTREAM_*``)
@@ -94,102 +75,7 @@ DEFAULT_MODEL = "gpt-4o-mini"
 MAX_USER_CHARS = 16_000
 MAX_ASSISTANT_CHARS = 4_000
 MAX_ANSWER_BYTES = 1_048_576
-USAGE_KEY = "extraction.llmUsage"
 MAX_RELATED = 8
-
-
-def _utc_day() -> str:
-    return utcnow().date().isoformat()
-
-
-class LlmStats:
-    """Thread-safe counters of LLM extraction, and the tokens spent this UTC day.
-
-    With a database the day's total is also kept in the settings table
-    (``USAGE_KEY``), so a restart does not reset the daily cap."""
-
-    def __init__(self, store: Store | None = None, today: Callable[[], str] = _utc_day) -> None:
-        self._store, self._today = store, today
-        self._lock = threading.Lock()
-        names = ("calls", "requests", "ok", "promptTokens", "completionTokens")
-        self._counts: dict[str, int] = dict.fromkeys(names, 0)
-        self._fallbacks: dict[str, int] = dict.fromkeys(REASONS, 0)
-        self._applied: dict[str, int] = dict.fromkeys(("add", "update", "delete", "none"), 0)
-        self._day: str | None = None  # None until read from the database
-        self._tokens_today = 0
-        self._last_error: str | None = None
-        #: per key: upstream requests, prompt and completion tokens (cost per key)
-        self._by_key: dict[str, list[int]] = {}
-
-    def _roll(self) -> None:
-        """Start a new day's total when the UTC day changed (the lock is held)."""
-        day = self._today()
-        if self._day is None and self._store is not None:
-            stored = self._store.read().setting(USAGE_KEY)
-            if isinstance(stored, dict) and stored.get("day") == day:
-                tokens = stored.get("tokens")
-                self._tokens_today = tokens if isinstance(tokens, int) and tokens > 0 else 0
-                self._day = day
-        if self._day != day:
-            self._day, self._tokens_today = day, 0
-
-    def tokens_today(self) -> int:
-        with self._lock:
-            self._roll()
-            return self._tokens_today
-
-    def record_request(self, owner: str = "") -> None:
-        with self._lock:
-            self._counts["requests"] += 1
-            if owner:
-                self._by_key.setdefault(owner, [0, 0, 0])[0] += 1
-
-    def record_usage(self, prompt: int, completion: int, owner: str = "") -> None:
-        with self._lock:
-            self._roll()
-            self._counts["promptTokens"] += prompt
-            self._counts["completionTokens"] += completion
-            if owner:
-                spent = self._by_key.setdefault(owner, [0, 0, 0])
-                spent[1] += prompt
-                spent[2] += completion
-            self._tokens_today += prompt + completion
-            usage = {"day": self._day, "tokens": self._tokens_today}
-        if self._store is not None:
-            try:  # queued, not awaited: the writer keeps the order, the last total wins
-                self._store.submit(lambda tx: tx.write_settings({USAGE_KEY: usage}, utcnow()))
-            except Exception as exc:
-                log.warning("could not keep the LLM extraction token total: %s", exc)
-
-    def record_ok(self, ops: Sequence[LlmOp]) -> None:
-        with self._lock:
-            self._counts["calls"] += 1
-            self._counts["ok"] += 1
-            for op in ops:
-                self._applied[op.op.lower()] += 1
-
-    def record_fallback(self, reason: Reason, message: str) -> None:
-        with self._lock:
-            self._counts["calls"] += 1
-            self._fallbacks[reason] += 1
-            self._last_error = f"{reason}: {message}"[:300]
-
-    def snapshot(self) -> dict[str, Any]:
-        """``calls`` counts runs (ok + fallbacks), ``requests`` the upstream calls made."""
-        with self._lock:
-            self._roll()
-            return {
-                **self._counts,
-                "fallbacks": dict(self._fallbacks),
-                "applied": dict(self._applied),
-                "tokensToday": self._tokens_today,
-                "day": self._day,
-                "lastError": self._last_error,
-                "byKey": {
-                    k: {"requests": r, "promptTokens": p, "completionTokens": c}
-                    for k, (r, p, c) in self._by_key.items()
-                },
-            }
 
 
 # -- the call ----------------------------------------------------------------------------
@@ -320,16 +206,18 @@ def _usage(envelope: object, name: str, estimate: Callable[[], int]) -> int:
     return estimate()
 
 
-def related_memories(engine: LlmHost, owner: str, text: str, user_id: str = "") -> list[Memory]:
+def related_memories(
+    clients: ExtractionClients, owner: str, text: str, user_id: str = ""
+) -> list[Memory]:
     """At most ``MAX_RELATED`` of the owner's current memories for the model to update.
 
-    Retrieval's own ranking first (``engine.preview``: keyword, or hybrid when an
+    Retrieval's own ranking first (``clients.preview``: keyword, or hybrid when an
     embedder is on; no access bump), then the owner's newest memories, because a change
     often shares no word with what it replaces ("I moved to Lisbon" vs "User lives in
     Berlin"). Only the owner's rows: the ``global`` pool is never shown."""
     found: dict[str, Memory] = {}
     try:
-        preview = engine.preview(
+        preview = clients.preview(
             owner, text[:2000], scope="apiKey", limit=MAX_RELATED, user_id=user_id
         )
         hits = [h.memory for h in preview.hits]
@@ -337,7 +225,7 @@ def related_memories(engine: LlmHost, owner: str, text: str, user_id: str = "") 
         log.warning("related memories for LLM extraction: %s", exc)
         hits = []
     mine = Filter(owners=(owner,), now=utcnow(), user_id=user_id)
-    newest = engine.store.read().recent(mine, MAX_RELATED)
+    newest = clients.store.read().recent(mine, MAX_RELATED)
     for memory in [*hits, *newest]:
         # only this end user's own memories may be updated (never the shared ones)
         if memory.api_key_id == owner and memory.user_id == user_id and not memory.superseded_at:
@@ -360,85 +248,73 @@ def resolve_target(
 Texts = list[tuple[str, str]]  # (text, source), as the extraction queue stores them
 
 
-def run_llm_extraction(
-    engine: LlmHost,
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """What the model proposed for one exchange: its validated operations and the
+    reconcile items they become. ``asked`` False: no text to ask about, nothing to
+    count."""
+
+    ops: list[LlmOp]
+    items: list[Reconcile]
+    asked: bool = True
+
+
+def propose(
+    clients: ExtractionClients,
     owner: str,
     session_id: str,
     texts: Texts,
     settings: MemorySettings,
     user_id: str = "",
-    origin: Origin | None = None,
-) -> list[Reconciled] | None:
-    """Ask the model and apply its operations. None when it fell back (counted in
-    ``engine.llm_stats``; the caller keeps the rules result); never raises."""
-    stats: LlmStats = engine.llm_stats
+) -> Proposal | None:
+    """Ask the model for the exchange's operations, as reconcile items the job writes.
+    None when it fell back (counted in ``clients.llm_stats``; the job keeps the rules
+    result); never raises. What the model proposes passes the same guard as what the
+    person said."""
+    stats = clients.llm_stats
     user = "\n".join(t for t, source in texts if source == "user").strip()
     assistant = "\n".join(t for t, source in texts if source == "assistant").strip()
     if not user and not assistant:
-        return []
+        return Proposal([], [], asked=False)
     try:
-        provider, model = resolve_target(settings, engine.providers())
+        provider, model = resolve_target(settings, clients.providers())
         extractor = LlmExtractor(
             provider,
             model,
             timeout_s=settings.extraction_timeout_ms / 1000,
             daily_token_cap=settings.extraction_daily_token_cap,
             stats=stats,
-            token_counter=engine.tokens,
+            token_counter=clients.tokens,
             owner=owner,
-            store=engine.store,
+            store=clients.store,
             key_monthly_cap=settings.extraction_key_monthly_token_cap,
         )
-        related = related_memories(engine, owner, user or assistant, user_id)
+        related = related_memories(clients, owner, user or assistant, user_id)
         ops = extractor.extract(user, assistant or None, related)
-        # what the model proposes passes the same guard as what the person said
         ops = [op for op in ops if not (op.content and unsafe(op.content))]
         items = ops_to_reconcile(owner, session_id, ops, to_iso(utcnow()), user_id)
-        if origin is not None:
-            items = origin.stamp(items)
-        items = within(engine.quotas, owner, items, engine.extraction_stats)  # as the rules
-        results = engine.reconcile(items) if items else []
     except LlmExtractionError as exc:
         log.warning("LLM extraction fell back to rules (%s): %s", exc.reason, exc)
         stats.record_fallback(exc.reason, str(exc))
         return None
-    except Exception as exc:  # the answer could not be applied: still only a fallback
-        log.exception("LLM extraction could not be applied")
-        stats.record_fallback("invalid", f"not applied: {type(exc).__name__}: {exc}")
+    except Exception as exc:  # the answer could not be turned into writes: a fallback too
+        not_applied(stats, exc)
         return None
-    stats.record_ok(ops)
-    return results
+    return Proposal(ops, items)
 
 
-def extract_with_mode(
-    engine: LlmHost,
-    owner: str,
-    session_id: str,
-    texts: Texts,
-    rules: Callable[[], list[Reconciled]],
-    user_id: str = "",
-    origin: Origin | None = None,
-) -> list[Reconciled]:
-    """One extraction job by ``extractionMode``: ``rules`` runs ``rules()`` only;
-    ``llm`` asks the model and runs ``rules()`` only when that fell back; ``hybrid``
-    stores the rules facts first, so the model sees them and can refine them."""
-    settings = engine.settings.get()
-    mode = settings.extraction_mode
-    if mode == "llm":
-        done = run_llm_extraction(engine, owner, session_id, texts, settings, user_id, origin)
-        return rules() if done is None else done
-    stored = rules()
-    if mode == "hybrid":
-        more = run_llm_extraction(engine, owner, session_id, texts, settings, user_id, origin)
-        stored = [*stored, *(more or [])]
-    return stored
+def not_applied(stats: LlmStats, exc: Exception) -> None:
+    """An answer that could not be applied (turned into writes, or written): logged and
+    counted as an ``invalid`` fallback; the job keeps the rules result."""
+    log.error("LLM extraction could not be applied", exc_info=exc)
+    stats.record_fallback("invalid", f"not applied: {type(exc).__name__}: {exc}")
 
 
-def llm_status(engine: LlmHost) -> dict[str, Any]:
+def llm_status(clients: ExtractionClients) -> dict[str, Any]:
     """The ``extraction.llm`` part of engine status: mode, target, counters."""
-    settings = engine.settings.get()
+    settings = clients.settings.get()
     try:
-        provider, model = resolve_target(settings, engine.providers())
+        provider, model = resolve_target(settings, clients.providers())
         target: str | None = f"{provider.name}/{model}"
         reason = f"LLM extraction via {target}"
     except LlmExtractionError as exc:
@@ -453,5 +329,5 @@ def llm_status(engine: LlmHost) -> dict[str, Any]:
         "timeoutMs": settings.extraction_timeout_ms,
         "dailyTokenCap": settings.extraction_daily_token_cap,
         "keyMonthlyTokenCap": settings.extraction_key_monthly_token_cap,
-        **engine.llm_stats.snapshot(),
+        **clients.llm_stats.snapshot(),
     }

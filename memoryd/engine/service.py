@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
-from functools import partial
 from typing import TYPE_CHECKING, Any, Unpack
 
 from memoryd.cache import TTLCache
@@ -21,10 +20,11 @@ from memoryd.core.scoring import estimate_tokens
 from memoryd.engine import coherence, lifecycle
 from memoryd.engine.access import AccessBumps
 from memoryd.engine.background import BackgroundWorker
+from memoryd.engine.extraction_clients import STAT_NAMES, ExtractionClients, classifier
 from memoryd.engine.extraction_jobs import ExtractionJobs
 from memoryd.engine.keys import KeyService
 from memoryd.engine.lifecycle_api import Lifecycle
-from memoryd.engine.llm_extraction import LlmStats, extract_with_mode
+from memoryd.engine.llm_stats import LlmStats
 from memoryd.engine.profile import compose, merge
 from memoryd.engine.quotas import Quotas
 from memoryd.engine.reports import HealthReport
@@ -102,20 +102,23 @@ class MemoryEngine(Lifecycle):
         self.delete_listeners: list[DeleteListener] = []
         if indexer is not None:
             self.write_listeners.append(lambda memory: indexer.notify(memory.id))
-        names = ("scheduled", "stored", "failed", "superseded", "deferred", "quarantined")
-        self.extraction_stats = dict.fromkeys(names, 0)
-        self.extraction = ExtractionJobs(
-            store,
-            self.background,
-            self.reconcile,
-            self.extraction_stats,
-            lease_s=config.extraction_lease_s,
-            embeddings=embeddings,
-            quotas=self.quotas,
-        )
         self.llm_stats = LlmStats(store)  # opt-in LLM extraction (``engine.llm_extraction``)
-        self.extraction.llm = partial(extract_with_mode, self)
-        self.extraction.quarantines = lambda: self.settings.get().quarantine_guarded
+        self.extraction_stats = dict.fromkeys(STAT_NAMES, 0)
+        clients = ExtractionClients(
+            store=store,
+            settings=settings,
+            stats=self.extraction_stats,
+            quotas=self.quotas,
+            reconcile=self.reconcile,
+            attributes=classifier(embeddings),
+            providers=self.providers,
+            preview=self.preview,
+            llm_stats=self.llm_stats,
+            tokens=token_counter,
+        )
+        self.extraction = ExtractionJobs(
+            clients, self.background, lease_s=config.extraction_lease_s
+        )
         self.retrieval_listeners: list[RetrievalListener] = []
         coherence.follow(self)  # another server's writes drop this one's caches
 
@@ -411,16 +414,8 @@ class MemoryEngine(Lifecycle):
         )
 
     def worth_extracting(self, user_text: str, settings: MemorySettings | None = None) -> bool:
-        """Whether a turn whose user text is ``user_text`` can store anything (the
-        assistant's text, when extracted too, is not known yet: then always)."""
-        settings = settings or self.settings.get()
-        if "assistant" in settings.extract_from:
-            return True
-        rules_only = settings.extraction_mode == "rules"
-        texts = [(user_text, "user")]
-        return "user" in settings.extract_from and self.extraction.needs_job(
-            texts, rules_only=rules_only
-        )
+        """Whether a turn whose user text is ``user_text`` can store anything."""
+        return self.extraction.worth(user_text, settings or self.settings.get())
 
     def extract_now(
         self,

@@ -7,24 +7,28 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.engine.attribute_model import minilm_present
 from memoryd.engine.extraction_jobs import ExtractionJobs
-from memoryd.engine.llm_extraction import LlmHost, llm_status
+from memoryd.engine.llm_extraction import llm_status
 from memoryd.errors import UnavailableError
 from memoryd.vectors.indexer import no_vector_store
 
 if TYPE_CHECKING:
     from memoryd.cache import TTLCache
+    from memoryd.config.settings import SettingsService
     from memoryd.embedding.service import EmbeddingService
     from memoryd.engine.background import BackgroundWorker
     from memoryd.engine.retrieval import Retriever
     from memoryd.models import Memory
+    from memoryd.storage.base import Store
     from memoryd.vectors.base import ExternalTier
     from memoryd.vectors.indexer import Indexer
 
 
-class StatusHost(LlmHost, Protocol):
+class StatusHost(Protocol):
     """The parts status reads (``MemoryEngine`` has them), typed structurally so this
     module never imports the engine that calls it."""
 
+    store: Store
+    settings: SettingsService
     embeddings: EmbeddingService | None
     indexer: Indexer | None
     qdrant: ExternalTier
@@ -156,7 +160,7 @@ def _status(engine: StatusHost) -> dict[str, Any]:
         | dict(engine.extraction_stats)
         | {
             "pending": engine.background.pending,
-            "llm": llm_status(engine),
+            "llm": llm_status(engine.extraction.clients),
             "classifier": _classifier(engine),
         },
         "questions": _questions(engine),
