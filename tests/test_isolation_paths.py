@@ -48,7 +48,7 @@ from memoryd.engine import MemoryEngine
 from memoryd.engine.keys import AUTH_CACHE_TTL_S
 from memoryd.engine.providers import Provider, save_providers
 from memoryd.models import GLOBAL_OWNER, MemoryType, utcnow
-from memoryd.storage.jobs import NewHeld
+from memoryd.storage.base import NewHeld
 from memoryd.testing import FakeAnthropicUpstream, FakeUpstream, serve_asgi
 from tests.conftest import ADMIN, add, make_engine
 from tests.embedders import fixed_resolver, no_source

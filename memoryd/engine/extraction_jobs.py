@@ -46,8 +46,7 @@ from memoryd.models import (
     to_iso,
     utcnow,
 )
-from memoryd.storage.base import NewJob, Store, Writer
-from memoryd.storage.jobs import NewHeld
+from memoryd.storage.base import NewHeld, NewJob, Store, Writer
 
 log = logging.getLogger(__name__)
 

@@ -43,15 +43,20 @@ from memoryd.storage.base import (
     Change,
     Clearing,
     Filter,
+    Flagged,
+    KeyRow,
+    Lease,
     ListQuery,
+    NewHeld,
     NewJob,
     NewKey,
     Page,
+    QueuedJob,
     Reader,
     Store,
+    Usage,
     Writer,
 )
-from memoryd.storage.jobs import NewHeld
 
 
 def _ms(value: datetime) -> datetime:
@@ -305,16 +310,16 @@ class StoreContract:
     def test_usage_counts_rows_and_bytes_of_one_owner(self, store: Store) -> None:
         """What a key's quota counts: its rows (history too) and their UTF-8 bytes."""
         r = store.read()
-        assert r.usage("alpha") == (0, 0)
+        assert r.usage("alpha") == Usage(0, 0)
         add(store, "alpha", "abcd")
         add(store, "alpha", "h\u00e9llo", user_id="u1")  # 6 bytes in UTF-8
         add(store, "beta", "x" * 50)
-        assert r.usage("nobody") == (0, 0)
-        beta_rows, beta_bytes = r.usage("beta")
-        meta = beta_bytes - 50  # one row's metadata, the same JSON on every row here
-        assert beta_rows == 1
+        assert r.usage("nobody") == Usage(0, 0)
+        beta = r.usage("beta")
+        meta = beta.size - 50  # one row's metadata, the same JSON on every row here
+        assert beta.rows == 1
         assert meta >= 0
-        assert r.usage("alpha") == (2, 4 + 6 + 2 * meta)
+        assert r.usage("alpha") == Usage(2, 4 + 6 + 2 * meta)
 
     # -- memory rows: retrieval reads ------------------------------------------------------
 
@@ -933,7 +938,7 @@ class StoreContract:
         assert got.key == "k"
         assert got.updated_at == later
         assert got.created_at == NOW
-        assert store.read().flagged([m.id]) == [(m.id, "a", "after", "after")]
+        assert store.read().flagged([m.id]) == [Flagged(m.id, "a", "after", "after")]
         store.write(lambda w: w.set_content("missing", "x", NOW))  # no row, no error
         assert store.read().count() == 1
 
@@ -1265,22 +1270,21 @@ class StoreContract:
         r = store.read()
         row = r.key("k1")
         assert row is not None
-        assert tuple(row) == ("k1", "name k1", "mk_k1", t1, None, 1)
-        assert "hash-k1" not in tuple(row)  # never the hash
+        assert row == KeyRow("k1", "name k1", "mk_k1", t1, None, True)  # never the hash
         k2 = r.key("k2")
         assert k2 is not None
-        assert k2[5] == 0
+        assert k2.memory_enabled is False
         k3 = r.key("k3")
         assert k3 is not None
-        assert k3[5] is None
+        assert k3.memory_enabled is None
         assert r.key("missing") is None
         by_hash = r.key_by_hash("hash-k2")
         assert by_hash is not None
-        assert by_hash[0] == "k2"
+        assert by_hash.id == "k2"
         assert r.key_by_hash("other-hash") is None
         assert r.key_by_hash("missing") is None
-        assert [k[0] for k in r.keys()] == ["k3", "k2", "k1"]  # noqa: SIM118
-        assert [k[0] for k in r.keys(include_revoked=False)] == ["k3", "k2", "k1"]
+        assert [k.id for k in r.keys()] == ["k3", "k2", "k1"]  # noqa: SIM118
+        assert [k.id for k in r.keys(include_revoked=False)] == ["k3", "k2", "k1"]
 
     def test_revoke_key(self, store: Store) -> None:
         t0 = "2026-01-01T00:00:00.000Z"
@@ -1293,12 +1297,12 @@ class StoreContract:
         r = store.read()
         row = r.key("k1")
         assert row is not None
-        assert row[4] == revoked_at  # the first revocation stays
+        assert row.revoked_at == revoked_at  # the first revocation stays
         by_hash = r.key_by_hash("hash-k1")
         assert by_hash is not None
-        assert by_hash[4] == revoked_at  # found while revoked
-        assert [k[0] for k in r.keys()] == ["k2", "k1"]  # noqa: SIM118
-        assert [k[0] for k in r.keys(include_revoked=True)] == ["k2", "k1"]
+        assert by_hash.revoked_at == revoked_at  # found while revoked
+        assert [k.id for k in r.keys()] == ["k2", "k1"]  # noqa: SIM118
+        assert [k.id for k in r.keys(include_revoked=True)] == ["k2", "k1"]
         # A copy of the store carries hashes and revocations (oldest first).
         exported = r.export_keys()
         assert [(k.key_id, k.key_hash, k.revoked_at) for k in exported] == [
@@ -1308,7 +1312,7 @@ class StoreContract:
         copy = NewKey("k3", "copied", "hash-k3", "mk_k3", t0, False, revoked_at)
         assert store.write(lambda w: w.insert_key(copy))
         assert [k for k in store.read().export_keys() if k.key_id == "k3"] == [copy]
-        assert [k[0] for k in r.keys(include_revoked=False)] == ["k2"]
+        assert [k.id for k in r.keys(include_revoked=False)] == ["k2"]
 
     def test_set_key_memory_enabled(self, store: Store) -> None:
         self._insert_key(store, "k1", "2026-01-01T00:00:00.000Z")
@@ -1317,16 +1321,16 @@ class StoreContract:
         def flag() -> Any:
             row = r.key("k1")
             assert row is not None
-            return row[5]
+            return row.memory_enabled
 
         assert flag() is None
 
         def set_flag(value: bool | None) -> Callable[[Writer], bool]:
             return lambda w: w.set_key_memory_enabled("k1", value)
 
-        for value, stored in ((True, 1), (False, 0), (True, 1), (None, None)):
+        for value in (True, False, True, None):
             assert store.write(set_flag(value))
-            assert flag() == stored  # a bool reads back as 0/1, None as None
+            assert flag() is value
         assert not store.write(lambda w: w.set_key_memory_enabled("missing", True))
 
     # -- the extraction queue --------------------------------------------------------------
@@ -1343,13 +1347,13 @@ class StoreContract:
         assert isinstance(first, int)
         assert first < second < third
         assert r.queued_extractions() == [
-            (first, "a", "s1", texts, "", None, None),
-            (second, "b", "", [("hi", "user")], "u1", None, None),
-            (third, "a", "s2", [], "", None, None),
+            QueuedJob(first, "a", "s1", texts, ""),
+            QueuedJob(second, "b", "", [("hi", "user")], "u1"),
+            QueuedJob(third, "a", "s2", [], ""),
         ]
         store.write(lambda w: w.unqueue_extraction(second))
         store.write(lambda w: w.unqueue_extraction(12345))  # unknown: nothing happens
-        assert [job[0] for job in r.queued_extractions()] == [first, third]
+        assert [job.id for job in r.queued_extractions()] == [first, third]
         store.write(lambda w: w.unqueue_extraction(first))
         store.write(lambda w: w.unqueue_extraction(third))
         assert r.queued_extractions() == []
@@ -1365,7 +1369,7 @@ class StoreContract:
                 lambda w, o=owner, u=user: w.queue_extraction(job(o, "", texts, NOW, user_id=u))
             )
         assert store.write(lambda w: w.drop_queued_extractions("a", "ann")) == 2
-        assert [(j[1], j[4]) for j in store.read().queued_extractions()] == [
+        assert [(j.owner, j.user_id) for j in store.read().queued_extractions()] == [
             ("a", "bob"),
             ("b", "ann"),
         ]
@@ -1437,25 +1441,25 @@ class StoreContract:
         free = NewJob("b", "s", [("free", "user")], NOW, "u1")
         ids = [store.write(lambda w, j=j: w.queue_extraction(j)) for j in (held, lapsed, free)]
         r = store.read()
-        assert r.lease_of(ids[0]) == ("alive", NOW + HOUR)
-        assert r.lease_of(ids[2]) == (None, None)
+        assert r.lease_of(ids[0]) == Lease("alive", NOW + HOUR)
+        assert r.lease_of(ids[2]) == Lease(None, None)
         assert r.lease_of(424242) is None
 
         until = NOW + 2 * HOUR
         taken = store.write(lambda w: w.claim_extractions("me", NOW, until, 10))
-        assert [j[0] for j in taken] == ids[1:]
-        assert taken[1] == (ids[2], "b", "s", [("free", "user")], "u1", None, None)
-        assert r.lease_of(ids[1]) == ("me", until)
+        assert [j.id for j in taken] == ids[1:]
+        assert taken[1] == QueuedJob(ids[2], "b", "s", [("free", "user")], "u1")
+        assert r.lease_of(ids[1]) == Lease("me", until)
         # Claimed now: nobody else gets them, and the live one's job stays its own.
         assert store.write(lambda w: w.claim_extractions("other", NOW, until, 10)) == []
         # Its lease running out (time passing) frees the job for the next claimer, never
         # for the server that holds it (a live server's jobs wait in its memory).
         later = NOW + 3 * HOUR
         mine = store.write(lambda w: w.claim_extractions("me", later, later + HOUR, 10))
-        assert [j[0] for j in mine] == [ids[0]]  # the lapsed "alive" job, not its own two
+        assert [j.id for j in mine] == [ids[0]]  # the lapsed "alive" job, not its own two
         again = store.write(lambda w: w.claim_extractions("other", later, later + HOUR, 1))
-        assert [j[0] for j in again] == [ids[1]]  # oldest first, at most ``limit``
-        assert r.lease_of(ids[1]) == ("other", later + HOUR)
+        assert [j.id for j in again] == [ids[1]]  # oldest first, at most ``limit``
+        assert r.lease_of(ids[1]) == Lease("other", later + HOUR)
 
     def test_a_stopping_server_releases_its_jobs(self, store: Store) -> None:
         """Jobs a server gives back are claimed at once by another (no lease to wait
@@ -1465,16 +1469,16 @@ class StoreContract:
         ids = [store.write(lambda w, j=j: w.queue_extraction(j)) for j in (mine, theirs)]
         assert store.write(lambda w: w.claim_extractions("next", NOW, NOW + HOUR, 10)) == []
         assert store.write(lambda w: w.release_extractions("stopping")) == 1
-        assert store.read().lease_of(ids[0]) == (None, None)
-        assert store.read().lease_of(ids[1]) == ("alive", NOW + HOUR)
+        assert store.read().lease_of(ids[0]) == Lease(None, None)
+        assert store.read().lease_of(ids[1]) == Lease("alive", NOW + HOUR)
         taken = store.write(lambda w: w.claim_extractions("next", NOW, NOW + HOUR, 10))
-        assert [j[0] for j in taken] == [ids[0]]
+        assert [j.id for j in taken] == [ids[0]]
         assert store.write(lambda w: w.release_extractions("nobody")) == 0
         # a job still running at the stop keeps its lease: nobody runs it twice
         running = NewJob("a", "", [("running", "user")], NOW, "", "stopping", NOW + HOUR)
         run_id = store.write(lambda w: w.queue_extraction(running))
         assert store.write(lambda w: w.release_extractions("stopping", keep=(run_id,))) == 0
-        assert store.read().lease_of(run_id) == ("stopping", NOW + HOUR)
+        assert store.read().lease_of(run_id) == Lease("stopping", NOW + HOUR)
 
     def test_concurrent_claims_never_share_a_job(self, store: Store) -> None:
         ids = [
@@ -1485,7 +1489,7 @@ class StoreContract:
         def claim(worker: str) -> list[int]:
             got: list[int] = []
             while batch := store.write(lambda w: w.claim_extractions(worker, NOW, NOW + HOUR, 3)):
-                got += [j[0] for j in batch]
+                got += [j.id for j in batch]
             return got
 
         with ThreadPoolExecutor(4) as pool:
@@ -1502,27 +1506,26 @@ class StoreContract:
         m2 = add(store, "a", "two", created_at=NOW - DAY)
         m3 = add(store, "b", "three", created_at=NOW - 3 * DAY)
         assert r.reindex_pending() == 3
-        assert r.flagged([m1.id, "missing"]) == [(m1.id, "a", "one", "one")]
-        assert sorted(r.flagged([m1.id, m2.id, m3.id])) == sorted(
-            [(m1.id, "a", "one", "one"), (m2.id, "a", "two", "two"), (m3.id, "b", "three", "three")]
-        )
+        one = Flagged(m1.id, "a", "one", "one")
+        two = Flagged(m2.id, "a", "two", "two")
+        three = Flagged(m3.id, "b", "three", "three")
+        assert r.flagged([m1.id, "missing"]) == [one]
+        by_id = sorted(r.flagged([m1.id, m2.id, m3.id]), key=lambda f: f.id)
+        assert by_id == sorted([one, two, three], key=lambda f: f.id)
         assert r.flagged([]) == []
-        assert r.oldest_flagged(2) == [(m3.id, "b", "three", "three"), (m1.id, "a", "one", "one")]
-        assert [f[0] for f in r.oldest_flagged(10)] == [m3.id, m1.id, m2.id]
-        assert r.newest_flagged_of("a", 10) == [
-            (m2.id, "a", "two", "two"),
-            (m1.id, "a", "one", "one"),
-        ]
-        assert r.newest_flagged_of("a", 1) == [(m2.id, "a", "two", "two")]
+        assert r.oldest_flagged(2) == [three, one]
+        assert [f.id for f in r.oldest_flagged(10)] == [m3.id, m1.id, m2.id]
+        assert r.newest_flagged_of("a", 10) == [two, one]
+        assert r.newest_flagged_of("a", 1) == [two]
         assert r.newest_flagged_of("nobody", 10) == []
 
     def test_a_memory_of_a_session_is_embedded_with_its_earlier_neighbours(
         self, store: Store
     ) -> None:
-        """The fourth field of a flagged row is the dense context view (issue 20)."""
+        """A flagged row's ``view`` is the dense context view (issue 20)."""
         turns = [add(store, "a", f"turn {i}", session_id="s") for i in range(4)]
         other = add(store, "a", "elsewhere", session_id="t")
-        views = {f[0]: f[3] for f in store.read().oldest_flagged(10)}
+        views = {f.id: f.view for f in store.read().oldest_flagged(10)}
         assert views[turns[0].id] == "turn 0"
         assert views[turns[1].id] == "turn 0\nturn 1"
         assert views[turns[3].id] == "turn 1\nturn 2\nturn 3"
@@ -1534,11 +1537,11 @@ class StoreContract:
         r = store.read()
         # The memory was edited after its text was embedded: it stays queued.
         assert not store.write(lambda w: w.clear_flag_if_unchanged(m.id, "stale text"))
-        assert r.flagged([m.id]) == [(m.id, "a", "original", "original")]
+        assert r.flagged([m.id]) == [Flagged(m.id, "a", "original", "original")]
         assert store.write(lambda w: w.clear_flag_if_unchanged(m.id, "original"))
         assert r.flagged([m.id]) == []
         assert r.reindex_pending() == 1
-        assert [f[0] for f in r.oldest_flagged(10)] == [other.id]
+        assert [f.id for f in r.oldest_flagged(10)] == [other.id]
         assert not store.write(lambda w: w.clear_flag_if_unchanged("missing", "x"))
 
     def test_edits_queue_embedding_again(self, store: Store) -> None:
@@ -1602,12 +1605,12 @@ class StoreContract:
         assert r.outbox_pushable() == 3
 
         rows = r.outbox_rows(-1, 10)
-        assert [row[2] for row in rows] == [m1.id, m2.id, m3.id]  # write order
-        seqs = [row[0] for row in rows]
+        assert [row.id for row in rows] == [m1.id, m2.id, m3.id]  # write order
+        seqs = [row.seq for row in rows]
         assert seqs == sorted(seqs)
         assert len(set(seqs)) == 3
-        seq, gen, mid, owner, session, type_, key, content, created, expires, emb, *ctx = rows[0]
-        assert (mid, owner, session, type_, key, content) == (
+        row = rows[0]
+        assert (row.id, row.owner, row.session_id, row.type, row.key, row.content) == (
             m1.id,
             "a",
             "s1",
@@ -1615,28 +1618,30 @@ class StoreContract:
             "first",
             "first",
         )
-        assert isinstance(seq, int)
-        assert isinstance(gen, int)
-        assert parse_iso(created) == NOW - DAY
-        assert expires is None
-        assert emb is None  # no vector stored
-        assert ctx == [None, "first"]  # nor a context vector; its view: no earlier neighbour
+        assert isinstance(row.seq, int)
+        assert isinstance(row.gen, int)
+        assert parse_iso(row.created_at) == NOW - DAY
+        assert row.expires_at is None
+        assert row.emb is None  # no vector stored
+        assert row.ctx_emb is None  # nor a context vector
+        assert row.ctx_text == "first"  # its view: no earlier neighbour
         second = rows[1]
-        assert (second[3], second[5], second[6]) == ("b", "episodic", "k2")
-        assert parse_iso(second[9]) == NOW + DAY
+        assert (second.owner, second.type, second.key) == ("b", "episodic", "k2")
+        assert second.expires_at is not None
+        assert parse_iso(second.expires_at) == NOW + DAY
 
         # Paging by seq.
         first_page = r.outbox_rows(-1, 2)
-        assert [row[2] for row in first_page] == [m1.id, m2.id]
-        rest = r.outbox_rows(first_page[-1][0], 2)
-        assert [row[2] for row in rest] == [m3.id]
-        assert r.outbox_rows(rest[-1][0], 2) == []
+        assert [row.id for row in first_page] == [m1.id, m2.id]
+        rest = r.outbox_rows(first_page[-1].seq, 2)
+        assert [row.id for row in rest] == [m3.id]
+        assert r.outbox_rows(rest[-1].seq, 2) == []
 
         # A memory waiting for its embedding is pending but not pushable.
         store.write(lambda w: w.update(m2.id, MemoryPatch(content="second, edited"), NOW))
         assert r.outbox_pending() == 3
         assert r.outbox_pushable() == 2
-        assert [row[2] for row in r.outbox_rows(-1, 10)] == [m1.id, m3.id]
+        assert [row.id for row in r.outbox_rows(-1, 10)] == [m1.id, m3.id]
 
     def test_outbox_done_only_when_gen_matches(self, store: Store) -> None:
         store.write(lambda w: w.create_outbox())
@@ -1645,17 +1650,17 @@ class StoreContract:
         m2 = add(store, "a", "two")
         clear_flags(store, m1, m2)
         rows = r.outbox_rows(-1, 10)
-        pushed = [(row[0], row[1]) for row in rows]
+        pushed = [(row.seq, row.gen) for row in rows]
         # m2 changes while it is being pushed: its gen moves.
         store.write(lambda w: w.update(m2.id, MemoryPatch(content="two, edited"), NOW))
         store.write(lambda w: w.outbox_done(pushed))
         assert r.outbox_pending() == 1
         clear_flags(store, m2)
         (row,) = r.outbox_rows(-1, 10)
-        assert row[2] == m2.id
-        assert row[7] == "two, edited"
-        assert row[1] != pushed[1][1]
-        store.write(lambda w: w.outbox_done([(row[0], row[1])]))
+        assert row.id == m2.id
+        assert row.content == "two, edited"
+        assert row.gen != pushed[1][1]
+        store.write(lambda w: w.outbox_done([(row.seq, row.gen)]))
         assert r.outbox_pending() == 0
         assert r.outbox_rows(-1, 10) == []
         store.write(lambda w: w.outbox_done([]))
@@ -1666,14 +1671,14 @@ class StoreContract:
         assert r.outbox_pending() == 0
         clear_flags(store, m1, m2)
         assert r.outbox_pending() == 2
-        store.write(lambda w: w.outbox_done([(row[0], row[1]) for row in r.outbox_rows(-1, 10)]))
+        store.write(lambda w: w.outbox_done([(row.seq, row.gen) for row in r.outbox_rows(-1, 10)]))
 
         # Fields the vector tier keeps queue a memory again; access counts do not.
         store.write(lambda w: w.bump_access([m1.id], NOW))
         assert r.outbox_pending() == 0
         store.write(lambda w: w.update(m1.id, MemoryPatch(type=MemoryType.SEMANTIC), NOW))
         assert r.outbox_pending() == 1
-        assert r.outbox_rows(-1, 10)[0][5] == "semantic"
+        assert r.outbox_rows(-1, 10)[0].type == "semantic"
 
     def test_outbox_tombstones(self, store: Store) -> None:
         store.write(lambda w: w.create_outbox())
@@ -1705,10 +1710,10 @@ class StoreContract:
         assert r.outbox_tombstones(10) == []
         clear_flags(store, *made)
         rows = r.outbox_rows(-1, 10)
-        assert sorted(row[2] for row in rows) == sorted(ids(made))
+        assert sorted(row.id for row in rows) == sorted(ids(made))
         # Queued again while still queued: the gen moves, so an older push stays queued.
         assert store.write(lambda w: w.outbox_queue_all()) == 3
-        store.write(lambda w: w.outbox_done([(row[0], row[1]) for row in rows]))
+        store.write(lambda w: w.outbox_done([(row.seq, row.gen) for row in rows]))
         assert r.outbox_pending() == 3
 
     # -- status ----------------------------------------------------------------------------
