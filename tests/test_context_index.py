@@ -166,17 +166,13 @@ def test_an_edit_queues_the_following_memories_for_embedding_again(
         engine.indexer.close()
         ids = conversation(engine)
         for row in engine.store.read().oldest_flagged(10):
-            engine.store.write(
-                lambda tx, m=row.id, c=row.content: tx.clear_flag_if_unchanged(m, c)
-            )
+            engine.store.write(lambda tx, m=row.id, c=row.content: tx.clear_flag_if_unchanged(m, c))
         engine.update(ids[1], MemoryPatch(content="Yes, on Saturdays now."))
         flagged = {row.id for row in engine.store.read().oldest_flagged(10)}
         # it, and (with views) the two whose view holds it
         assert flagged == ({ids[1], ids[2], ids[3]} if views else {ids[1]})
         for row in engine.store.read().oldest_flagged(10):
-            engine.store.write(
-                lambda tx, m=row.id, c=row.content: tx.clear_flag_if_unchanged(m, c)
-            )
+            engine.store.write(lambda tx, m=row.id, c=row.content: tx.clear_flag_if_unchanged(m, c))
         assert engine.delete(ids[2])
         flagged = {row.id for row in engine.store.read().oldest_flagged(10)}
         assert flagged == ({ids[3], ids[4]} if views else set())

@@ -258,8 +258,7 @@ class PostgresDialect:
             [context.SEPARATOR, after, limit],
         ).fetchall()
         return [
-            replace(OutboxRow(*row), emb=_bytes(row[10]), ctx_emb=_bytes(row[11]))
-            for row in rows
+            replace(OutboxRow(*row), emb=_bytes(row[10]), ctx_emb=_bytes(row[11])) for row in rows
         ]
 
     def outbox_done(self, conn: Any, done: Sequence[tuple[int, int]]) -> None:

@@ -95,7 +95,4 @@ def export_all(conn: Any) -> list[NewKey]:
         "SELECT id, name, key_hash, prefix, created_at, revoked_at, memory_enabled "
         "FROM api_keys ORDER BY created_at, rowid"
     )
-    return [
-        NewKey(r[0], r[1], r[2], r[3], r[4], _bool_of_db(r[6]), r[5])
-        for r in rows
-    ]
+    return [NewKey(r[0], r[1], r[2], r[3], r[4], _bool_of_db(r[6]), r[5]) for r in rows]
