@@ -136,13 +136,13 @@ def test_each_memory_gets_a_second_vector_deleted_with_it(hashed: MemoryEngine) 
     add(hashed, "o", "User likes tea", key="solo")  # no session: its own text twice
     assert hashed.drain(timeout=60)
     assert vector_counts(hashed) == (6, 6)
-    rows = {mid: view for mid, _, _, view in hashed.store.read().oldest_flagged(10)}
+    rows = {row.id: row.view for row in hashed.store.read().oldest_flagged(10)}
     assert rows == {}  # all embedded
     assert hashed.delete(ids[2])
     assert vector_counts(hashed) == (5, 5)
     # what the second view of the following memory is made of: its earlier neighbours
     hashed.store.write(lambda tx: tx.mark_all_reindex())
-    views = {mid: view for mid, _, _, view in hashed.store.read().oldest_flagged(10)}
+    views = {row.id: row.view for row in hashed.store.read().oldest_flagged(10)}
     assert views[ids[3]] == "\n".join([TURNS[0], TURNS[1], TURNS[3]])
     assert views[ids[0]] == TURNS[0]
 
@@ -165,16 +165,16 @@ def test_an_edit_queues_the_following_memories_for_embedding_again(
         # meanwhile, as it did when it reached a create's notice after the edit
         engine.indexer.close()
         ids = conversation(engine)
-        for mid, _, content, _ in engine.store.read().oldest_flagged(10):
-            engine.store.write(lambda tx, m=mid, c=content: tx.clear_flag_if_unchanged(m, c))
+        for row in engine.store.read().oldest_flagged(10):
+            engine.store.write(lambda tx, m=row.id, c=row.content: tx.clear_flag_if_unchanged(m, c))
         engine.update(ids[1], MemoryPatch(content="Yes, on Saturdays now."))
-        flagged = {mid for mid, *_ in engine.store.read().oldest_flagged(10)}
+        flagged = {row.id for row in engine.store.read().oldest_flagged(10)}
         # it, and (with views) the two whose view holds it
         assert flagged == ({ids[1], ids[2], ids[3]} if views else {ids[1]})
-        for mid, _, content, _ in engine.store.read().oldest_flagged(10):
-            engine.store.write(lambda tx, m=mid, c=content: tx.clear_flag_if_unchanged(m, c))
+        for row in engine.store.read().oldest_flagged(10):
+            engine.store.write(lambda tx, m=row.id, c=row.content: tx.clear_flag_if_unchanged(m, c))
         assert engine.delete(ids[2])
-        flagged = {mid for mid, *_ in engine.store.read().oldest_flagged(10)}
+        flagged = {row.id for row in engine.store.read().oldest_flagged(10)}
         assert flagged == ({ids[3], ids[4]} if views else set())
     finally:
         engine.close()

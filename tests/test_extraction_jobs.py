@@ -121,7 +121,7 @@ def test_a_shared_store_runs_what_a_dead_server_left_never_a_live_ones(
         assert b.drain(timeout=30)
         assert [m.content for m in b.list_memories(owner="carol").data] == ["User lives in Oslo"]
         assert a.list_memories(owner="bob").total == 0
-        assert [j[0] for j in a.store.read().queued_extractions()] == [live_id]
+        assert [j.id for j in a.store.read().queued_extractions()] == [live_id]
         assert a.recover_extractions() == 0  # a live lease is never taken, not even by A
         # A job ``submit`` queues is held by its own server for the lease.
         durable = a.submit_extraction("dave", user_text="I prefer tea.")

@@ -48,7 +48,7 @@ from memoryd.engine.keys import AUTH_CACHE_TTL_S
 from memoryd.http.deps import AuthThrottle
 from memoryd.http.session import CSRF_HEADER, SESSION_COOKIE
 from memoryd.models import GLOBAL_OWNER, MemoryType, utcnow
-from memoryd.storage.jobs import NewHeld
+from memoryd.storage.base import NewHeld
 from memoryd.testing import FakeAnthropicUpstream, FakeUpstream, serve_asgi
 from tests.conftest import ADMIN, add, make_engine
 from tests.embedders import fixed_resolver, no_source

@@ -42,7 +42,7 @@ def test_a_given_secret_is_stored_hashed_and_authenticates(
     assert key.id == made["id"]
     row = engine.store.read().key_by_hash(hashlib.sha256(OLD.encode()).hexdigest())
     assert row is not None
-    assert row[0] == made["id"]
+    assert row.id == made["id"]
     listed = client.get("/api/keys").text
     assert OLD not in listed
 

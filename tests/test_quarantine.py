@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.models import Origin, utcnow
-from memoryd.storage.jobs import NewHeld
+from memoryd.storage.base import NewHeld
 from tests.gateway_support import Gateway, gateway_on
 
 ATTACK = (

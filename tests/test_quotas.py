@@ -15,6 +15,7 @@ from memoryd.app import create_app
 from memoryd.config import QuotaLimits
 from memoryd.engine import MemoryEngine
 from memoryd.engine.quotas import QuotaExceededError, Quotas
+from memoryd.storage.base import Usage
 from memoryd.testing import serve_asgi
 from tests.conftest import ADMIN, make_engine
 from tests.embedders import no_source
@@ -124,17 +125,17 @@ def test_capture_stops_storing_past_the_quota_and_still_takes_things_back(
 
 
 def test_the_rate_refills_and_a_delete_frees_room() -> None:
-    class Usage:
+    class Kept:
         rows = 0
 
-        def read(self) -> Usage:
+        def read(self) -> Kept:
             return self
 
-        def usage(self, owner: str) -> tuple[int, int]:
-            return self.rows, self.rows * 10
+        def usage(self, owner: str) -> Usage:
+            return Usage(self.rows, self.rows * 10)
 
     now = [0.0]
-    store = Usage()
+    store = Kept()
     limits = QuotaLimits(memories=3, bytes=0, writes_per_min=2)
     quotas = Quotas(store, limits, clock=lambda: now[0])  # type: ignore[arg-type]
     quotas.check("k", [10])

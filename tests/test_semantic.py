@@ -149,7 +149,7 @@ def test_failing_embedder_degrades_to_keyword_search(semantic_engine: MemoryEngi
     down = add(semantic_engine, "alice", "written while the embedder is down")
     semantic_engine.drain()
     queue = semantic_engine.store.read().oldest_flagged(10)
-    assert down.id in {memory_id for memory_id, *_ in queue}
+    assert down.id in {row.id for row in queue}
     assert semantic_engine.status()["embedding"]["lastError"]
 
 

@@ -363,7 +363,7 @@ def test_a_search_finds_its_owners_unembedded_memories_through_their_own_index(
     plan = " ".join(str(r[3]) for r in conn.execute(f"EXPLAIN QUERY PLAN {statement}", ["a", 5]))
     assert "idx_memories_flagged_owner" in plan
     newest = engine.store.read().newest_flagged_of("owner1", 3)
-    assert [row[2] for row in newest] == ["row 28", "row 25", "row 22"]
+    assert [row.content for row in newest] == ["row 28", "row 25", "row 22"]
 
 
 def test_threads_that_end_leave_no_open_connection_behind(engine: MemoryEngine) -> None:

@@ -53,8 +53,7 @@ from memoryd.models import (
     to_iso,
     utcnow,
 )
-from memoryd.storage.base import NewJob, Writer
-from memoryd.storage.jobs import NewHeld
+from memoryd.storage.base import NewHeld, NewJob, Writer
 
 log = logging.getLogger(__name__)
 

@@ -142,16 +142,15 @@ def _check_flag(value: object) -> bool | None:
 
 
 def _row_to_key(row: KeyRow) -> ApiKey:
-    created = optional_time(row[3])
+    created = optional_time(row.created_at)
     assert created is not None, "created_at is NOT NULL"
-    flag = row[5]
     return ApiKey(
-        id=str(row[0]),
-        name=str(row[1]),
-        prefix=str(row[2]),
+        id=str(row.id),
+        name=str(row.name),
+        prefix=str(row.prefix),
         created_at=created,
-        revoked_at=optional_time(row[4]),
-        memory_enabled=None if flag is None else bool(flag),
+        revoked_at=optional_time(row.revoked_at),
+        memory_enabled=row.memory_enabled,
     )
 
 

@@ -72,10 +72,10 @@ class Quotas:
         age = self.refresh_s if max_age_s is None else max_age_s
         if known is not None and now - known[2] < age:
             return known[0], known[1]
-        rows, size = self.store.read().usage(owner)
+        kept = self.store.read().usage(owner)
         with self._lock:
-            self._kept[owner] = (rows, size, now)
-        return rows, size
+            self._kept[owner] = (kept.rows, kept.size, now)
+        return kept.rows, kept.size
 
     def check(self, owner: str, sizes: list[int], *, rate: bool = True) -> None:
         """Raise ``QuotaExceededError`` unless ``owner`` may write rows of ``sizes``
@@ -136,11 +136,11 @@ class Quotas:
 
     def report(self, owner: str) -> dict[str, Any]:
         """What ``owner`` keeps against its quotas (the key's usage, the dashboard)."""
-        rows, size = self.store.read().usage(owner)
+        kept = self.store.read().usage(owner)
         limits = self.limits
         return {
-            "memories": {"used": rows, "limit": limits.memories},
-            "bytes": {"used": size, "limit": limits.bytes},
+            "memories": {"used": kept.rows, "limit": limits.memories},
+            "bytes": {"used": kept.size, "limit": limits.bytes},
             "writesPerMinute": {"limit": limits.writes_per_min},
         }
 

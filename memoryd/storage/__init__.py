@@ -1,7 +1,8 @@
 """The primary store.
 
-The Store contract (the typed protocol the engine asks of its primary store) will live
-here, so that a second implementation can plug in beside SQLite. The SQLite
-implementation is ``storage/sqlite/``: the only package that imports apsw or holds SQL
-(``tests/test_layout.py`` enforces both).
+``contract/`` is the Store contract by concern (memories, history, keys, the queues,
+quarantine, erasures, usage, ...), re-exported as one face by ``base``; ``sql/`` is the
+SQL both backends run, ``sqlite/`` the embedded default and ``postgres/`` the shared
+store. Only ``sql/``, ``sqlite/`` and ``postgres/`` hold SQL, and each backend alone
+imports its driver (``tests/test_layout.py`` enforces both).
 """

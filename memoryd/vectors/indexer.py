@@ -182,16 +182,16 @@ class Indexer:
 
     def _reindex_step(self) -> None:
         rows = self.primary.read().oldest_flagged(BATCH + len(self._skip))
-        batch = [row for row in rows if row[0] not in self._skip][:BATCH]
+        batch = [row for row in rows if row.id not in self._skip][:BATCH]
         if not batch or self.ready() is None:
             self.reindex_running = False
             return
         if self._index(batch) == 0:
-            self._skip.update(row[0] for row in batch)  # do not spin on rows that fail
+            self._skip.update(row.id for row in batch)  # do not spin on rows that fail
 
     def _index(self, rows: list[Flagged]) -> int:
-        """Embed and store ``(id, owner, content, view)`` rows; returns how many were
-        stored."""
+        """Embed and store flagged rows (their text, and their context view when
+        indexed); returns how many were stored."""
         if not rows:
             return 0
         active = self.ready()
@@ -199,7 +199,12 @@ class Indexer:
             return 0
         _, embedder = active
         texts = list(
-            dict.fromkeys(t for _, _, c, v in rows for t in (c, v) if self.context or t == c)
+            dict.fromkeys(
+                t
+                for row in rows
+                for t in (row.content, row.view)
+                if self.context or t == row.content
+            )
         )
         try:
             vectors = dict(zip(texts, self.embeddings.embed(embedder, texts), strict=True))
@@ -210,11 +215,15 @@ class Indexer:
                 return 0
             return sum(self._index([row]) for row in rows)  # isolate the failing text
         items = {
-            mid: [VectorItem(mid, owner, vectors[content])]
-            + ([VectorItem(mid, owner, vectors[view], view="context")] if self.context else [])
-            for mid, owner, content, view in rows
+            row.id: [VectorItem(row.id, row.owner, vectors[row.content])]
+            + (
+                [VectorItem(row.id, row.owner, vectors[row.view], view="context")]
+                if self.context
+                else []
+            )
+            for row in rows
         }
-        contents = {mid: content for mid, _, content, _ in rows}
+        contents = {row.id: row.content for row in rows}
         store = self.store
         assert store is not None
 

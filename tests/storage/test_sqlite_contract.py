@@ -1,4 +1,4 @@
-"""The Store contract (``tests/storage/contract.py``) against the SQLite store."""
+"""The Store contract (``tests/storage/contract/``) against the SQLite store."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -13,7 +14,7 @@ import numpy as np
 from memoryd.core import bm25
 from memoryd.core.fts_query import query_tokens
 from memoryd.models import Memory
-from memoryd.storage.base import Filter
+from memoryd.storage.base import Filter, OutboxRow
 from memoryd.storage.sql import context, memories
 from memoryd.storage.sql.memories import filter_sql, get_many
 
@@ -241,7 +242,7 @@ class PostgresDialect:
             ).fetchone()[0]
         )
 
-    def outbox_rows(self, conn: Any, after: int, limit: int) -> list[Any]:
+    def outbox_rows(self, conn: Any, after: int, limit: int) -> list[OutboxRow]:
         """As SQLite's: both views' vectors as float32 bytes from pgvector, or None."""
         columns, joins = [], []
         for alias, table in (("v", "vec_memories"), ("c", "vec_context")):
@@ -256,7 +257,9 @@ class PostgresDialect:
             "WHERE m.needs_reindex = 0 AND p.seq > ? ORDER BY p.seq LIMIT ?",
             [context.SEPARATOR, after, limit],
         ).fetchall()
-        return [(*row[:10], *(_bytes(emb) for emb in row[10:12]), row[12]) for row in rows]
+        return [
+            replace(OutboxRow(*row), emb=_bytes(row[10]), ctx_emb=_bytes(row[11])) for row in rows
+        ]
 
     def outbox_done(self, conn: Any, done: Sequence[tuple[int, int]]) -> None:
         for seq, gen in done:

@@ -7,12 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from memoryd.storage.contract.flags import Flagged
 from memoryd.storage.sql import context
 from memoryd.storage.sql.context import SEPARATOR
 
-Row = tuple[str, str, str, str]
-
-#: What the indexer embeds: id, owner, the memory's text, its dense context view.
+#: What the indexer embeds (``Flagged``'s fields): id, owner, text, dense context view.
 _ROW = f"m.id, m.api_key_id, m.content, {context.view_text_sql('m')}"
 
 
@@ -44,7 +43,7 @@ def reindex_queue(conn: Any, limit: int, owner: str | None = None) -> list[tuple
     return [(r[0], r[1], r[2]) for r in conn.execute(sql, [*params, limit])]
 
 
-def flagged(conn: Any, memory_ids: Sequence[str]) -> list[Row]:
+def flagged(conn: Any, memory_ids: Sequence[str]) -> list[Flagged]:
     """Those of ``memory_ids`` still flagged for embedding."""
     if not memory_ids:
         return []
@@ -53,26 +52,26 @@ def flagged(conn: Any, memory_ids: Sequence[str]) -> list[Row]:
         f"AND m.id IN ({_marks(memory_ids)})",
         [SEPARATOR, *memory_ids],
     )
-    return [(r[0], r[1], r[2], r[3]) for r in rows]
+    return [Flagged(r[0], r[1], r[2], r[3]) for r in rows]
 
 
-def oldest_flagged(conn: Any, limit: int) -> list[Row]:
+def oldest_flagged(conn: Any, limit: int) -> list[Flagged]:
     rows = conn.execute(
         f"SELECT {_ROW} FROM memories m WHERE m.needs_reindex = 1 "
         "ORDER BY m.created_at, m.seq LIMIT ?",
         (SEPARATOR, limit),
     ).fetchall()
-    return [(r[0], r[1], r[2], r[3]) for r in rows]
+    return [Flagged(r[0], r[1], r[2], r[3]) for r in rows]
 
 
-def newest_flagged_of(conn: Any, owner: str, limit: int) -> list[Row]:
+def newest_flagged_of(conn: Any, owner: str, limit: int) -> list[Flagged]:
     """One owner's flagged memories, newest first (a search backfills these)."""
     rows = conn.execute(
         f"SELECT {_ROW} FROM memories m WHERE m.needs_reindex = 1 "
         "AND m.api_key_id = ? ORDER BY m.created_at DESC LIMIT ?",
         (SEPARATOR, owner, limit),
     )
-    return [(r[0], r[1], r[2], r[3]) for r in rows]
+    return [Flagged(r[0], r[1], r[2], r[3]) for r in rows]
 
 
 def clear_flag_if_unchanged(conn: Any, memory_id: str, content: str) -> bool:

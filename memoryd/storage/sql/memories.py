@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from memoryd.models import GLOBAL_OWNER, Memory, MemoryPatch, NewMemory, to_iso
-from memoryd.storage.base import Clearing, Filter, ListQuery, Page
+from memoryd.storage.contract.memories import Clearing, Filter, ListQuery, Page
 from memoryd.storage.rows import COLUMNS, NCOLS, derived, escape_like, row_to_memory
 from memoryd.storage.sql import context
 

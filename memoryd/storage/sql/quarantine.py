@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memoryd.models import Held, parse_iso, to_iso
-from memoryd.storage.jobs import NewHeld
+from memoryd.storage.contract.quarantine import NewHeld
 
 _COLUMNS = "id, api_key_id, user_id, session_id, text, source, reason, said_at, request_id"
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from memoryd.models import parse_iso, to_iso
-from memoryd.storage.jobs import NewJob, QueuedJob
+from memoryd.storage.contract.queue import Lease, NewJob, QueuedJob
 
 _READ = "id, api_key_id, session_id, texts, user_id, said_at, request_id"
 
@@ -73,14 +73,14 @@ def claim_extractions(
         f"RETURNING {_READ}",
         (worker, to_iso(until), stamp, worker, stamp, worker, limit),
     )
-    return sorted(_jobs(rows))
+    return sorted(_jobs(rows), key=lambda job: job.id)
 
 
-def lease_of(conn: Any, job_id: int) -> tuple[str | None, datetime | None] | None:
+def lease_of(conn: Any, job_id: int) -> Lease | None:
     for by, until in conn.execute(
         "SELECT claimed_by, claimed_until FROM extraction_queue WHERE id = ?", (job_id,)
     ):
-        return by, parse_iso(until) if until else None
+        return Lease(by, parse_iso(until) if until else None)
     return None
 
 

@@ -13,18 +13,13 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from memoryd.models import Erasure, Held, Memory, MemoryPatch, NewMemory, Reconcile, Reconciled
-from memoryd.storage.base import (
-    Clearing,
-    Filter,
-    Flagged,
-    KeyRow,
-    ListQuery,
-    NewJob,
-    NewKey,
-    Page,
-    QueuedJob,
-)
-from memoryd.storage.jobs import NewHeld
+from memoryd.storage.contract.flags import Flagged
+from memoryd.storage.contract.keys import KeyRow, NewKey
+from memoryd.storage.contract.memories import Clearing, Filter, ListQuery, Page
+from memoryd.storage.contract.outbox import OutboxRow
+from memoryd.storage.contract.quarantine import NewHeld
+from memoryd.storage.contract.queue import Lease, NewJob, QueuedJob
+from memoryd.storage.contract.usage import Usage
 from memoryd.storage.sql import (
     erasures,
     flags,
@@ -55,7 +50,7 @@ class Dialect(Protocol):
     def outbox_exists(self, conn: Any) -> bool: ...
     def outbox_pending(self, conn: Any) -> int: ...
     def outbox_pushable(self, conn: Any) -> int: ...
-    def outbox_rows(self, conn: Any, after: int, limit: int) -> list[Any]: ...
+    def outbox_rows(self, conn: Any, after: int, limit: int) -> list[OutboxRow]: ...
     def outbox_tombstones(self, conn: Any, limit: int) -> list[str]: ...
     def create_outbox(self, conn: Any) -> None: ...
     def outbox_queue_all(self, conn: Any) -> int: ...
@@ -101,7 +96,7 @@ class SqlSession:
     def tokens_used(self, owner: str | None = None) -> int:
         return self._do(memories.tokens_used, owner)
 
-    def usage(self, owner: str) -> tuple[int, int]:
+    def usage(self, owner: str) -> Usage:
         return self._do(usage.usage, owner)
 
     def recent(self, flt: Filter, limit: int) -> list[Memory]:
@@ -268,7 +263,7 @@ class SqlSession:
     ) -> list[QueuedJob]:
         return self._do(queue.claim_extractions, worker, now, until, limit)
 
-    def lease_of(self, job_id: int) -> tuple[str | None, datetime | None] | None:
+    def lease_of(self, job_id: int) -> Lease | None:
         return self._do(queue.lease_of, job_id)
 
     def reindex_pending(self) -> int:
@@ -303,7 +298,7 @@ class SqlSession:
     def outbox_pushable(self) -> int:
         return self._do(self.dialect.outbox_pushable)
 
-    def outbox_rows(self, after: int, limit: int) -> list[Any]:
+    def outbox_rows(self, after: int, limit: int) -> list[OutboxRow]:
         return self._do(self.dialect.outbox_rows, after, limit)
 
     def outbox_tombstones(self, limit: int) -> list[str]:

@@ -13,7 +13,7 @@ import apsw
 from memoryd.cache import TTLCache
 from memoryd.core.fts_query import query_tokens, quote_token
 from memoryd.models import Memory
-from memoryd.storage.base import Filter
+from memoryd.storage.base import Filter, OutboxRow
 from memoryd.storage.rows import COLUMNS, NCOLS, row_to_memory
 from memoryd.storage.sql import memories
 from memoryd.storage.sql.memories import filter_sql
@@ -306,7 +306,7 @@ class SqliteDialect:
     def outbox_pushable(self, conn: Any) -> int:
         return qdrant_sync.count_pushable(conn)
 
-    def outbox_rows(self, conn: Any, after: int, limit: int) -> list[Any]:
+    def outbox_rows(self, conn: Any, after: int, limit: int) -> list[OutboxRow]:
         return qdrant_sync.pending_rows(conn, after, limit)
 
     def outbox_tombstones(self, conn: Any, limit: int) -> list[str]:

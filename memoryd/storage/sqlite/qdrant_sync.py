@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from memoryd.storage.contract.outbox import OutboxRow
 from memoryd.storage.sql.context import SEPARATOR, view_text_sql
 
 _SCHEMA = """
@@ -113,11 +114,10 @@ def count_pushable(conn: Any) -> int:
     return int(n)
 
 
-def pending_rows(conn: Any, after: int, limit: int) -> list[Any]:
-    """Up to ``limit`` pushable rows with ``seq > after``, in ``seq`` order:
-    ``(seq, gen, id, api_key_id, session_id, type, key, content, created_at, expires_at,
-    emb, ctx_emb, ctx_text)``: the sqlite-vec blobs of both views (or None) and the text
-    of the context view (embedded again when its blob is int8). ``vec_context`` is made
+def pending_rows(conn: Any, after: int, limit: int) -> list[OutboxRow]:
+    """Up to ``limit`` pushable rows with ``seq > after``, in ``seq`` order: the
+    sqlite-vec blobs of both views (or None) and the text of the context view (embedded
+    again when its blob is int8). ``vec_context`` is made
     by the sqlite-vec store, not a migration: without it, no context blob."""
     found = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", ("vec_context",)
@@ -125,7 +125,7 @@ def pending_rows(conn: Any, after: int, limit: int) -> list[Any]:
     has = bool(list(found))
     context = "c.emb" if has else "NULL"
     join = "LEFT JOIN vec_context c ON c.seq = p.seq " if has else ""
-    rows: list[Any] = conn.execute(
+    rows = conn.execute(
         "SELECT p.seq, p.gen, m.id, m.api_key_id, m.session_id, m.type, m.key, m.content, "
         f"m.created_at, m.expires_at, v.emb, {context}, {view_text_sql('m')} "
         "FROM qdrant_pending p JOIN memories m ON m.seq = p.seq "
@@ -133,7 +133,7 @@ def pending_rows(conn: Any, after: int, limit: int) -> list[Any]:
         "WHERE m.needs_reindex = 0 AND p.seq > ? ORDER BY p.seq LIMIT ?",
         (SEPARATOR, after, limit),
     ).fetchall()
-    return rows
+    return [OutboxRow(*row) for row in rows]
 
 
 def drop_pending(conn: Any, done: Sequence[tuple[int, int]]) -> None:

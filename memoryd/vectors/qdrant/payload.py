@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from memoryd.models import Memory, parse_iso, utcnow
-from memoryd.storage.base import Filter
+from memoryd.storage.base import Filter, OutboxRow
 from memoryd.vectors.base import VectorItem
 
 KIND = "memoryd_memory"
@@ -88,19 +88,17 @@ def memory_payload(memory: Memory) -> dict[str, Any]:
     )
 
 
-def row_payload(row: Sequence[Any]) -> dict[str, Any]:
-    """Payload from ``(id, api_key_id, session_id, type, key, content, created_at,
-    expires_at)`` as stored in SQLite (ISO strings)."""
-    expires = parse_iso(row[7]) if row[7] else None
+def row_payload(row: OutboxRow) -> dict[str, Any]:
+    """Payload of an outbox row (its times are ISO strings as stored)."""
     return payload(
-        memory_id=row[0],
-        owner=row[1],
-        session_id=row[2] or "",
-        type=row[3],
-        key=row[4],
-        content=row[5],
-        created_at=parse_iso(row[6]),
-        expires_at=expires,
+        memory_id=row.id,
+        owner=row.owner,
+        session_id=row.session_id or "",
+        type=row.type,
+        key=row.key,
+        content=row.content,
+        created_at=parse_iso(row.created_at),
+        expires_at=parse_iso(row.expires_at) if row.expires_at else None,
     )
 
 

@@ -29,7 +29,7 @@ from memoryd.config.qdrant import QdrantConfig
 from memoryd.config.settings import SettingsService
 from memoryd.errors import UnavailableError, ValidationError
 from memoryd.models import utcnow
-from memoryd.storage.base import Filter, Store
+from memoryd.storage.base import Filter, OutboxRow, Store
 from memoryd.vectors.base import TierSearch, VectorItem
 from memoryd.vectors.qdrant import views
 from memoryd.vectors.qdrant.admin import TierAdmin
@@ -405,10 +405,10 @@ class QdrantTier(TierAdmin):
             rows = self.store.read().outbox_rows(after, BATCH)
             if not rows:
                 return
-            after = int(rows[-1][0])
+            after = int(rows[-1].seq)
             items = self._items(rows, store)
             store.upsert(items)
-            done = [(int(r[0]), int(r[1])) for r in rows]
+            done = [(int(r.seq), int(r.gen)) for r in rows]
             self._pushed(done)
             self.processed += len(rows)
 
@@ -418,7 +418,7 @@ class QdrantTier(TierAdmin):
     def _pushed(self, done: list[tuple[int, int]]) -> None:
         self.store.write(lambda tx: tx.outbox_done(done))
 
-    def _items(self, rows: Sequence[Any], store: Backend) -> list[VectorItem]:
+    def _items(self, rows: Sequence[OutboxRow], store: Backend) -> list[VectorItem]:
         """Each row's memory view, and its context view when indexed and storable."""
         context = self.indexer.context and store.context_unavailable is None
         return views.row_items(rows, store.dimensions, context, self._embed)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from memoryd.storage.base import OutboxRow
 from memoryd.vectors.base import VectorItem
 from memoryd.vectors.qdrant.payload import check_dims, row_payload
 
@@ -106,7 +107,7 @@ def points(
 
 
 def row_items(
-    rows: Sequence[Any],
+    rows: Sequence[OutboxRow],
     dim: int | None,
     context: bool,
     embed: Callable[[list[str]], np.ndarray],
@@ -114,17 +115,17 @@ def row_items(
     """The items of outbox rows (``OutboxReads.outbox_rows``): each memory's vector from
     its float32 blob (``emb``; with ``context``, ``ctx_emb`` too), or embedded again
     (its text, or its ``ctx_text`` view) when the blob is missing or int8-quantized."""
-    views: list[tuple[Any, str, int, int]] = [(row, MEMORY, 10, 7) for row in rows]
+    views: list[tuple[OutboxRow, str, bytes | None, str | None]]
+    views = [(row, MEMORY, row.emb, row.content) for row in rows]
     if context:
-        views += [(row, CONTEXT, 11, 12) for row in rows]
+        views += [(row, CONTEXT, row.ctx_emb, row.ctx_text) for row in rows]
     vectors: dict[tuple[int, str], np.ndarray] = {}
     missing: list[tuple[int, str, str]] = []
-    for row, view, blob_at, text_at in views:
-        blob = row[blob_at]
+    for row, view, blob, text in views:
         if dim is not None and isinstance(blob, bytes) and len(blob) == dim * 4:
-            vectors[(int(row[0]), view)] = np.frombuffer(blob, dtype=np.float32)
+            vectors[(int(row.seq), view)] = np.frombuffer(blob, dtype=np.float32)
         else:  # int8-quantized sqlite-vec (or no vector): embed the text again
-            missing.append((int(row[0]), view, str(row[text_at] or row[7])))
+            missing.append((int(row.seq), view, str(text or row.content)))
     if missing:
         texts = list(dict.fromkeys(text for _, _, text in missing))
         made = dict(zip(texts, embed(texts), strict=True))
@@ -132,8 +133,8 @@ def row_items(
             vectors[(seq, view)] = np.asarray(made[text], dtype=np.float32)
     items = []
     for row in rows:
-        payload = row_payload(row[2:10])
+        payload = row_payload(row)
         for view in (MEMORY, CONTEXT) if context else (MEMORY,):
-            vector = vectors[(int(row[0]), view)]
-            items.append(VectorItem(row[2], row[3], vector, payload, view=view))
+            vector = vectors[(int(row.seq), view)]
+            items.append(VectorItem(row.id, row.owner, vector, payload, view=view))
     return items
