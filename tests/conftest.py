@@ -72,19 +72,6 @@ def engine(tmp_path: Path, store_env: dict[str, str]) -> Iterator[MemoryEngine]:
 
 
 @pytest.fixture
-def eval_engine(tmp_path: Path) -> Iterator[MemoryEngine]:
-    """The engine the extraction eval scores through: rules and the packaged attribute
-    classifier, keyword retrieval, a real SQLite file."""
-    from memoryd.eval import locomo
-
-    eng = locomo.open_eval_engine(tmp_path / "data", locomo.no_embedder())
-    try:
-        yield eng
-    finally:
-        eng.close()
-
-
-@pytest.fixture
 def semantic_engine(tmp_path: Path, store_env: dict[str, str]) -> Iterator[MemoryEngine]:
     """The vector tier on, with the deterministic hash embedder (tests/embedders.py)."""
     from tests.embedders import fixed_resolver
@@ -213,3 +200,17 @@ def sqlite_at_version(path: Path, version: int) -> Any:
                 (migration.version, migration.name),
             )
     return conn
+
+
+# -- markers --------------------------------------------------------------------------------
+
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test is marked with its package (``pytest -m storage``): the suite is shaped
+    like the code, so a change to one package names the tests to run first."""
+    for item in items:
+        parts = item.path.resolve().relative_to(TESTS).parts
+        if len(parts) > 1:
+            item.add_marker(getattr(pytest.mark, parts[0]))

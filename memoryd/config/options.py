@@ -5,7 +5,7 @@ This table is the one place a variable's default lives. ``EngineConfig.from_env`
 (``config.static``) reads its variables through it; the few read elsewhere at process
 start (serve's address and workers in ``server``, the connection guard in
 ``http.protocol.limits``, typed decay in ``core.decay``, below this layer) keep their
-own stricter parsing, and ``tests/test_docs.py`` holds their defaults to this table.
+own stricter parsing, and ``tests/project/test_docs.py`` holds their defaults to this table.
 ``docs/CONFIGURATION.md`` lists exactly these variables with these defaults (tested),
 and ``memoryd doctor``/``serve`` name any other ``MEMORYD_``/``MEMORY_``/``QDRANT_``
 variable as a likely typo. Stdlib only: the storage layer may import it.

@@ -213,7 +213,7 @@ def _live(manager: StreamableHTTPSessionManager) -> Mapping[str, StreamableHTTPS
 
     Private in the SDK (the manager discards an entry however a session ends: DELETE,
     idle timeout, crash, failed opening request); reading it here keeps the binding
-    table honest without a hook the SDK does not offer. ``tests/test_mcp_sessions.py``
+    table honest without a hook the SDK does not offer. ``tests/mcp/test_mcp_sessions.py``
     fails if it moves."""
     return manager._server_instances
 

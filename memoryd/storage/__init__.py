@@ -4,5 +4,5 @@
 quarantine, erasures, usage, ...), re-exported as one face by ``base``; ``sql/`` is the
 SQL both backends run, ``sqlite/`` the embedded default and ``postgres/`` the shared
 store. Only ``sql/``, ``sqlite/`` and ``postgres/`` hold SQL, and each backend alone
-imports its driver (``tests/test_layout.py`` enforces both).
+imports its driver (``tests/project/test_layout.py`` enforces both).
 """

@@ -16,7 +16,7 @@ from tests.storage.contract import NOW, StoreContract, add, protocol_members
 
 #: Public members of the SQLite classes that are not part of the protocol: the store's
 #: file and ``Database`` (backup, repair, sqlite-vec), the session's connection, and the
-#: resident keyword copies (``tests/test_resident_keywords.py``, and the contract below).
+#: resident keyword copies (``tests/storage/test_resident_keywords.py``, and the contract below).
 SQLITE_ONLY = {"open", "path", "db", "conn", "dialect", "run", "keywords"}
 
 

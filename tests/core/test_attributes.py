@@ -1,0 +1,417 @@
+"""Issue 38: attributes by meaning, how people type, precision, retraction, and the
+attribute classifier backing the rules. Each miss class the issue names has a test;
+engine tests run the real engine on a real SQLite file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memoryd.core.extraction import extract, extract_facts
+from memoryd.core.extraction.attributes import ATTRIBUTES, attribute_of, by_name
+from memoryd.core.extraction.typos import correct
+from memoryd.core.llm_ops import SYSTEM_PROMPT, parse_operations
+from memoryd.engine import MemoryEngine
+from memoryd.engine.attribute_backing import back
+from memoryd.engine.attribute_model import AttributeModel, shared_model
+from memoryd.eval.extraction import current_contents
+
+
+@pytest.fixture
+def engine(eval_engine: MemoryEngine) -> MemoryEngine:
+    return eval_engine
+
+
+def _after(engine: MemoryEngine, *messages: str, owner: str = "k") -> list[str]:
+    for message in messages:
+        engine.extract_now(owner, message)
+    return current_contents(engine, owner)
+
+
+def _holding(contents: list[str], word: str) -> list[str]:
+    return [c for c in contents if word.lower() in c.lower()]
+
+
+# -- the schema ----------------------------------------------------------------------------
+
+
+def test_every_attribute_has_a_cardinality_and_single_ones_a_slot_of_their_own() -> None:
+    names = [a.name for a in ATTRIBUTES]
+    assert len(names) == len(set(names))
+    slots = [a.storage_slot for a in ATTRIBUTES if a.single]
+    assert len(slots) == len(set(slots))
+    for a in ATTRIBUTES:
+        assert a.about
+        if a.single:
+            assert attribute_of(a.storage_slot) is a
+
+
+@pytest.mark.parametrize(
+    ("slot", "attribute"),
+    [
+        ("home_location", "home"),
+        ("occupation", "job_title"),
+        ("diet", "diet"),
+        ("diet:avoid:sugar", "food_avoidance"),
+        ("allergy:peanuts", "allergy"),
+        ("health:medication:sertraline", "medication"),
+        ("health:asthma", "health_condition"),
+        ("pet:dog:name", "pet"),
+        ("family:partner", "partner"),
+        ("family:son:tom", "family_member"),
+        ("tool:os", "os"),
+        ("instruction:language", "answer_language"),
+        ("instruction:ignore-this", "instruction"),
+    ],
+)
+def test_rule_slots_name_their_attribute(slot: str, attribute: str) -> None:
+    found = attribute_of(slot)
+    assert found is not None
+    assert found.name == attribute
+
+
+def test_facts_carry_their_attribute() -> None:
+    (fact,) = extract_facts("I work at Globex")
+    assert (fact.attribute, fact.slot, fact.single) == ("employer", "employer", True)
+
+
+# -- how people type -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("im alergic to penicilin", "allergic"),
+        ("my girlfirend is called Ana", "girlfriend"),
+        ("i dont eat meat, im vegeterian", "vegetarian"),
+        ("we relocted to Austin", "relocated"),
+        ("gonna visit my mum next wk", "going to"),
+    ],
+)
+def test_slips_and_shorthand_are_read_as_meant(typed: str, meant: str) -> None:
+    assert meant in correct(typed)
+
+
+def test_real_words_near_a_rule_word_are_left_alone() -> None:
+    text = "I have a master's in finance and I love free diving and old watches"
+    assert correct(text) == text
+
+
+def test_a_typo_still_stores_the_fact_in_the_users_spelling_of_the_value() -> None:
+    (fact,) = extract_facts("im alergic to penicilin")
+    assert fact.attribute == "allergy"
+    assert fact.content == "User is allergic to penicilin"
+
+
+@pytest.mark.parametrize(
+    ("message", "value", "attribute"),
+    [
+        ("I am working in Wipro since 2020 as developer.", "Wipro", "employer"),  # Indian
+        ("Just finished my first week at Auto Trader, proper buzzing", "Auto Trader", "employer"),
+        ("I'm seeing a lad called Eoin now, he's a dote", "Eoin", "partner"),  # Irish
+        ("We finally made the move up to Newcastle in spring", "Newcastle", "home"),  # AU
+        ("Now you can talk casual with me, like a friend", "casual", "tone"),  # non-native
+        ("Actually from now please reply me in English", "English", "answer_language"),
+        ("the lads all call me Kiki", "Kiki", "preferred_name"),
+    ],
+)
+def test_regional_and_non_native_phrasings(message: str, value: str, attribute: str) -> None:
+    facts = [f for f in extract_facts(message) if value.lower() in f.content.lower()]
+    assert facts, extract_facts(message)
+    assert facts[0].attribute == attribute
+
+
+def test_several_facts_in_one_message_and_a_fact_inside_a_long_one() -> None:
+    facts = extract_facts("I'm Priya. I live in Pune, I'm vegetarian and I have a cat named Miso.")
+    assert {f.attribute for f in facts} >= {"name", "home", "diet", "pet"}
+    long = ("Ugh, long week. " * 40) + "By the way I'm allergic to shellfish. Anyway, thanks!"
+    assert any(f.attribute == "allergy" for f in extract_facts(long))
+
+
+# -- precision -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "moved my tabs to Chrome",
+        "I switched to dark roast for this recipe?",
+        "moved the meeting to Friday",
+        "Where do I live again?",
+        "If I moved to Lisbon, what would rent be?",
+        "Translate: 'I am a doctor and I live in Rome.'",
+        "My boss said I'm lazy.",
+    ],
+)
+def test_words_that_only_look_like_facts_store_nothing(message: str) -> None:
+    facts, _leftovers = extract(message)
+    assert [f for f in facts if not f.is_retraction] == []
+    assert not any(f.attribute == "home" for f in facts)
+
+
+def test_a_switch_of_tool_is_not_a_home() -> None:
+    facts = extract_facts("I moved to VS Code last year")
+    assert all(f.attribute != "home" for f in facts)
+
+
+# -- updates land on the same attribute whatever the words (the issue's list) ---------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "old", "new"),
+    [
+        ("I work at Aldi", "started at HSBC last week, loving it", "Aldi", "HSBC"),
+        ("I work at Google", "I'm at Netflix now", "Google", "Netflix"),
+        ("I live in Denver", "we relocated to Austin over the summer", "Denver", "Austin"),
+        ("I use Android", "finally got an iPhone 15", "Android", "iPhone"),
+        ("I prefer dark mode", "switch me to light mode", "dark mode", "light mode"),
+        ("I'm vegetarian", "started eating meat again", "vegetarian", "meat"),
+        ("Please reply in Italian", "actually reply in English from now on", "Italian", "English"),
+        (
+            "My boyfriend Cathal cooks",
+            "We split up, I'm seeing a lad called Eoin now",
+            "Cathal",
+            "Eoin",
+        ),
+    ],
+)
+def test_a_new_value_retires_the_old_one_whatever_words_either_used(
+    engine: MemoryEngine, first: str, second: str, old: str, new: str
+) -> None:
+    current = _after(engine, first, second)
+    assert _holding(current, new), current
+    assert not [c for c in current if old.lower() in c.lower() and new.lower() not in c.lower()]
+
+
+def test_i_still_keeps_one_memory(engine: MemoryEngine) -> None:
+    current = _after(engine, "I live in Leeds", "I still live in Leeds")
+    assert len(_holding(current, "Leeds")) == 1
+
+
+def test_not_anymore_leaves_a_negative_memory(engine: MemoryEngine) -> None:
+    current = _after(engine, "I love jazz", "I don't like jazz anymore")
+    assert _holding(current, "jazz")
+    assert all("not" in c for c in _holding(current, "jazz"))
+
+
+# -- retraction ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "gone"),
+    [
+        ("I like jazz", "forget that I said I like jazz", "jazz"),
+        ("I work at Aldi as a cashier", "Please forget what I said about my job.", "Aldi"),
+        ("Im moving to Perth in March", "scratch that, Im not moving to Perth after all", "Perth"),
+        ("I have a cat named Luna", "I no longer have the cat, she passed away", "Luna"),
+        ("we're getting married in June", "the wedding is off", "married"),
+        ("i think i have ibs", "nvm about the ibs thing", "ibs"),
+        ("I'm on 20mg of Adderall", "please don't keep anything about my medication", "Adderall"),
+    ],
+)
+def test_a_retraction_removes_the_memory_and_stores_nothing(
+    engine: MemoryEngine, first: str, second: str, gone: str
+) -> None:
+    current = _after(engine, first, second)
+    assert not _holding(current, gone), current
+
+
+def test_a_retraction_only_touches_its_owner(engine: MemoryEngine) -> None:
+    engine.extract_now("a", "I like jazz")
+    engine.extract_now("b", "I like jazz")
+    engine.extract_now("a", "forget that I said I like jazz")
+    assert current_contents(engine, "a") == []
+    assert _holding(current_contents(engine, "b"), "jazz")
+
+
+def test_an_assistant_message_cannot_retract() -> None:
+    facts = extract_facts("Forget that I said I like jazz", source="assistant")
+    assert not any(f.is_retraction for f in facts)
+
+
+# -- the classifier ------------------------------------------------------------------------
+
+
+def test_the_packaged_classifier_reads_attributes_by_meaning() -> None:
+    model = shared_model()
+    labels = model.classify(
+        ["I'm allergic to shellfish", "my wife and I live in Cork", "im so tired today"]
+    )
+    assert labels is not None, model.status
+    assert [a for a, _ in labels] == ["allergy", "home", "none"]
+    assert model.status.startswith("ready")
+
+
+@pytest.mark.parametrize(
+    "message", ["I am part of the team at Infosys now", "I have been loving my new job at Infosys"]
+)
+def test_a_catch_all_fact_moves_to_the_single_attribute_it_means(message: str) -> None:
+    facts, leftovers = extract(message)
+    assert facts
+    assert facts[0].attribute in ("hobby", "like")
+    out = back(facts, leftovers, shared_model())
+    assert [(f.attribute, f.slot, f.single) for f in out] == [("employer", "employer", True)]
+
+
+def test_without_minilm_extraction_is_the_rules_alone(tmp_path: Path) -> None:
+    missing = AttributeModel(path=tmp_path / "absent.npz")
+    assert missing.classify(["I work at Globex"]) is None
+    assert "rules only" in missing.status
+    facts, leftovers = extract("I work at Globex")
+    assert back(facts, leftovers, missing) == facts
+
+
+# -- both modes share the schema -----------------------------------------------------------
+
+
+def test_the_llm_prompt_lists_the_schemas_single_slots() -> None:
+    for attribute in ATTRIBUTES:
+        if attribute.single:
+            assert f'"{attribute.storage_slot}"' in SYSTEM_PROMPT
+
+
+def test_an_llm_slot_given_as_an_attribute_name_is_stored_as_its_slot() -> None:
+    raw = '{"operations": [{"op": "ADD", "content": "User is a nurse", "slot": "job_title"}]}'
+    (op,) = parse_operations(raw, set())
+    target = by_name("job_title")
+    assert target is not None
+    assert op.slot == target.storage_slot == "occupation"
+
+
+# -- lists, learner's grammar, units, restatements -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (
+            "About me: 34, live in Seoul, originally from Daegu, work for a shipping company.",
+            {"age", "home", "hometown", "employer"},
+        ),
+        (
+            "My gear: iPhone 13, HP EliteBook, and a 2012 Toyota Corolla.",
+            {"phone", "computer", "vehicle"},
+        ),
+        ("Likes: cold brew, Murakami. Dislikes: podcasts.", {"like"}),
+        (
+            "Few rules for you: 1) British spelling 2) no bullet points",
+            {"instruction", "answer_format"},
+        ),
+        ("Upcoming: dentist 4 Feb, Anna's hen do 15 March", {"plan"}),
+    ],
+)
+def test_a_labelled_list_is_read_item_by_item(message: str, expected: set[str]) -> None:
+    facts = extract_facts(message)
+    assert {f.attribute for f in facts} == expected
+    assert len(facts) >= 2
+
+
+def test_a_field_is_not_a_list() -> None:
+    assert [f.content for f in extract_facts("Name: Wayra Quispe")] == [
+        "User's name is Wayra Quispe"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("said", "means"),
+    [
+        ("I am after starting a new job with Apple", "I have started a new job with Apple"),
+        ("We are having one Indie dog", "We have one Indie dog"),
+        ("I have 42 years", "I am 42 years old"),
+        ("I am born in Recife", "I was born in Recife"),
+        ("I not like reggaeton", "I do not like reggaeton"),
+        ("Me sister Orla", "my sister Orla"),
+        ("My husband he is doctor", "My husband is doctor"),
+        ("I stop being vegan", "I am no longer vegan"),
+    ],
+)
+def test_learners_and_regional_grammar_is_read_in_the_rules_shape(said: str, means: str) -> None:
+    assert correct(said) == means
+
+
+def test_units_are_one_value_per_dimension(engine: MemoryEngine) -> None:
+    current = _after(
+        engine, "Preferences: Celsius, km, 24-hour clock.", "distances in miles please"
+    )
+    assert _holding(current, "Celsius")
+    assert _holding(current, "24-hour")
+    assert _holding(current, "miles")
+    assert not _holding(current, "km")
+
+
+def test_two_facts_of_one_single_attribute_in_one_message_are_one_memory(
+    engine: MemoryEngine,
+) -> None:
+    current = _after(engine, "I am vegan", "I stop being vegan, now I eat fish and egg again.")
+    (diet,) = _holding(current, "vegan")
+    assert "no longer vegan" in diet
+    assert "fish" in diet
+
+
+def test_a_restated_fact_is_one_memory(engine: MemoryEngine) -> None:
+    current = _after(
+        engine,
+        "I've been learning the tabla for a few years.",
+        "Still playing the tabla most evenings.",
+    )
+    assert len(_holding(current, "tabla")) == 1
+
+
+def test_a_second_pet_is_added_not_renamed(engine: MemoryEngine) -> None:
+    current = _after(
+        engine, "I've got a greyhound called Dot.", "We've adopted a second greyhound, Pickle."
+    )
+    assert _holding(current, "Dot")
+    assert _holding(current, "Pickle")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Today I have headache, I think because no sleep.",
+        "Right now I'm sitting in a café in Rome and the wifi is awful.",
+        "Now I am in the airport, my flight is delayed 2 hours.",
+        "My sister keeps telling everyone that I'm the irresponsible one.",
+        "I'm not sure whether I'm an introvert or just tired.",
+        "Would you always pick the cheapest option if you were me?",
+    ],
+)
+def test_moments_hedges_and_other_peoples_words_store_nothing(message: str) -> None:
+    assert extract_facts(message) == []
+
+
+def test_a_polite_standing_request_is_an_instruction() -> None:
+    (fact,) = extract_facts("Can you always give temperatures in Celsius please?")
+    assert fact.attribute == "units"
+    assert extract_facts("Can you help me with my essay?") == []
+
+
+def test_engine_status_says_whether_the_classifier_backs_the_rules(engine: MemoryEngine) -> None:
+    engine.extract_now("k", "I am part of the team at Infosys now")  # loads it
+    status = engine.status()["extraction"]["classifier"]
+    assert status == {"available": True, "reason": status["reason"]}
+    assert status["reason"].startswith("ready")
+    engine.extraction.attributes = None
+    assert engine.status()["extraction"]["classifier"]["available"] is False
+
+
+def test_the_schema_is_documented() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "extraction.md").read_text()
+    for attribute in ATTRIBUTES:
+        assert f"| `{attribute.name}` | {'one' if attribute.single else 'many'} |" in doc
+
+
+def test_a_statement_only_the_classifier_reads_is_queued_and_kept(engine: MemoryEngine) -> None:
+    """The gateway's path (``worth_extracting``, then a queued job) keeps what
+    ``extract_now`` keeps: a turn whose only statement no rule reads is still worth a
+    job when the classifier is at hand, and not with the rules alone."""
+    said = "I keep light mode on."
+    assert extract_facts(said) == []
+    assert engine.worth_extracting(said)
+    assert engine.submit_extraction("k", user_text=said, session_id="s") is not None
+    assert engine.drain()
+    (memory,) = engine.list_memories(owner="k").data
+    assert memory.metadata["attribute"] == "ui_theme"
+    engine.extraction.attributes = None
+    assert not engine.worth_extracting(said)
