@@ -1,4 +1,4 @@
-"""A newcomer following only the README, from the installed wheel (issue 47): the demo
+"""A newcomer following only the README, from the installed wheel: the demo
 server, a key made by name, the README's own Python snippet run as written against it,
 memory coming back in the next answer, the dashboard, the quick start's printed output
 line for line, and an MCP client started from the config ``--print-config`` prints,
