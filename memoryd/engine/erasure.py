@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from memoryd.core.ids import MAX_NAMED_CHARS, bounded_id
 from memoryd.errors import ValidationError
 from memoryd.models import Erasure, utcnow
-from memoryd.storage.base import Clearing
+from memoryd.storage.base import Clearing, Deleted
 
 if TYPE_CHECKING:
     from memoryd.engine.lifecycle import LifecycleHost
@@ -45,7 +45,7 @@ class ErasureHost(Protocol):
     retriever: Retriever
     store: Store
 
-    def notify_deleted(self, removed: list[tuple[str, int]]) -> None: ...
+    def notify_deleted(self, removed: list[Deleted]) -> None: ...
 
 
 def forget(engine: LifecycleHost, owner: str, user_id: str | None) -> Erasure:
@@ -57,7 +57,7 @@ def forget(engine: LifecycleHost, owner: str, user_id: str | None) -> Erasure:
         user_id = bounded_id(user_id.strip())
     receipt_id = "er_" + secrets.token_urlsafe(12)
 
-    def erase(tx: Writer) -> tuple[list[tuple[str, int]], Erasure]:
+    def erase(tx: Writer) -> tuple[list[Deleted], Erasure]:
         now = utcnow()
         removed = tx.delete_matching(Clearing(owner, user_id=user_id))
         jobs = tx.drop_queued_extractions(owner, user_id)
@@ -88,7 +88,7 @@ def _jobs_or_held(erasure: Erasure) -> bool:
     return bool(erasure.counts["extractionJobs"] or erasure.counts["heldMessages"])
 
 
-def _after(engine: ErasureHost, removed: list[tuple[str, int]], erasure: Erasure) -> None:
+def _after(engine: ErasureHost, removed: list[Deleted], erasure: Erasure) -> None:
     """Caches and tiers told, the keyword index merged, the files scrubbed, and the
     Qdrant tier given time to delete the points."""
     if removed:

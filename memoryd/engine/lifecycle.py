@@ -30,7 +30,7 @@ from memoryd.engine.reports import (
 )
 from memoryd.errors import MemorydError, ValidationError, field_error
 from memoryd.models import Memory, MemoryType, NewMemory, parse_iso, to_iso, utcnow, written_via
-from memoryd.storage.base import Clearing, Store, Writer
+from memoryd.storage.base import Clearing, Deleted, Store, Writer
 
 if TYPE_CHECKING:
     from memoryd.cache import TTLCache
@@ -49,9 +49,9 @@ class LifecycleHost(Protocol):
     def check_new(self, new: NewMemory) -> tuple[NewMemory, str]: ...
     def create_many(self, items: Iterable[NewMemory]) -> list[tuple[Memory, bool]]: ...
     def delete(self, memory_id: str, *, owner: str | None = None) -> bool: ...
-    def delete_by(self, select: Callable[[Writer], list[tuple[str, int]]]) -> int: ...
+    def delete_by(self, select: Callable[[Writer], list[Deleted]]) -> int: ...
     def notify_written(self, memories: list[Memory]) -> None: ...
-    def notify_deleted(self, removed: list[tuple[str, int]]) -> None: ...
+    def notify_deleted(self, removed: list[Deleted]) -> None: ...
 
 
 IMPORT_BATCH = 500
@@ -133,13 +133,13 @@ def summarize_older_than(
     summaries = [_summary(engine, owner, user, rows, days, now) for user, rows in groups.items()]
     ids = [m.id for m in old]
 
-    def apply(tx: Writer) -> tuple[list[Memory], list[tuple[str, int]]]:
-        stored = [tx.upsert(s, s.key or "", now)[0] for s in summaries]
+    def apply(tx: Writer) -> tuple[list[Memory], list[Deleted]]:
+        stored = [tx.upsert(s, s.key or "", now).memory for s in summaries]
         removed = []
         for memory_id in ids:
             seq = tx.delete(memory_id)
             if seq is not None:
-                removed.append((memory_id, seq))
+                removed.append(Deleted(memory_id, seq))
         return stored, removed
 
     stored, removed = engine.store.write(apply)
@@ -237,10 +237,10 @@ def export(
         page = engine.store.read().owner_rows(owner, after=after, batch=EXPORT_PAGE)
         if not page:
             return
-        for seq, memory in page:
-            after = seq
-            if user_id is None or memory.user_id == user_id:
-                yield memory.to_dict()
+        for row in page:
+            after = row.cursor
+            if user_id is None or row.memory.user_id == user_id:
+                yield row.memory.to_dict()
 
 
 def _time(value: object, name: str) -> datetime | None:
@@ -388,7 +388,7 @@ def health_check(engine: LifecycleHost) -> HealthReport:
     probe = NewMemory(HEALTH_OWNER, "memoryd health probe", key=f"health:{uuid.uuid4()}")
 
     def roundtrip(tx: Writer) -> bool:
-        stored, _ = tx.upsert(probe, probe.key or "", utcnow())
+        stored = tx.upsert(probe, probe.key or "", utcnow()).memory
         read_back = tx.get(stored.id)
         removed = tx.delete(stored.id)
         return read_back is not None and read_back.content == probe.content and removed is not None

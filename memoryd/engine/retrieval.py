@@ -353,12 +353,12 @@ class Retriever:
         )
         similarity = dict(in_context) | dict(knn)
         fts = reader.keyword_search(req.query, flt, k, self.config.context_field_weight)
-        bm25 = {m.id: score for m, score in fts}
-        fused = self._fuse([(m.id, score) for m, score in fts], knn, in_context)
+        bm25 = {h.memory.id: h.relevance for h in fts}
+        fused = self._fuse([(h.memory.id, h.relevance) for h in fts], knn, in_context)
         if not fused:
             resolution.fallback_reason = "no keyword or vector match: keyword scoring"
             return self._keyword_scored(reader, flt, req, tier="fts5")
-        found = {m.id: m for m, _ in fts} | reader.get_many(
+        found = {h.memory.id: h.memory for h in fts} | reader.get_many(
             [mid for mid, _ in fused if mid not in bm25]
         )
         fused = self._in_context(
@@ -489,7 +489,9 @@ class Retriever:
             )
             if found:
                 resolution.fallback_reason = "; ".join(reasons)
-                return [self._hit(m, s, "fts5", fts_score=s) for m, s in found]
+                return [
+                    self._hit(h.memory, h.relevance, "fts5", fts_score=h.relevance) for h in found
+                ]
             reasons.append("FTS5 found no match: keyword scoring of recent memories")
         resolution.fallback_reason = "; ".join(reasons)
         return self._keyword_scored(reader, flt, req, tier="fts5")

@@ -54,7 +54,7 @@ from memoryd.models import (
     Reconciled,
     utcnow,
 )
-from memoryd.storage.base import ListQuery, Store, Writer
+from memoryd.storage.base import Deleted, ListQuery, Store, Writer
 from memoryd.vectors.qdrant.disabled import UnavailableTier
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WriteListener = Callable[[Memory], None]  # a memory's content/key written (tiers re-embed)
-DeleteListener = Callable[[list[tuple[str, int]]], None]  # memories deleted: (id, seq)
+DeleteListener = Callable[[list[Deleted]], None]  # memories deleted (the tiers key on seq)
 RetrievalListener = Callable[[list[Hit]], None]  # each retrieve()'s hits (metrics)
 
 
@@ -137,20 +137,22 @@ class MemoryEngine(Lifecycle):
         return new, validate_new(new, self.config.max_content_chars)
 
     def create(self, new: NewMemory) -> tuple[Memory, bool]:
-        """Upsert on ``(owner, key)``; returns ``(memory, created)``."""
+        """Upsert on ``(owner, key)``; returns ``(memory, created)`` (the public
+        pair REST, MCP and the CLI unpack, made from the store's ``Upserted``)."""
         new, key = self.check_new(new)
         now = utcnow()
-        memory, created = self.store.write(lambda tx: tx.upsert(new, key, now))
-        self.notify_written([memory])
-        return memory, created
+        stored = self.store.write(lambda tx: tx.upsert(new, key, now))
+        self.notify_written([stored.memory])
+        return stored.memory, stored.created
 
     def create_many(self, items: Iterable[NewMemory]) -> list[tuple[Memory, bool]]:
-        """Upsert a batch in one transaction (bulk ingest, imports, extraction)."""
+        """Upsert a batch in one transaction (bulk ingest, imports, extraction); each
+        ``(memory, created)``, as ``create`` returns it."""
         checked = [self.check_new(item) for item in items]
         now = utcnow()
-        results = self.store.write(lambda tx: [tx.upsert(new, key, now) for new, key in checked])
-        self.notify_written([memory for memory, _ in results])
-        return results
+        stored = self.store.write(lambda tx: [tx.upsert(new, key, now) for new, key in checked])
+        self.notify_written([s.memory for s in stored])
+        return [(s.memory, s.created) for s in stored]
 
     def reconcile(self, items: Iterable[Reconcile]) -> list[Reconciled]:
         """Upsert facts and retire what they replace, all in one transaction: each
@@ -225,11 +227,11 @@ class MemoryEngine(Lifecycle):
         seq = self.store.write(lambda tx: tx.delete(memory_id))
         if seq is None:
             return False
-        self.notify_deleted([(memory_id, seq)])
+        self.notify_deleted([Deleted(memory_id, seq)])
         return True
 
-    def delete_by(self, select: Callable[[Writer], list[tuple[str, int]]]) -> int:
-        """Run a bulk delete (``select`` returns ``(id, seq)`` pairs), tell the tiers; count."""
+    def delete_by(self, select: Callable[[Writer], list[Deleted]]) -> int:
+        """Run a bulk delete (``select`` returns the deleted rows), tell the tiers; count."""
         removed = self.store.write(select)
         if removed:
             self.notify_deleted(removed)
@@ -249,9 +251,9 @@ class MemoryEngine(Lifecycle):
                 except Exception:
                     log.exception("write listener failed")
 
-    def notify_deleted(self, removed: list[tuple[str, int]]) -> None:
-        for memory_id, _ in removed:
-            self.cache.invalidate(memory_id)
+    def notify_deleted(self, removed: list[Deleted]) -> None:
+        for gone in removed:
+            self.cache.invalidate(gone.id)
         for listener in self.delete_listeners:
             try:
                 listener(removed)

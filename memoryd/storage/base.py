@@ -24,11 +24,15 @@ from memoryd.storage.contract.keys import KeyReads, KeyRow, KeyWrites, NewKey
 from memoryd.storage.contract.kv import SettingsReads, SettingsWrites
 from memoryd.storage.contract.memories import (
     Clearing,
+    Deleted,
     Filter,
+    KeywordHit,
     ListQuery,
     MemoryReads,
     MemoryWrites,
+    OwnerRow,
     Page,
+    Upserted,
 )
 from memoryd.storage.contract.outbox import OutboxReads, OutboxRow, OutboxWrites
 from memoryd.storage.contract.quarantine import HeldReads, HeldWrites, NewHeld
@@ -44,6 +48,7 @@ __all__ = [
     "Change",
     "Clearing",
     "ContextReads",
+    "Deleted",
     "ErasureReads",
     "ErasureWrites",
     "Filter",
@@ -56,6 +61,7 @@ __all__ = [
     "KeyReads",
     "KeyRow",
     "KeyWrites",
+    "KeywordHit",
     "Lease",
     "ListQuery",
     "MemoryReads",
@@ -66,6 +72,7 @@ __all__ = [
     "OutboxReads",
     "OutboxRow",
     "OutboxWrites",
+    "OwnerRow",
     "Page",
     "QueueReads",
     "QueueWrites",
@@ -75,6 +82,7 @@ __all__ = [
     "SettingsWrites",
     "StorageFault",
     "Store",
+    "Upserted",
     "Usage",
     "UsageReads",
     "Writer",

@@ -489,7 +489,7 @@ def test_fts_search_plan_drives_from_the_fts_index(
     recorder = RecordingConnection(conn)
     found = fts_search(recorder, '"orbit"', flt, 20)
     assert len(found) == 10
-    assert {m.api_key_id for m, _ in found} == {"owner1"}
+    assert {h.memory.api_key_id for h in found} == {"owner1"}
 
     if best_first:
         ranking = recorder.statements[-2][0]

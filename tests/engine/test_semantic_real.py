@@ -82,7 +82,7 @@ def test_semantic_retrieval_finds_paraphrases_keyword_search_misses(
         assert match is not None
         flt = Filter(owners=("alice",), now=utcnow())
         keyword = fts_search(local_engine.store.db.read(), match, flt, 10)
-        assert fact not in [m.content for m, _ in keyword], question
+        assert fact not in [h.memory.content for h in keyword], question
 
 
 def test_missing_model_is_a_clear_message_and_keyword_search(tmp_path: Path) -> None:

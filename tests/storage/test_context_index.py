@@ -56,7 +56,7 @@ def keyword(
     engine: MemoryEngine, query: str, weight: float, owner: str = "o", user: str | None = None
 ) -> list[str]:
     flt = Filter(owners=(owner,), now=utcnow(), user_id=user)
-    return [m.content for m, _ in engine.store.read().keyword_search(query, flt, 10, weight)]
+    return [h.memory.content for h in engine.store.read().keyword_search(query, flt, 10, weight)]
 
 
 def test_a_word_said_next_to_a_memory_finds_it_through_the_context_field(

@@ -37,7 +37,7 @@ def test_the_index_itself_keeps_to_the_owner(engine: MemoryEngine) -> None:
     assert fts_rows(engine, f'{scope} AND {{content key context}} : ("orbit")') == 10
     found = fts_search(engine.store.db.read(), '"orbit"', flt, 50)
     assert len(found) == 10
-    assert {m.api_key_id for m, _ in found} == {"owner1"}
+    assert {h.memory.api_key_id for h in found} == {"owner1"}
 
 
 @pytest.mark.parametrize("odd", ODD_IDS)
@@ -49,7 +49,7 @@ def test_odd_owner_and_end_user_ids_find_their_own_only(engine: MemoryEngine, od
     conn = engine.store.db.read()
 
     def contents(flt: Filter) -> set[str]:
-        return {m.content for m, _ in fts_search(conn, '"garden"', flt, 50)}
+        return {h.memory.content for h in fts_search(conn, '"garden"', flt, 50)}
 
     now = utcnow()
     assert contents(Filter(owners=(odd,), now=now, user_id=odd)) == {
@@ -76,7 +76,7 @@ def test_query_words_never_match_the_scope_tokens(engine: MemoryEngine) -> None:
     conn = engine.store.db.read()
     for weight in (0.0, 0.2):
         found = fts_search(conn, '"u"', Filter(owners=("k",), now=utcnow()), 10, weight)
-        assert [m.content for m, _ in found] == ["u can call me Al"]
+        assert [h.memory.content for h in found] == ["u can call me Al"]
 
 
 def test_an_owner_or_end_user_change_moves_the_row(engine: MemoryEngine) -> None:
@@ -90,7 +90,7 @@ def test_an_owner_or_end_user_change_moves_the_row(engine: MemoryEngine) -> None
     now = utcnow()
     assert fts_search(conn, '"lighthouse"', Filter(owners=("k",), now=now, user_id="ann"), 5) == []
     moved = fts_search(conn, '"lighthouse"', Filter(owners=("k2",), now=now, user_id="bob"), 5)
-    assert [m.content for m, _ in moved] == ["the lighthouse keeper"]
+    assert [h.memory.content for h in moved] == ["the lighthouse keeper"]
     old = scope_match(Filter(owners=("k",), now=now, user_id="ann"))
     assert fts_rows(engine, f'{old} AND "lighthouse"') == 0
 
@@ -117,7 +117,7 @@ def search(engine: MemoryEngine, flt: Filter) -> tuple[list[str], str]:
     dialect = SqliteDialect(fts5=True)
     recorder = Recording(engine.store.db.read())
     found = dialect.keyword_search(recorder, "garden", flt, 50)
-    return sorted(m.content for m, _ in found), recorder.matches[-1]
+    return sorted(h.memory.content for h in found), recorder.matches[-1]
 
 
 def test_scope_tokens_are_used_only_where_they_narrow(engine: MemoryEngine) -> None:
@@ -147,7 +147,7 @@ def test_scope_tokens_are_used_only_where_they_narrow(engine: MemoryEngine) -> N
 
 
 def keyword(conn: Any, query: str, flt: Filter) -> list[str]:
-    return [m.content for m, _ in SqliteDialect(fts5=True).keyword_search(conn, query, flt, 50)]
+    return [h.memory.content for h in SqliteDialect(fts5=True).keyword_search(conn, query, flt, 50)]
 
 
 def test_a_term_in_half_the_rows_is_left_out(
@@ -167,7 +167,7 @@ def test_a_term_in_half_the_rows_is_left_out(
     flt = Filter(owners=("k",), now=utcnow())
     only = keyword(conn, "does the user play piano", flt)
     # The piano rows, in BM25 order of the full query, and no row that has only "user".
-    full = [m.content for m, _ in fts_search(conn, '"user" OR "play" OR "piano"', flt, 50)]
+    full = [h.memory.content for h in fts_search(conn, '"user" OR "play" OR "piano"', flt, 50)]
     assert only == [c for c in full if "piano" in c]
     assert len(only) == 3
     assert len(full) == 40
@@ -215,8 +215,8 @@ def test_ranking_by_the_index_first_answers_what_the_join_answers(
     for limit in (1, 5, 20, 40):
         for flt in (Filter(owners=("k",), now=now), Filter(owners=("k",), now=now, user_id="me")):
             first, joined = both(flt, limit)
-            assert [(m.id, round(s, 9)) for m, s in first] == [
-                (m.id, round(s, 9)) for m, s in joined
+            assert [(h.memory.id, round(h.relevance, 9)) for h in first] == [
+                (h.memory.id, round(h.relevance, 9)) for h in joined
             ]
             assert len(first) == min(limit, 102 if flt.user_id is None else 42)
     assert True in calls  # the best matches answered

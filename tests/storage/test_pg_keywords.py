@@ -56,7 +56,7 @@ def _filter(user: str | None = None) -> Filter:
 
 def _search(engine: MemoryEngine, query: str, user: str | None = None) -> list[tuple[str, float]]:
     found = engine.store.read().keyword_search(query, _filter(user), 10)
-    return [(m.id, round(score, 6)) for m, score in found]
+    return [(h.memory.id, round(h.relevance, 6)) for h in found]
 
 
 def _sql(engine: MemoryEngine, query: str) -> list[tuple[str, float]]:

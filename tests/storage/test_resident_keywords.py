@@ -83,7 +83,8 @@ def queries(seed: int, n: int = 30) -> list[str]:
 
 
 def search(store: SqliteStore, query: str, flt: Filter, limit: int = 10, weight: float = 0.2):  # type: ignore[no-untyped-def]
-    return [(m.id, s) for m, s in store.read().keyword_search(query, flt, limit, weight)]
+    hits = store.read().keyword_search(query, flt, limit, weight)
+    return [(h.memory.id, h.relevance) for h in hits]
 
 
 def same(got: list[tuple[str, float]], want: list[tuple[str, float]]) -> None:

@@ -74,6 +74,38 @@ class Page:
     tokens: int = 0  # estimated tokens of every matching memory (all pages)
 
 
+@dataclass(frozen=True, slots=True)
+class KeywordHit:
+    """One keyword match: the memory and its relevance (> 0, higher is better)."""
+
+    memory: Memory
+    relevance: float
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerRow:
+    """One row of an export page: ``cursor`` resumes the page after it (``after``)."""
+
+    cursor: int
+    memory: Memory
+
+
+@dataclass(frozen=True, slots=True)
+class Upserted:
+    """An upsert's row as stored, and whether it was inserted (not updated in place)."""
+
+    memory: Memory
+    created: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """A deleted memory: its id, and its sequence number (the vector tiers key on it)."""
+
+    id: str
+    seq: int
+
+
 class MemoryReads(Protocol):
     def get(self, memory_id: str) -> Memory | None: ...
     def get_many(self, ids: Sequence[str]) -> dict[str, Memory]: ...
@@ -98,10 +130,10 @@ class MemoryReads(Protocol):
 
     def keyword_search(
         self, query: str, flt: Filter, limit: int, context_weight: float = 0.0
-    ) -> list[tuple[Memory, float]]:
-        """Keyword matches of a free-text query, best first, as ``(memory, relevance)``
-        with relevance > 0; ``context_weight``: the neighbours' field against the
-        memory's own text (1.0; 0 ignores it). Only stop words: ``[]``."""
+    ) -> list[KeywordHit]:
+        """Keyword matches of a free-text query, best first, relevance > 0;
+        ``context_weight``: the neighbours' field against the memory's own text (1.0;
+        0 ignores it). Only stop words: ``[]``."""
         ...
 
     def known_subjects(self, flt: Filter) -> list[str]:
@@ -119,9 +151,9 @@ class MemoryReads(Protocol):
         """Every memory of an owner (one session), newest first, superseded included."""
         ...
 
-    def owner_rows(self, owner: str, *, after: int, batch: int) -> list[tuple[int, Memory]]:
-        """A keyset page for streaming export, oldest first: ``(cursor, memory)``;
-        pass the last cursor as ``after`` (0 to start)."""
+    def owner_rows(self, owner: str, *, after: int, batch: int) -> list[OwnerRow]:
+        """A keyset page for streaming export, oldest first; pass the last row's
+        ``cursor`` as ``after`` (0 to start)."""
         ...
 
     def older_than(self, owner: str, cutoff: datetime) -> list[Memory]:
@@ -134,9 +166,9 @@ class MemoryReads(Protocol):
 
 
 class MemoryWrites(Protocol):
-    def upsert(self, new: NewMemory, key: str, now: datetime) -> tuple[Memory, bool]:
-        """Insert, or update in place on ``(owner, end user, key)``: ``(memory,
-        created)``. Stating a superseded memory again makes it current again."""
+    def upsert(self, new: NewMemory, key: str, now: datetime) -> Upserted:
+        """Insert, or update in place on ``(owner, end user, key)``. Stating a
+        superseded memory again makes it current again."""
         ...
 
     def update(self, memory_id: str, patch: MemoryPatch, now: datetime) -> Memory | None:
@@ -148,11 +180,11 @@ class MemoryWrites(Protocol):
         """The deleted row's sequence number (vector indexes key on it), or None."""
         ...
 
-    def delete_matching(self, clearing: Clearing) -> list[tuple[str, int]]:
-        """Delete every match: ``(id, seq)`` of each."""
+    def delete_matching(self, clearing: Clearing) -> list[Deleted]:
+        """Delete every match; each one's id and seq."""
         ...
 
-    def delete_expired(self, now: datetime) -> list[tuple[str, int]]: ...
+    def delete_expired(self, now: datetime) -> list[Deleted]: ...
     def bump_access(self, ids: Iterable[str], now: datetime, times: int = 1) -> int:
         """Count ``times`` accesses of each distinct id; returns how many rows changed."""
         ...

@@ -13,8 +13,7 @@ import numpy as np
 
 from memoryd.core import bm25
 from memoryd.core.fts_query import query_tokens
-from memoryd.models import Memory
-from memoryd.storage.base import Filter, OutboxRow
+from memoryd.storage.base import Filter, KeywordHit, OutboxRow
 from memoryd.storage.sql import context, memories
 from memoryd.storage.sql.memories import filter_sql, get_many
 
@@ -73,7 +72,7 @@ class PostgresDialect:
 
     def keyword_search(
         self, conn: Any, query: str, flt: Filter, limit: int, context_weight: float = 0.0
-    ) -> list[tuple[Memory, float]]:
+    ) -> list[KeywordHit]:
         """The stored ``tsvector`` finds the candidates (GIN, the ORed words), BM25 from
         the collection's counts ranks them (the formula of ``core.bm25``), as FTS5 does
         on SQLite; best first, relevance > 0. Positions weigh by field: content (A) 1.0,
@@ -185,7 +184,7 @@ class PostgresDialect:
         ).fetchall()
         best = [(str(mid), float(value)) for mid, value in rows if value and value > 0]
         found = get_many(conn, [mid for mid, _ in best])
-        return [(found[mid], value) for mid, value in best if mid in found]
+        return [KeywordHit(found[mid], value) for mid, value in best if mid in found]
 
     def _collection(self, conn: Any, lexemes: Sequence[str]) -> bm25.Collection:
         now = self._clock()

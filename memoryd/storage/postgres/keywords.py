@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memoryd.models import Memory
-from memoryd.storage.base import ANY, Change, Filter
+from memoryd.storage.base import ANY, Change, Filter, KeywordHit
 from memoryd.storage.postgres.database import PgConn
 from memoryd.storage.postings import Postings, Terms, best
 from memoryd.storage.rows import COLUMNS, row_to_memory
@@ -115,7 +115,7 @@ class ResidentKeywords:
         weights: tuple[float, float, float],
         avgdl: float,
         limit: int,
-    ) -> list[tuple[Memory, float]] | None:
+    ) -> list[KeywordHit] | None:
         """The best ``limit`` memories for a single owner's filter from its copy, or
         None when the SQL search must answer (a small owner, no copy yet, too few
         candidates passing the filter)."""
@@ -142,7 +142,7 @@ class ResidentKeywords:
         kept = kept[:limit]
         found = self._memories(conn, [mid for mid, _ in kept])
         self.answered += 1
-        return [(found[mid], score) for mid, score in kept if mid in found]
+        return [KeywordHit(found[mid], score) for mid, score in kept if mid in found]
 
     # Both reads take their ids as one array parameter: the statement's text, and so its
     # conversion and plan, is the same whatever their number.

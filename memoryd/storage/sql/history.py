@@ -80,17 +80,17 @@ def reconcile(
             user_id=item.user_id,
         )
         return Reconciled(None, False, gone)
-    memory, created = upsert(conn, new, key, now)
+    stored = upsert(conn, new, key, now)
     gone = supersede(
         conn,
         new.api_key_id,
         now=now,
-        by=memory.id,
+        by=stored.memory.id,
         slots=item.supersedes,
         ids=item.retract_ids,
         user_id=new.user_id,
     )
-    return Reconciled(memory, created, gone)
+    return Reconciled(stored.memory, stored.created, gone)
 
 
 def restore_usage(

@@ -14,7 +14,15 @@ from datetime import datetime
 from typing import Any
 
 from memoryd.models import GLOBAL_OWNER, Memory, MemoryPatch, NewMemory, to_iso
-from memoryd.storage.contract.memories import Clearing, Filter, ListQuery, Page
+from memoryd.storage.contract.memories import (
+    Clearing,
+    Deleted,
+    Filter,
+    ListQuery,
+    OwnerRow,
+    Page,
+    Upserted,
+)
 from memoryd.storage.rows import COLUMNS, NCOLS, derived, escape_like, row_to_memory
 from memoryd.storage.sql import context
 
@@ -307,14 +315,14 @@ def older_than(conn: Any, owner: str, cutoff: datetime) -> list[Memory]:
     return [row_to_memory(r) for r in rows]
 
 
-def owner_rows(conn: Any, owner: str, *, after_seq: int, batch: int) -> list[tuple[int, Memory]]:
+def owner_rows(conn: Any, owner: str, *, after_seq: int, batch: int) -> list[OwnerRow]:
     """One keyset page of an owner's memories, oldest first (export streams these)."""
     rows = conn.execute(
         f"SELECT m.seq, {COLUMNS} FROM memories m WHERE m.api_key_id = ? AND m.seq > ? "
         "ORDER BY m.seq LIMIT ?",
         (owner, after_seq, batch),
     )
-    return [(int(r[0]), row_to_memory(r[1:])) for r in rows]
+    return [OwnerRow(int(r[0]), row_to_memory(r[1:])) for r in rows]
 
 
 def decay_candidates(conn: Any, owner: str | None, limit: int) -> list[Memory]:
@@ -334,8 +342,8 @@ def owners(conn: Any) -> list[str]:
 # -- writes (run on the writer connection) -------------------------------------------
 
 
-def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, bool]:
-    """Insert, or update in place on ``(owner, key)``; returns ``(memory, created)``.
+def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> Upserted:
+    """Insert, or update in place on ``(owner, key)``.
 
     Stating a superseded memory again makes it current again (it is a refresh).
     """
@@ -365,7 +373,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
             context.written(conn, existing.id, was)
         stored = get(conn, existing.id)
         assert stored is not None
-        return stored, False
+        return Upserted(stored, created=False)
     memory_id = new.id if new.id and get(conn, new.id) is None else str(uuid.uuid4())
     created = new.created_at or now
     conn.execute(
@@ -389,7 +397,7 @@ def upsert(conn: Any, new: NewMemory, key: str, now: datetime) -> tuple[Memory, 
     context.written(conn, memory_id)
     stored = get(conn, memory_id)
     assert stored is not None
-    return stored, True
+    return Upserted(stored, created=True)
 
 
 def update(conn: Any, memory_id: str, patch: MemoryPatch, now: datetime) -> Memory | None:
@@ -432,10 +440,10 @@ def update(conn: Any, memory_id: str, patch: MemoryPatch, now: datetime) -> Memo
 def delete(conn: Any, memory_id: str) -> int | None:
     """Delete one row; returns its seq (for the vector tiers) or None if unknown."""
     gone = _delete_returning(conn, "m.id = ?", [memory_id])
-    return gone[0][1] if gone else None
+    return gone[0].seq if gone else None
 
 
-def _delete_returning(conn: Any, where: str, params: Sequence[Any]) -> list[tuple[str, int]]:
+def _delete_returning(conn: Any, where: str, params: Sequence[Any]) -> list[Deleted]:
     """Delete, then refresh the context of the memories that were next to the deleted
     ones (none of a deleted memory's text stays in another's index)."""
     rows = list(
@@ -446,10 +454,10 @@ def _delete_returning(conn: Any, where: str, params: Sequence[Any]) -> list[tupl
         )
     )
     context.removed(conn, [(str(r[2]), str(r[3]), str(r[4]), int(r[1])) for r in rows if r[4]])
-    return [(r[0], int(r[1])) for r in rows]
+    return [Deleted(str(r[0]), int(r[1])) for r in rows]
 
 
-def delete_matching(conn: Any, clearing: Clearing) -> list[tuple[str, int]]:
+def delete_matching(conn: Any, clearing: Clearing) -> list[Deleted]:
     where, params = "m.api_key_id = ?", [clearing.owner]
     if clearing.user_id is not None:
         where += " AND m.user_id = ?"
@@ -463,7 +471,7 @@ def delete_matching(conn: Any, clearing: Clearing) -> list[tuple[str, int]]:
     return _delete_returning(conn, where, params)
 
 
-def delete_expired(conn: Any, now: datetime) -> list[tuple[str, int]]:
+def delete_expired(conn: Any, now: datetime) -> list[Deleted]:
     return _delete_returning(conn, "m.expires_at IS NOT NULL AND m.expires_at <= ?", [to_iso(now)])
 
 

@@ -15,7 +15,16 @@ from typing import Any, Protocol, TypeVar
 from memoryd.models import Erasure, Held, Memory, MemoryPatch, NewMemory, Reconcile, Reconciled
 from memoryd.storage.contract.flags import Flagged
 from memoryd.storage.contract.keys import KeyRow, NewKey
-from memoryd.storage.contract.memories import Clearing, Filter, ListQuery, Page
+from memoryd.storage.contract.memories import (
+    Clearing,
+    Deleted,
+    Filter,
+    KeywordHit,
+    ListQuery,
+    OwnerRow,
+    Page,
+    Upserted,
+)
 from memoryd.storage.contract.outbox import OutboxRow
 from memoryd.storage.contract.quarantine import NewHeld
 from memoryd.storage.contract.queue import Lease, NewJob, QueuedJob
@@ -42,7 +51,7 @@ class Dialect(Protocol):
 
     def keyword_search(
         self, conn: Any, query: str, flt: Filter, limit: int, context_weight: float
-    ) -> list[tuple[Memory, float]]: ...
+    ) -> list[KeywordHit]: ...
     def neighbours(self, conn: Any, ids: Sequence[str]) -> dict[str, tuple[str, ...]]: ...
     def optimize_keyword_index(self, conn: Any) -> None: ...
     def lock_rows(self, conn: Any, ids: Sequence[str]) -> None: ...
@@ -104,7 +113,7 @@ class SqlSession:
 
     def keyword_search(
         self, query: str, flt: Filter, limit: int, context_weight: float = 0.0
-    ) -> list[tuple[Memory, float]]:
+    ) -> list[KeywordHit]:
         return self._do(self.dialect.keyword_search, query, flt, limit, context_weight)
 
     def known_subjects(self, flt: Filter) -> list[str]:
@@ -122,7 +131,7 @@ class SqlSession:
     def for_owner(self, owner: str, session_id: str | None = None) -> list[Memory]:
         return self._do(memories.for_owner, owner, session_id)
 
-    def owner_rows(self, owner: str, *, after: int, batch: int) -> list[tuple[int, Memory]]:
+    def owner_rows(self, owner: str, *, after: int, batch: int) -> list[OwnerRow]:
         return self._do(memories.owner_rows, owner, after_seq=after, batch=batch)
 
     def older_than(self, owner: str, cutoff: datetime) -> list[Memory]:
@@ -133,7 +142,7 @@ class SqlSession:
 
     # -- memory writes ---------------------------------------------------------------------
 
-    def upsert(self, new: NewMemory, key: str, now: datetime) -> tuple[Memory, bool]:
+    def upsert(self, new: NewMemory, key: str, now: datetime) -> Upserted:
         return self._do(memories.upsert, new, key, now)
 
     def reconcile(
@@ -158,10 +167,10 @@ class SqlSession:
     def delete(self, memory_id: str) -> int | None:
         return self._do(memories.delete, memory_id)
 
-    def delete_matching(self, clearing: Clearing) -> list[tuple[str, int]]:
+    def delete_matching(self, clearing: Clearing) -> list[Deleted]:
         return self._do(memories.delete_matching, clearing)
 
-    def delete_expired(self, now: datetime) -> list[tuple[str, int]]:
+    def delete_expired(self, now: datetime) -> list[Deleted]:
         return self._do(memories.delete_expired, now)
 
     def bump_access(self, ids: Iterable[str], now: datetime, times: int = 1) -> int:

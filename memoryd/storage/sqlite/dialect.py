@@ -12,8 +12,7 @@ import apsw
 
 from memoryd.cache import TTLCache
 from memoryd.core.fts_query import query_tokens, quote_token
-from memoryd.models import Memory
-from memoryd.storage.base import Filter, OutboxRow
+from memoryd.storage.base import Filter, KeywordHit, OutboxRow
 from memoryd.storage.rows import COLUMNS, NCOLS, row_to_memory
 from memoryd.storage.sql import memories
 from memoryd.storage.sql.memories import filter_sql
@@ -53,8 +52,8 @@ def fts_search(
     context_weight: float = 0.0,
     *,
     scoped: tuple[bool, bool] = (True, True),
-) -> list[tuple[Memory, float]]:
-    """BM25-ranked matches as ``(memory, relevance)`` with relevance > 0, higher better.
+) -> list[KeywordHit]:
+    """BM25-ranked matches, relevance > 0, higher better.
 
     FTS5's ``bm25()`` is negative (more negative = better); it is negated here. The
     FTS side drives the join (one index lookup, then rowid lookups into memories), and
@@ -84,7 +83,7 @@ def fts_search(
         f"WHERE memory_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
         [weight, match, *params, limit],
     )
-    return [(row_to_memory(r), -float(r[NCOLS])) for r in rows]
+    return [KeywordHit(row_to_memory(r), -float(r[NCOLS])) for r in rows]
 
 
 #: The columns a search with the context field reads: every one but the scope.
@@ -98,7 +97,7 @@ BEST_FIRST = 4
 
 def _best_first(
     conn: Any, match: str, weight: float, where: str, params: list[Any], limit: int
-) -> list[tuple[Memory, float]] | None:
+) -> list[KeywordHit] | None:
     """The index's best ``BEST_FIRST * limit`` matches, then the filter on those only;
     None when too few pass (the caller's join answers). The join checks the filter on
     every match before it sorts, a rowid lookup into ``memories`` each: with "coffee"
@@ -180,7 +179,7 @@ class SqliteDialect:
 
     def keyword_search(
         self, conn: Any, query: str, flt: Filter, limit: int, context_weight: float = 0.0
-    ) -> list[tuple[Memory, float]]:
+    ) -> list[KeywordHit]:
         tokens = query_tokens(query) if self.fts5 and isinstance(query, str) else []
         if not tokens:
             return []

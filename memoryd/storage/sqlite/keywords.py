@@ -41,8 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from memoryd.cache import TTLCache, evict_to_budget
-from memoryd.models import Memory
-from memoryd.storage.base import Filter
+from memoryd.storage.base import Filter, KeywordHit
 from memoryd.storage.rows import COLUMNS, NCOLS, row_to_memory
 from memoryd.storage.sql.memories import filter_sql
 from memoryd.storage.sqlite.postings import (
@@ -120,7 +119,7 @@ class ResidentKeywords:
         context_weight: float,
         doc_count: Callable[[str], int],
         latest: int | None = None,
-    ) -> list[tuple[Memory, float]] | None:
+    ) -> list[KeywordHit] | None:
         """The SQL keyword search's answer for one owner's query words (after the
         dialect's choice of words), or None when the SQL search should give it.
         ``doc_count(word)``: the file's rows with ``word`` in the searched columns,
@@ -330,9 +329,9 @@ class ResidentKeywords:
 
 def passing_best(
     conn: Any, candidates: Sequence[tuple[int, float]], where: str, params: list[Any], limit: int
-) -> list[tuple[Memory, float]]:
+) -> list[KeywordHit]:
     """The first ``limit`` of the ranked ``(seq, score)`` candidates the filter
-    (``where``, ``params``) lets through, as ``(memory, score)``, best first."""
+    (``where``, ``params``) lets through, best first."""
     if not candidates:
         return []
     seqs = json.dumps([seq for seq, _ in candidates])
@@ -346,4 +345,4 @@ def passing_best(
         rows = conn.execute(
             f"{join} WHERE {where} ORDER BY c.key LIMIT ?", [seqs, *params, limit]
         ).fetchall()
-    return [(row_to_memory(r), candidates[r[NCOLS]][1]) for r in rows]
+    return [KeywordHit(row_to_memory(r), candidates[r[NCOLS]][1]) for r in rows]

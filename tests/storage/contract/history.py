@@ -80,10 +80,10 @@ class HistoryContract(Contract):
         assert again.superseded == [rome_id]
         # A plain upsert also revives a superseded row.
         store.write(lambda w: w.restore_history([(paris.id, NOW, rome_id)]))
-        revived, created = store.write(lambda w: w.upsert(new("a", "Paris!"), "paris", NOW))
-        assert not created
-        assert revived.superseded_at is None
-        assert revived.superseded_by is None
+        revived = store.write(lambda w: w.upsert(new("a", "Paris!"), "paris", NOW))
+        assert not revived.created
+        assert revived.memory.superseded_at is None
+        assert revived.memory.superseded_by is None
 
     def test_reconcile_slot_wildcards(self, store: Store) -> None:
         dog = add(store, "a", "dog is Rex", metadata={"slot": "pet:dog:name"})

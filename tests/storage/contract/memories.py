@@ -64,8 +64,9 @@ class MemoryContract(Contract):
             metadata={"mood": "awake"},
             expires_at=NOW + DAY,
         )
-        second, created = store.write(lambda w: w.upsert(changed, "drink", later))
-        assert created is False
+        upserted = store.write(lambda w: w.upsert(changed, "drink", later))
+        assert upserted.created is False
+        second = upserted.memory
         assert second.id == first.id
         assert second.content == "likes coffee"
         assert second.session_id == "s2"
@@ -101,9 +102,9 @@ class MemoryContract(Contract):
 
         # Restating the end user's fact updates their row, not the shared one.
         again = new("a", "lives in Milan", user_id="u1")
-        updated, created = store.write(lambda w: w.upsert(again, "home", NOW))
-        assert not created
-        assert updated.id == mine.id
+        updated = store.write(lambda w: w.upsert(again, "home", NOW))
+        assert not updated.created
+        assert updated.memory.id == mine.id
         assert get(store, shared.id).content == "lives in Paris"
 
     def test_upsert_honours_requested_id_and_created_at(self, store: Store) -> None:
@@ -118,10 +119,10 @@ class MemoryContract(Contract):
         assert get(store, "fixed-id").content == "imported"
         # created_at is honoured only for new rows.
         restated = new("a", "imported again", created_at=NOW - 99 * DAY)
-        memory, created = store.write(lambda w: w.upsert(restated, "imported", NOW))
-        assert not created
-        assert memory.created_at == old
-        assert memory.updated_at == NOW
+        again = store.write(lambda w: w.upsert(restated, "imported", NOW))
+        assert not again.created
+        assert again.memory.created_at == old
+        assert again.memory.updated_at == NOW
 
     def test_get_and_get_many(self, store: Store) -> None:
         a1 = add(store, "a", "one")
@@ -240,20 +241,20 @@ class MemoryContract(Contract):
         r = store.read()
 
         hits = r.keyword_search("vim editor", flt("a"), 10)
-        assert [m.id for m, _ in hits] == [both.id, editor.id]  # more terms matched first
-        assert all(score > 0 for _, score in hits)
-        assert hits[0][1] >= hits[1][1]
-        assert hits[0][0] == get(store, both.id)
+        assert [h.memory.id for h in hits] == [both.id, editor.id]  # more terms matched first
+        assert all(h.relevance > 0 for h in hits)
+        assert hits[0].relevance >= hits[1].relevance
+        assert hits[0].memory == get(store, both.id)
 
-        assert [m.id for m, _ in r.keyword_search("hometown", flt("a"), 10)] == [by_key.id]
-        assert [m.id for m, _ in r.keyword_search("VIM", flt("a"), 10)] == [both.id]
+        assert [h.memory.id for h in r.keyword_search("hometown", flt("a"), 10)] == [by_key.id]
+        assert [h.memory.id for h in r.keyword_search("VIM", flt("a"), 10)] == [both.id]
         assert len(r.keyword_search("vim editor", flt("a"), 1)) == 1
         # Nothing to search for.
         assert r.keyword_search("", flt("a"), 10) == []
         assert r.keyword_search("what is the", flt("a"), 10) == []
         assert r.keyword_search("zebra", flt("a"), 10) == []
         # Query syntax of any engine is just text.
-        assert [m.id for m, _ in r.keyword_search('vim" OR (*', flt("a"), 10)] == [both.id]
+        assert [h.memory.id for h in r.keyword_search('vim" OR (*', flt("a"), 10)] == [both.id]
 
     def test_known_subjects(self, store: Store) -> None:
         """Subjects come from metadata, lowercased and deduplicated, within the filter;
@@ -280,7 +281,7 @@ class MemoryContract(Contract):
         assert len(r.keyword_search("tea", flt("a"), 10)) == 1
         made = {add(store, "a", f"coffee note number {i}").id for i in range(30)}
         hits = r.keyword_search("coffee", flt("a"), 50)
-        assert {m.id for m, _ in hits} == made
+        assert {h.memory.id for h in hits} == made
 
     def test_keyword_search_respects_the_filter(self, store: Store) -> None:
         if not store.capabilities.fts5:
@@ -294,7 +295,7 @@ class MemoryContract(Contract):
         old = add(store, "a", "garden of old", created_at=NOW - 10 * DAY)
 
         def found(f: Filter) -> set[str]:
-            return {m.id for m, _ in store.read().keyword_search("garden", f, 20)}
+            return {h.memory.id for h in store.read().keyword_search("garden", f, 20)}
 
         assert found(flt("a")) == {mine.id, u1.id, u2.id, episode.id, old.id}
         assert found(flt("b")) == {theirs.id}
@@ -319,10 +320,10 @@ class MemoryContract(Contract):
         store.write(lambda w: w.update(m.id, MemoryPatch(content="the dog barks"), NOW))
         r = store.read()
         assert r.keyword_search("cat", flt("a"), 10) == []
-        assert [x.id for x, _ in r.keyword_search("dog", flt("a"), 10)] == [m.id]
+        assert [h.memory.id for h in r.keyword_search("dog", flt("a"), 10)] == [m.id]
         store.write(lambda w: w.set_content(m.id, "the parrot talks", NOW))
         assert r.keyword_search("dog", flt("a"), 10) == []
-        assert [x.id for x, _ in r.keyword_search("parrot", flt("a"), 10)] == [m.id]
+        assert [h.memory.id for h in r.keyword_search("parrot", flt("a"), 10)] == [m.id]
         store.write(lambda w: w.delete(m.id))
         assert r.keyword_search("parrot", flt("a"), 10) == []
 
@@ -486,12 +487,12 @@ class MemoryContract(Contract):
                 break
             pages += 1
             assert len(page) <= 3
-            for cursor, memory in page:
-                assert isinstance(cursor, int)
-                assert memory.api_key_id == "a"
-                cursors.append(cursor)
-                seen.append(memory.id)
-            after = page[-1][0]
+            for row in page:
+                assert isinstance(row.cursor, int)
+                assert row.memory.api_key_id == "a"
+                cursors.append(row.cursor)
+                seen.append(row.memory.id)
+            after = page[-1].cursor
         assert pages == 3
         assert seen == written  # every row once, in write order (oldest first)
         assert cursors == sorted(set(cursors))
@@ -627,10 +628,10 @@ class MemoryContract(Contract):
         b_ep = add(store, "b", "episode of b", type=MemoryType.EPISODIC)
 
         def clear(c: Clearing) -> set[str]:
-            pairs = store.write(lambda w: w.delete_matching(c))
-            assert all(isinstance(seq, int) for _, seq in pairs)
-            assert len({seq for _, seq in pairs}) == len(pairs)
-            return {memory_id for memory_id, _ in pairs}
+            gone = store.write(lambda w: w.delete_matching(c))
+            assert all(isinstance(d.seq, int) for d in gone)
+            assert len({d.seq for d in gone}) == len(gone)
+            return {d.id for d in gone}
 
         assert clear(Clearing("a", older_than=cut)) == {old.id}
         assert clear(Clearing("a", user_id="u1", type=MemoryType.EPISODIC)) == {u1_ep.id}
@@ -647,16 +648,16 @@ class MemoryContract(Contract):
         exact = add(store, "b", "expires now", expires_at=NOW)
         future = add(store, "a", "expires later", expires_at=NOW + HOUR)
         forever = add(store, "a", "no expiry")
-        pairs = store.write(lambda w: w.delete_expired(NOW))
-        assert {memory_id for memory_id, _ in pairs} == {past.id, exact.id}
-        assert all(isinstance(seq, int) for _, seq in pairs)
+        gone = store.write(lambda w: w.delete_expired(NOW))
+        assert {d.id for d in gone} == {past.id, exact.id}
+        assert all(isinstance(d.seq, int) for d in gone)
         assert set(store.read().get_many([past.id, exact.id, future.id, forever.id])) == {
             future.id,
             forever.id,
         }
         assert store.write(lambda w: w.delete_expired(NOW)) == []
         later = store.write(lambda w: w.delete_expired(NOW + 2 * HOUR))
-        assert [memory_id for memory_id, _ in later] == [future.id]
+        assert [d.id for d in later] == [future.id]
 
     def test_bump_access(self, store: Store) -> None:
         a = add(store, "a", "one")
@@ -693,5 +694,5 @@ class MemoryContract(Contract):
         if not store.capabilities.fts5:
             return
         r = store.read()
-        assert [m.id for m, _ in r.keyword_search("apple", flt("a"), 50)] == [keep.id]
-        assert [m.id for m, _ in r.keyword_search("banana", flt("a"), 50)] == [keep.id]
+        assert [h.memory.id for h in r.keyword_search("apple", flt("a"), 50)] == [keep.id]
+        assert [h.memory.id for h in r.keyword_search("banana", flt("a"), 50)] == [keep.id]

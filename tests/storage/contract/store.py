@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from memoryd.errors import UnavailableError
-from memoryd.models import Memory, MemoryPatch
-from memoryd.storage.base import Capabilities, Change, Store, Writer
+from memoryd.models import MemoryPatch
+from memoryd.storage.base import Capabilities, Change, Store, Upserted, Writer
 from tests.storage.contract.support import (
     HOUR,
     NOW,
@@ -32,9 +32,9 @@ class SessionContract(Contract):
     def test_write_returns_the_result(self, store: Store) -> None:
         assert store.write(lambda w: 42) == 42
         assert store.write(lambda w: None) is None
-        memory, created = store.write(lambda w: w.upsert(new("a", "x"), "x", NOW))
-        assert created
-        assert get(store, memory.id) == memory
+        stored = store.write(lambda w: w.upsert(new("a", "x"), "x", NOW))
+        assert stored.created
+        assert get(store, stored.memory.id) == stored.memory
 
     def test_a_failed_write_leaves_nothing(self, store: Store) -> None:
         before = add(store, "a", "before")
@@ -59,7 +59,7 @@ class SessionContract(Contract):
 
     def test_a_nested_write_joins_the_transaction(self, store: Store) -> None:
         def outer(w: Writer) -> str:
-            inner, _ = store.write(lambda w2: w2.upsert(new("a", "inner"), "inner", NOW))
+            inner = store.write(lambda w2: w2.upsert(new("a", "inner"), "inner", NOW)).memory
             # The outer session sees what the nested write did: one transaction.
             assert get_in(w, inner.id).content == "inner"
             w.upsert(new("a", "outer"), "outer", NOW)
@@ -98,7 +98,7 @@ class SessionContract(Contract):
 
     def test_a_writer_sees_its_own_uncommitted_writes(self, store: Store) -> None:
         def run(w: Writer) -> tuple[str, bool]:
-            memory, _ = w.upsert(new("a", "fresh", session_id="s"), "fresh", NOW)
+            memory = w.upsert(new("a", "fresh", session_id="s"), "fresh", NOW).memory
             assert w.get(memory.id) == memory
             assert w.count() == 1
             assert ids(w.recent(flt("a"), 10)) == [memory.id]
@@ -114,16 +114,16 @@ class SessionContract(Contract):
         assert store.read().setting("x") == 1
 
     def test_submit_and_flush(self, store: Store) -> None:
-        def upsert(i: int) -> Callable[[Writer], tuple[Memory, bool]]:
+        def upsert(i: int) -> Callable[[Writer], Upserted]:
             return lambda w: w.upsert(new("a", f"queued {i}"), f"q{i}", NOW)
 
         futures = [store.submit(upsert(i)) for i in range(20)]
         store.flush()
         assert all(f.done() for f in futures)
         assert store.read().count() == 20
-        memory, created = futures[7].result()
-        assert created
-        assert memory.content == "queued 7"
+        seventh = futures[7].result()
+        assert seventh.created
+        assert seventh.memory.content == "queued 7"
         assert store.submit(lambda w: "value").result() == "value"
 
     def test_a_failed_submit_fails_only_itself(self, store: Store) -> None:
@@ -135,8 +135,8 @@ class SessionContract(Contract):
         failed = store.submit(fail)
         last = store.submit(lambda w: w.upsert(new("a", "last"), "last", NOW))
         store.flush()
-        assert first.result()[1] is True
-        assert last.result()[1] is True
+        assert first.result().created is True
+        assert last.result().created is True
         assert isinstance(failed.exception(), Boom)
         r = store.read()
         assert r.count() == 2

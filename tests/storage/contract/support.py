@@ -77,9 +77,9 @@ def add(
 ) -> Memory:
     """Store one new memory (its own transaction) and return it."""
     item = new(owner, content, **fields)
-    memory, created = store.write(lambda w: w.upsert(item, key or content, now))
-    assert created, f"{owner}/{key or content} already existed"
-    return memory
+    stored = store.write(lambda w: w.upsert(item, key or content, now))
+    assert stored.created, f"{owner}/{key or content} already existed"
+    return stored.memory
 
 
 def get(store: Store, memory_id: str) -> Memory:
