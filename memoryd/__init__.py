@@ -26,9 +26,11 @@ _EXPORTS = {
     "Preview": "memoryd.models",
     "Resolution": "memoryd.models",
     "open_engine": "memoryd.bootstrap",
+    "create_app": "memoryd.app",
 }
 
 if TYPE_CHECKING:
+    from memoryd.app import create_app
     from memoryd.bootstrap import open_engine
     from memoryd.engine import MemoryEngine
     from memoryd.errors import MemorydError, NotFoundError, ValidationError
@@ -61,5 +63,6 @@ __all__ = [
     "Resolution",
     "ValidationError",
     "__version__",
+    "create_app",
     "open_engine",
 ]

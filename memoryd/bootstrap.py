@@ -45,9 +45,11 @@ def build_engine(
     *,
     embedding_resolver: Resolver | None = None,
     start_indexing: bool = True,
+    attribute_classifier: bool = True,
 ) -> MemoryEngine:
     """Open the store and wire every tier. ``embedding_resolver`` replaces the
-    settings-driven source choice (tests use it to pick a deterministic embedder)."""
+    settings-driven source choice (tests use it to pick a deterministic embedder);
+    ``attribute_classifier=False`` leaves capture to the rules alone."""
     env = dict(os.environ if env is None else env)
     env.setdefault("MEMORYD_DATA_DIR", str(config.data_dir))
     config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -57,7 +59,15 @@ def build_engine(
     embeddings, indexer, tier = _semantic_tier(
         store, vectors, config, settings, env, embedding_resolver
     )
-    engine = MemoryEngine(store, config, settings, embeddings=embeddings, indexer=indexer, env=env)
+    engine = MemoryEngine(
+        store,
+        config,
+        settings,
+        embeddings=embeddings,
+        indexer=indexer,
+        env=env,
+        attribute_classifier=attribute_classifier,
+    )
     if tier is not None:
         engine.attach_qdrant(tier)
     if start_indexing and indexer is not None and indexer.ready() is not None:

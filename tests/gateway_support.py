@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import openai
 
-from memoryd.app import create_app
+from memoryd import create_app
 from memoryd.config.upstreams import Provider, save_providers
 from memoryd.embedding.service import Resolver
 from memoryd.engine import MemoryEngine

@@ -42,8 +42,8 @@ DEFAULT_FUSION: str = default("MEMORY_FUSION")
 
 
 def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
     """``MEMORYD_DATA_DIR``, or ``~/.memoryd``."""
+    env = os.environ if env is None else env
     return Path(read(env, "MEMORYD_DATA_DIR")).expanduser()
 
 

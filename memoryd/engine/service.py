@@ -80,7 +80,10 @@ class MemoryEngine(Lifecycle):
         embeddings: EmbeddingService | None = None,
         indexer: Indexer | None = None,
         env: Mapping[str, str] | None = None,
+        attribute_classifier: bool = True,
     ) -> None:
+        """``attribute_classifier=False``: capture by the rules alone (the extraction
+        eval measures what the classifier adds against it)."""
         self.store = store
         self.config = config
         self.settings = settings
@@ -110,7 +113,7 @@ class MemoryEngine(Lifecycle):
             stats=self.extraction_stats,
             quotas=self.quotas,
             reconcile=self.reconcile,
-            attributes=classifier(embeddings),
+            attributes=classifier(embeddings) if attribute_classifier else None,
             providers=self.providers,
             preview=self.preview,
             llm_stats=self.llm_stats,

@@ -305,12 +305,13 @@ def run_eval(
     scored: dict[str, list[Scored]] = {}
     calls = 0
     with tempfile.TemporaryDirectory(prefix="memoryd-eval-extraction-") as tmp:
-        engine = locomo.open_eval_engine(Path(tmp) / "data", locomo.no_embedder())
+        # without the classifier: the rules alone, to measure what the classifier adds
+        engine = locomo.open_eval_engine(
+            Path(tmp) / "data", locomo.no_embedder(), attribute_classifier=classifier
+        )
         try:
             # the engine default; recorded so a run under another mode is never mistaken
             mode = str(getattr(engine.settings.get(), "extraction_mode", "rules"))
-            if not classifier:  # the rules alone, to measure what the classifier adds
-                engine.extraction.attributes = None
             model = engine.extraction.attributes
             if model is not None:
                 model.classify(["I live in Oslo"])  # loads it, so its status is true

@@ -234,15 +234,25 @@ def eval_config(data_dir: Path, **overrides: Any) -> EngineConfig:
 
 
 def open_eval_engine(
-    data_dir: Path, embedder: EvalEmbedder, config: EngineConfig | None = None
+    data_dir: Path,
+    embedder: EvalEmbedder,
+    config: EngineConfig | None = None,
+    *,
+    attribute_classifier: bool = True,
 ) -> MemoryEngine:
-    """An engine on ``data_dir`` whose embedding source is fixed to ``embedder``."""
+    """An engine on ``data_dir`` whose embedding source is fixed to ``embedder``
+    (``attribute_classifier=False``: capture by the rules alone)."""
 
     def resolve(settings: MemorySettings, ctx: object) -> EmbeddingResolution:
         return embedder.resolution or EmbeddingResolution(None, None, None, "eval: keyword only")
 
     env = {**embedder.env, "MEMORYD_DATA_DIR": str(data_dir)}
-    return build_engine(config or eval_config(data_dir), env, embedding_resolver=resolve)
+    return build_engine(
+        config or eval_config(data_dir),
+        env,
+        embedding_resolver=resolve,
+        attribute_classifier=attribute_classifier,
+    )
 
 
 def ingest(

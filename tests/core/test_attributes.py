@@ -4,6 +4,7 @@ engine tests run the real engine on a real SQLite file."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,20 @@ from memoryd.eval.extraction import current_contents
 @pytest.fixture
 def engine(eval_engine: MemoryEngine) -> MemoryEngine:
     return eval_engine
+
+
+@pytest.fixture
+def rules_alone(tmp_path: Path) -> Iterator[MemoryEngine]:
+    """The eval's engine with capture left to the rules (no attribute classifier)."""
+    from memoryd.eval import locomo
+
+    eng = locomo.open_eval_engine(
+        tmp_path / "rules", locomo.no_embedder(), attribute_classifier=False
+    )
+    try:
+        yield eng
+    finally:
+        eng.close()
 
 
 def _after(engine: MemoryEngine, *messages: str, owner: str = "k") -> list[str]:
@@ -387,13 +402,14 @@ def test_a_polite_standing_request_is_an_instruction() -> None:
     assert extract_facts("Can you help me with my essay?") == []
 
 
-def test_engine_status_says_whether_the_classifier_backs_the_rules(engine: MemoryEngine) -> None:
+def test_engine_status_says_whether_the_classifier_backs_the_rules(
+    engine: MemoryEngine, rules_alone: MemoryEngine
+) -> None:
     engine.extract_now("k", "I am part of the team at Infosys now")  # loads it
     status = engine.status()["extraction"]["classifier"]
     assert status == {"available": True, "reason": status["reason"]}
     assert status["reason"].startswith("ready")
-    engine.extraction.attributes = None
-    assert engine.status()["extraction"]["classifier"]["available"] is False
+    assert rules_alone.status()["extraction"]["classifier"]["available"] is False
 
 
 def test_the_schema_is_documented() -> None:
@@ -402,7 +418,9 @@ def test_the_schema_is_documented() -> None:
         assert f"| `{attribute.name}` | {'one' if attribute.single else 'many'} |" in doc
 
 
-def test_a_statement_only_the_classifier_reads_is_queued_and_kept(engine: MemoryEngine) -> None:
+def test_a_statement_only_the_classifier_reads_is_queued_and_kept(
+    engine: MemoryEngine, rules_alone: MemoryEngine
+) -> None:
     """The gateway's path (``worth_extracting``, then a queued job) keeps what
     ``extract_now`` keeps: a turn whose only statement no rule reads is still worth a
     job when the classifier is at hand, and not with the rules alone."""
@@ -413,5 +431,4 @@ def test_a_statement_only_the_classifier_reads_is_queued_and_kept(engine: Memory
     assert engine.drain()
     (memory,) = engine.list_memories(owner="k").data
     assert memory.metadata["attribute"] == "ui_theme"
-    engine.extraction.attributes = None
-    assert not engine.worth_extracting(said)
+    assert not rules_alone.worth_extracting(said)

@@ -6,7 +6,8 @@ plus ``importlib.import_module("memoryd....")`` with a literal name. Relative im
 are resolved; ``from memoryd.x import y`` is an import of ``memoryd.x.y`` when ``y`` is
 a submodule, else of ``memoryd.x`` (the package's ``__init__.py``).
 
-Rules, with no exceptions listed anywhere:
+Rules, with no exceptions listed (the package ``__init__`` is outside the graph, see
+``EXEMPT``):
 - layers (``LAYERS``): a module imports only from a lower layer or from its own unit
   (its top package, or the module itself); in the domain layers (``PEERS_MAY_IMPORT``)
   a unit may also import another unit of its own layer;
@@ -92,7 +93,7 @@ def layer_of(module: str) -> int:
 
 
 def unit_of(module: str) -> str:
-    """The unit of a layer-4 module: its top package, or the module itself."""
+    """A module's unit: its top package under ``memoryd``, or the module itself."""
     return ".".join(module.split(".")[:2])
 
 
