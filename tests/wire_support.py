@@ -1,5 +1,5 @@
 """memoryd on loopback in front of one fake upstream per wire format, for the tests of
-the Responses API, Anthropic's Messages API and embeddings (issue 22): the official
+the Responses API, Anthropic's Messages API and embeddings: the official
 ``openai`` and ``anthropic`` clients -> memoryd -> ``memoryd.testing``'s fakes, which
 record what they receive."""
 

@@ -536,7 +536,7 @@ def test_export_rejects_owner_ids_with_control_characters(client: Any, owner: st
 
 
 def test_create_without_a_key_or_type_derives_the_key_and_returns_it(client: Any) -> None:
-    """Issue 16.7: content is enough; the derived key comes back, and the same content
+    """Content is enough; the derived key comes back, and the same content
     again upserts the same memory instead of adding a copy."""
     first = client.post("/api/memory", json={"apiKeyId": "a", "content": "User likes tea"})
     assert first.status_code == 201, first.text

@@ -1,4 +1,4 @@
-"""Issue 40's acceptance in one scenario per store: two end users of one key and a
+"""The acceptance in one scenario per store: two end users of one key and a
 second key; memories in through the gateway (the official ``openai`` client, with
 extraction, MiniLM vectors on) and REST, a message the guard held for review, Qdrant
 local on (SQLite); one end user erased; the others untouched; the receipt's counts

@@ -726,7 +726,7 @@ def test_gateway_extraction_writes_only_under_the_callers_key(
     assert w.content_view(POOL) == pool
 
 
-# -- the Responses and Messages APIs, and the pass-throughs (issue 22) -------------------
+# -- the Responses and Messages APIs, and the pass-throughs -------------------
 
 
 def wire_call(

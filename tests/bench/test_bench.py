@@ -1,7 +1,7 @@
 """``python -m bench`` at a tiny size: results JSON with the commit, the machine and
 percentiles, a PNG plot and the generated Markdown region; the peers stage's handoff,
 scoring, memoryd baselines and table on a tiny synthetic conversation, without the
-peer's venv (issue 9)."""
+peer's venv."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A quick run of the abuse benchmark (bench/abuse.py, issue 17): a real `memoryd serve`,
+"""A quick run of the abuse benchmark (bench/abuse.py): a real `memoryd serve`,
 a fake provider process, polite clients alone and then beside one greedy key holding
 more streams than its share and sockets that never finish their headers. Asserted: the
 results JSON has its fields, no polite request failed, the greedy key was held to its

@@ -1,4 +1,4 @@
-"""The proxy benchmark's pure parts (bench/proxy.py, issue 21): CPU accounting from
+"""The proxy benchmark's pure parts (bench/proxy.py): CPU accounting from
 ``/proc/<pid>/stat`` lines, the load generator's HTTP/1.1 response reading, the
 distinct queries, the per-round medians and the goals table. No process is started
 and nothing is timed."""

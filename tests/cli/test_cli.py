@@ -214,7 +214,7 @@ def test_providers_add_with_a_kind(run) -> None:  # type: ignore[no-untyped-def]
 
 def test_help_loads_neither_the_engine_nor_the_harnesses() -> None:
     """``memoryd --help`` and a command's ``--help`` import no engine, no numpy and no
-    evaluation harness (issue 21: they were 0.6 s of imports per command)."""
+    evaluation harness (they were 0.6 s of imports per command)."""
     import subprocess
     import sys
 

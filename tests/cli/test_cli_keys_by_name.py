@@ -1,4 +1,4 @@
-"""Every CLI option that names a key takes its id or its name (issue 47): ``keys create
+"""Every CLI option that names a key takes its id or its name: ``keys create
 my-app`` prints a random id, and ``memory list -k my-app`` answered ``-- 0 of 0``.
 The real ``python -m memoryd`` in a subprocess, on a temporary data dir."""
 

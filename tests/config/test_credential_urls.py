@@ -1,4 +1,4 @@
-"""A provider base URL with ``user:password@`` (issue 50): REST and the CLI refuse it
+"""A provider base URL with ``user:password@``: REST and the CLI refuse it
 with a message that says why, and one that reaches the gateway anyway (the environment,
 or a row an older version stored) is a 502 that names the problem, never a 500.
 Real HTTP over loopback, the official ``openai`` client, a fake provider on loopback."""

@@ -82,7 +82,7 @@ def test_defaults_of_an_empty_store() -> None:
     assert settings == MemorySettings()
     assert settings.enabled is True  # docs/design/interfaces.md#memory-is-on-by-default
     assert settings.max_tokens == 2000
-    assert settings.retention_days is None  # long-term by default (issue 16)
+    assert settings.retention_days is None  # long-term by default
     assert settings.strategy == "hybrid"
     assert settings.scope == "apiKey"
     assert settings.extract_from == ("user",)
@@ -233,7 +233,7 @@ def test_extraction_fields() -> None:
 
 
 def test_profile_budget_and_sharing() -> None:
-    """Issue 39/45: the profile's budget, and which keys share their memories."""
+    """The profile's budget, and which keys share their memories."""
     assert MemorySettings().profile_max_tokens == 150
     assert MemorySettings().share_with_end_users == ()
     assert normalize({"profileMaxTokens": 5000}).profile_max_tokens == 2000
@@ -265,7 +265,7 @@ def test_garbage_in_the_settings_table_reads_as_defaults(engine: MemoryEngine) -
     settings = engine.settings.get()
     assert settings.max_tokens == 2000
     assert settings.strategy == "hybrid"
-    assert settings.retention_days is None  # long-term by default (issue 16)
+    assert settings.retention_days is None  # long-term by default
     assert settings.scope == "apiKey"
     assert settings.extract_from == ("user",)
     assert settings.min_score is None
@@ -516,7 +516,7 @@ def test_config_defaults(tmp_path: Path) -> None:
     assert config.vec_top_k == 40
     assert config.vec_quantization == "none"
     assert config.decay.enabled is False
-    # the hybrid pipeline chosen by leave-one-conversation-out (issue 20)
+    # the hybrid pipeline chosen by leave-one-conversation-out
     assert config.fusion == "zscore"
     assert (config.rrf_fts_weight, config.rrf_vector_weight) == (1.0, 0.7)
     assert (config.context_field_weight, config.context_vector_weight) == (0.2, 0.0)

@@ -1,4 +1,4 @@
-"""Issue 38: attributes by meaning, how people type, precision, retraction, and the
+"""Attributes by meaning, how people type, precision, retraction, and the
 attribute classifier backing the rules. Each miss class the issue names has a test;
 engine tests run the real engine on a real SQLite file."""
 

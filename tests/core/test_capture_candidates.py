@@ -1,4 +1,4 @@
-"""Issue 38: what no rule reads still reaches the attribute classifier when it is about
+"""What no rule reads still reaches the attribute classifier when it is about
 the person, and requests, questions and other people's subjects do not. Engine tests run
 the real engine (rules and the packaged classifier) on a real SQLite file."""
 

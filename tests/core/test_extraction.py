@@ -1,4 +1,4 @@
-"""Rule extraction (issue 15): what people state about themselves, as third-person
+"""Rule extraction: what people state about themselves, as third-person
 facts with slots, and nothing from questions, tasks, fiction or other people's words.
 
 The labelled sets in bench/data/extraction are scored by tests/eval/test_eval_extraction.py;

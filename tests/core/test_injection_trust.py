@@ -1,4 +1,4 @@
-"""Injection users can trust (issue 16), through the real gateway with the official
+"""Injection users can trust, through the real gateway with the official
 `openai` client: only relevant memories are injected (real all-MiniLM-L6-v2, the
 default install's embedder), an old memory is still there, a hostile memory stays one
 line of data inside one block, session scope stays narrow, and `recent` fills the

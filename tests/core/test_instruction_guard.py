@@ -1,5 +1,5 @@
-"""What capture keeps of instruction-shaped messages (issue 45) and the profile's pure
-rules (issue 39), on the labelled development split a helper wrote without reading the
+"""What capture keeps of instruction-shaped messages and the profile's pure
+rules, on the labelled development split a helper wrote without reading the
 code (``bench/data/instructions/dev.jsonl``): every attack stores nothing, every genuine
 preference reaches its owner's profile and no one else's. The held-out split is measured
 by ``python -m bench --only profile`` (docs/benchmarks/profile.md)."""

@@ -1,4 +1,4 @@
-"""The memory block's markers cannot be imitated (issue 50): a memory holding a
+"""The memory block's markers cannot be imitated: a memory holding a
 look-alike of ``</memories>`` (fullwidth or small-form brackets, Cyrillic or Greek
 letters, digits, spaced letters, accents) reaches the provider without a marker a model
 could read as the block's end; memories written over REST, a chat through the running

@@ -1,4 +1,4 @@
-"""Coalesced access bookkeeping (issue 21): retrievals sum their bumps in memory and
+"""Coalesced access bookkeeping: retrievals sum their bumps in memory and
 one transaction writes them, on the timer or when the engine drains or closes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Ask and it answers (issue 46), through the real gateway with the official ``openai``
+"""Ask and it answers, through the real gateway with the official ``openai``
 client and the default install's embedder (all-MiniLM-L6-v2): a question about the user
 brings back the fact it asks about although it shares no words with it, an update's
 new value without the old, "what do you know about me" the owner's facts grouped by
@@ -198,7 +198,7 @@ def test_on_either_store(store_env: dict[str, str], tmp_path: Path) -> None:
 
 
 def test_a_request_id_leads_to_what_it_carried_and_why(gateway: Gateway) -> None:
-    """Issue 40's "why was the model told this": ``GET /api/requests/{x-request-id}``."""
+    """The "why was the model told this": ``GET /api/requests/{x-request-id}``."""
     raw = gateway.send_raw("where am I working these days?", user="ana")
     request_id = raw.headers["x-memoryd-request-id"]
     found = gateway.api("GET", f"/api/requests/{request_id}")
@@ -234,7 +234,7 @@ def test_a_request_id_leads_to_what_it_carried_and_why(gateway: Gateway) -> None
 
 
 def test_metrics_count_the_memory_tokens_each_key_was_sent(gateway: Gateway) -> None:
-    """Cost per key (issue 40): labelled by the server's own key ids only."""
+    """Cost per key: labelled by the server's own key ids only."""
     import httpx
 
     gateway.send("where am I working these days?", user="ana")

@@ -1,4 +1,4 @@
-"""Issue 17 point 10: a read racing an invalidation never caches a stale row.
+"""A read racing an invalidation never caches a stale row.
 
 The race is made deterministic: the server's one row read is paused right after it
 returns (the real read, on the real database), an update commits and invalidates

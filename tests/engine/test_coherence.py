@@ -95,7 +95,7 @@ def test_an_edit_or_delete_on_one_server_is_not_served_stale_by_the_other(
 def test_an_erasure_on_one_server_is_in_force_on_the_other(
     pair: tuple[MemoryEngine, MemoryEngine],
 ) -> None:
-    """Issue 40 on a fleet: server A erases an end user; server B neither serves the
+    """Server A erases an end user; server B neither serves the
     erased memories from its cache nor stores a job it held for them, and lists the
     receipt."""
     a, b = pair

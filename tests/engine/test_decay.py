@@ -195,7 +195,7 @@ def test_from_env_does_not_mutate_defaults() -> None:
 
 def test_the_server_sweeps_decayed_memories_on_its_interval(tmp_path: object) -> None:
     """MEMORY_TYPED_DECAY_SWEEP_INTERVAL drives a real background sweep while the app
-    runs (issue 16: the setting was parsed and never used)."""
+    runs (the setting was once parsed and never used)."""
     import time
     from pathlib import Path
 

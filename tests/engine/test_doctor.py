@@ -463,7 +463,7 @@ def test_an_enabled_qdrant_that_does_not_answer_warns(installed: Path, upstream:
 def test_admin_token_levels(tmp_path: Path) -> None:
     data = tmp_path / "data"
     short = doctor(data, env=base_env(MEMORYD_ADMIN_TOKEN="short-token"))
-    assert short.code == 1  # serve refuses it (issue 50)
+    assert short.code == 1  # serve refuses it
     assert short.checks["admin-token"]["status"] == "fail"
     assert "short (11 characters)" in short.checks["admin-token"]["detail"]
     assert "outside --dev" in short.checks["admin-token"]["detail"]

@@ -1,9 +1,9 @@
-"""End users inside one API key (issue 16.2): an app names the person it serves with
+"""End users inside one API key: an app names the person it serves with
 OpenAI's `user` / `safety_identifier` fields or the `x-memoryd-user` header. Through
 the real gateway (official `openai` client) and REST: what one end user says is theirs,
 another end user of the same key never sees it, and the key's shared memories (stored
 without an end user, as every memory before this release) reach them only when the key
-shares them (``shareWithEndUsers``, issue 45).
+shares them (``shareWithEndUsers``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def test_end_users_of_one_key_never_see_each_other(gateway: Gateway) -> None:
     gateway.chat("I'm allergic to penicillin.", user="alice")
     gateway.chat("I live in Oslo.", extra_body={"safety_identifier": "bob"})
 
-    # by default what was said with no end user named reaches no named one (issue 45)
+    # by default what was said with no end user named reaches no named one
     assert gateway.chat("hi", user="alice") == ["User is allergic to penicillin"]
     assert gateway.chat("hi", user="bob") == ["User lives in Oslo"]
     gateway.engine.settings.update({"shareWithEndUsers": [gateway.owner]})
@@ -190,7 +190,7 @@ def test_rest_lists_previews_and_creates_per_end_user(gateway: Gateway) -> None:
         "/api/memory/retrieve-preview",
         json={"apiKeyId": gateway.owner, "userId": "bob", "query": "vegetarian vegan jazz"},
     ).json()
-    # a diet is in every request's profile (issue 39), not among the retrieved ones
+    # a diet is in every request's profile, not among the retrieved ones
     assert [m["content"] for m in preview["profile"]["memories"]] == ["User is vegan"]
     assert preview["memories"] == []
 

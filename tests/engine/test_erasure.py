@@ -1,4 +1,4 @@
-"""Erasure of a subject with a receipt (issue 40), end to end: the official ``openai``
+"""Erasure of a subject with a receipt, end to end: the official ``openai``
 client -> memoryd on loopback (extraction on, MiniLM vectors on) and REST; one end user
 of a key erased, the other end user and the other key untouched, no byte of the erased
 text left in the data directory's files, the receipt's counts, the receipts listed, and
@@ -275,7 +275,7 @@ def test_the_qdrant_tier_holds_nothing_of_the_erased_once_the_call_returns(
 
 
 def test_a_captured_fact_records_the_request_it_was_said_in(gateway: Gateway) -> None:
-    """Provenance (issue 40): via, when said, the request id, the speaker's role."""
+    """Provenance: via, when said, the request id, the speaker's role."""
     raw = gateway.send_raw("I work at Zanzibarco these days.", user="ann")
     (memory,) = gateway.engine.list_memories(owner=gateway.owner, user_id="ann").data
     meta = memory.metadata

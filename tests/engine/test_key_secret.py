@@ -1,4 +1,4 @@
-"""A client's existing secret (issue 41): a team moving from OmniRoute keeps the keys its
+"""A client's existing secret: a team moving from OmniRoute keeps the keys its
 clients hold. ``POST /api/keys {"secret"}`` and ``memoryd keys create --secret``: stored
 hashed, checked (length, characters, not the admin token, not another key's), never
 logged, and the secret then authenticates at ``/v1`` for the official ``openai`` client.

@@ -1,4 +1,4 @@
-"""What a key costs (issue 40): ``GET /api/keys/{id}/usage``, through the gateway with
+"""What a key costs: ``GET /api/keys/{id}/usage``, through the gateway with
 the official ``openai`` client: the memory its requests carried (this server), its LLM
 extraction this month (the store's figure, every server's) and the monthly cap."""
 

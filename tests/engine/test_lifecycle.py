@@ -295,7 +295,7 @@ def test_older_than_dry_run_reports_and_keeps_rows(engine: MemoryEngine) -> None
             "tokens",
             "createdAt",
             "userId",
-            "apiKeyId",  # the owner: a summarize of every owner lists them all (issue 41)
+            "apiKeyId",  # the owner: a summarize of every owner lists them all
         }
         assert c.api_key_id == "api-dry"
         assert c.tokens == math.ceil(len(c.content) / 4)
@@ -344,7 +344,7 @@ def test_older_than_empty_non_dry_run_reports_dry_run_false(engine: MemoryEngine
         "summaryId": None,
         "dryRun": False,
         "summaryIds": [],
-        "owners": [],  # per owner, when every owner is summarized (issue 41)
+        "owners": [],  # per owner, when every owner is summarized
     }
     assert row(engine, fresh_row.id) is not None
     assert count(engine, "api-fresh") == 1

@@ -1,4 +1,4 @@
-"""Moving in from OmniRoute and mem0 (issue 41). An OmniRoute database is built with
+"""Moving in from OmniRoute and mem0. An OmniRoute database is built with
 the seed's own DDL (migrations 015, 022/023, 083 and 111 as the reference gives them,
 and its key_value settings), with three owners, expired and live rows, unreadable
 metadata and settings rows; ``memoryd import omniroute`` (CLI, in a subprocess) brings

@@ -1,5 +1,5 @@
-"""The profile every request carries (issue 39) and standing instructions that cannot
-be turned against other people (issue 45), end to end: the official ``openai`` and
+"""The profile every request carries and standing instructions that cannot
+be turned against other people, end to end: the official ``openai`` and
 ``anthropic`` clients -> memoryd on loopback -> fake upstreams that record what they
 receive; REST, MCP (the official client) and the CLI for pinning."""
 
@@ -120,7 +120,7 @@ def test_the_profile_budget_is_kept_and_what_it_drops_is_said(wire: Wire) -> Non
     assert chat(wire, "hello there", user="alice") == []
 
 
-# -- issue 45: instructions stay with their owner --------------------------------------
+# -- Instructions stay with their owner --------------------------------------
 
 
 def test_an_instruction_given_with_no_end_user_never_reaches_a_named_one(wire: Wire) -> None:

@@ -1,4 +1,4 @@
-"""Provenance of every write (issue 40): a memory records where it came from: the
+"""Provenance of every write: a memory records where it came from: the
 gateway (request id, role, when said: tests/engine/test_erasure.py), REST, MCP (the SDK's
 client over streamable HTTP) or an import, and when it was said; a writer's own
 ``via``/``saidAt`` are replaced (a client could otherwise claim a conversation), and

@@ -1,4 +1,4 @@
-"""Messages the guard refuses, held for review (issue 40, ``quarantineGuarded``):
+"""Messages the guard refuses, held for review (``quarantineGuarded``):
 through the gateway with the official ``openai`` client; held only with the setting
 on, never injected while held, released (then extracted) or discarded over REST by an
 admin, another key's never reached by a key's own calls."""

@@ -1,4 +1,4 @@
-"""Per-key quotas (issue 50): what one client key may keep (memories, bytes) and how
+"""Per-key quotas: what one client key may keep (memories, bytes) and how
 fast it may write, through the running app: MCP with the SDK's own client as the key,
 the gateway with the official ``openai`` client (capture stops storing past the quota,
 and still takes things back), the key's usage over REST; an admin is not limited."""

@@ -192,7 +192,7 @@ def test_exact_without_query_is_newest_first(engine: MemoryEngine) -> None:
 
 
 def test_recent_with_a_query_is_still_the_newest(engine: MemoryEngine) -> None:
-    """What the gateway sends under ``recent`` (issue 39): a query does not rank or
+    """What the gateway sends under ``recent``: a query does not rank or
     drop anything, so a preview with one shows the same."""
     now = utcnow()
     once = add(engine, "e", "apple and banana", created_at=now - timedelta(hours=3))
@@ -233,7 +233,7 @@ def test_expired_never_returned(engine: MemoryEngine, strategy: str, query: str 
 
 @pytest.mark.parametrize(("strategy", "query"), PATHS)
 def test_retention_window(engine: MemoryEngine, strategy: str, query: str | None) -> None:
-    """Memories are long-term by default (issue 16); retention is opt-in, and a preview
+    """Memories are long-term by default; retention is opt-in, and a preview
     says how many memories it (or expiry) keeps out."""
     now = utcnow()
     fresh = add(engine, "f", "orbit fresh")

@@ -105,7 +105,7 @@ def test_rrf_fusion_is_still_available(tmp_path: Path) -> None:
 
 
 def test_vector_paths_apply_every_filter(semantic_engine: MemoryEngine) -> None:
-    semantic_engine.settings.update({"retentionDays": 30})  # opt-in since issue 16
+    semantic_engine.settings.update({"retentionDays": 30})  # opt-in
     now = utcnow()
     add(semantic_engine, "alice", "blue whales sing songs", session_id="s1")
     add(semantic_engine, "alice", "blue whales sing loudly", session_id="s2")

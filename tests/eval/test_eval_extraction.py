@@ -1,4 +1,4 @@
-"""The extraction benchmark (issue 15): loading the labelled set, the matching and
+"""The extraction benchmark: loading the labelled set, the matching and
 supersede rules, scoring through the real engine, speed, the LoCoMo observation
 counts, `memoryd eval extraction` and the bench table. The last test holds the
 acceptance thresholds on the real dev split."""
@@ -483,7 +483,7 @@ def test_bench_rows_and_the_generated_table(data_dir: Path, short_long_messages:
     assert "throughput:" in stage.summary(result)
 
 
-# -- acceptance (issue 15) -------------------------------------------------------------------
+# -- acceptance -------------------------------------------------------------------
 
 
 @pytest.mark.slow
@@ -492,7 +492,7 @@ def test_acceptance_issue_15_the_dev_splits_meet_the_targets(
     short_long_messages: None, split: str
 ) -> None:
     """ACCEPTANCE: the rules extractor on the development splits reaches recall >= 0.90,
-    false memories <= 0.05 and supersede >= 0.90 (issue 15). A rule change that loses a
+    false memories <= 0.05 and supersede >= 0.90. A rule change that loses a
     labelled statement fails here; never weaken the thresholds, grow the data."""
     assert (DEV.parent / split).is_dir()
     result = extraction.run_eval(labelled.load_labelled(DEV.parent, split), speed_seconds=0)

@@ -1,4 +1,4 @@
-"""Capture through the real gateway (issue 15): the official `openai` client -> memoryd
+"""Capture through the real gateway: the official `openai` client -> memoryd
 on loopback -> a fake upstream on loopback that also plays the extraction model.
 
 What a user sees: a fact stated in a longer message is remembered and brought back;

@@ -1,4 +1,4 @@
-"""``/v1/embeddings`` through memoryd (issue 22): passed through to the routed provider
+"""``/v1/embeddings`` through memoryd: passed through to the routed provider
 unchanged, behind key authentication, the per-key limit and the metrics, so a client
 with one base URL (memoryd's) can embed as well as chat."""
 

@@ -1,4 +1,4 @@
-"""Issue 17: one client key cannot take the upstream from the others, a broken upstream
+"""One client key cannot take the upstream from the others, a broken upstream
 stream never looks complete, and the client's key never leaves memoryd.
 
 Everything runs over loopback: the official ``openai`` client -> memoryd under uvicorn
@@ -187,7 +187,7 @@ def test_an_exhausted_upstream_pool_is_a_503_of_its_own_never_a_provider_timeout
 
 
 def test_busy_keys_however_many_leave_a_reserve_for_the_others(tmp_path: Path) -> None:
-    """Issue 50: six keys that each want 4 calls on a pool of 16 (more busy keys than
+    """Six keys that each want 4 calls on a pool of 16 (more busy keys than
     the pool divides into) hold at most 12 between them once each holds one; their
     extra calls get a 429 at once, and a key holding none is served at once, never the
     5 s wait for a 503."""

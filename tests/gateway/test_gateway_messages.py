@@ -1,4 +1,4 @@
-"""Anthropic's Messages API through memoryd (issue 22): the official ``anthropic``
+"""Anthropic's Messages API through memoryd: the official ``anthropic``
 client's ``messages.create`` and ``messages.stream`` -> memoryd on loopback -> a fake
 upstream speaking Anthropic's wire format, which records what it receives."""
 

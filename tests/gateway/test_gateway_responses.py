@@ -1,4 +1,4 @@
-"""The OpenAI Responses API through memoryd (issue 22): the official ``openai`` client's
+"""The OpenAI Responses API through memoryd: the official ``openai`` client's
 ``responses.create`` -> memoryd on loopback -> a fake upstream speaking the Responses
 wire format, which records what it receives."""
 

@@ -1,4 +1,4 @@
-"""Memories that cannot be turned against their owner (issue 40): the poisoning set
+"""Memories that cannot be turned against their owner: the poisoning set
 (``bench/data/poisoning/cases.jsonl``: 48 messages that read as instructions to the
 model, not facts about the person: overrides, role markers and chat-template tokens,
 fake memory headers, tool-call look-alikes, pasted tool results and documents,

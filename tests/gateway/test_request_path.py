@@ -1,4 +1,4 @@
-"""The lean request path (issue 21), through the real gateway: a turn that states no
+"""The lean request path, through the real gateway: a turn that states no
 fact costs no extraction job (no queue row, no background work); a turn with a fact,
 or any turn while the assistant's text is extracted too, still gets its durable job."""
 

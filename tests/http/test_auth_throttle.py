@@ -1,4 +1,4 @@
-"""Failed authentications are slowed per client address (issue 50): admin-token
+"""Failed authentications are slowed per client address: admin-token
 guesses on ``/api``, dashboard logins and MCP credentials share one budget per
 address, a right credential costs nothing, another address is not held back, and the
 log names the address, never the credential. Real HTTP over loopback; the throttle's

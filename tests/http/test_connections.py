@@ -1,4 +1,4 @@
-"""Connection hygiene (issue 17.3) through the real ``memoryd serve`` over loopback.
+"""Connection hygiene through the real ``memoryd serve`` over loopback.
 
 Each test starts ``memoryd serve`` as a subprocess with short limits set through the
 environment, attacks it with raw sockets, and checks the server closes the attacker in

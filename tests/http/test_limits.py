@@ -1,4 +1,4 @@
-"""Limits (issue 10 item 4): request body size on every route, the import's own larger
+"""Limits: request body size on every route, the import's own larger
 limit, bounded import lines, and timeouts on upstream and rerank calls.
 
 Everything runs over real HTTP: the memoryd app under uvicorn on loopback, a fake

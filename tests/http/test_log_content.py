@@ -1,7 +1,7 @@
-"""Logs never hold what people said (issue 50): ``memoryd serve`` as a real process at
+"""Logs never hold what people said: ``memoryd serve`` as a real process at
 debug level, a memory written over REST and over MCP (the SDK's own client), a chat
 through the gateway with the official ``openai`` client whose words are captured, a
-retrieval preview; the whole log then holds none of those words. Erasure (issue 40)
+retrieval preview; the whole log then holds none of those words. Erasure
 promises logs never hold memory content."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 17: bounded work per request. Deep JSON is a 400 naming its field before any
+"""Bounded work per request. Deep JSON is a 400 naming its field before any
 parser recurses (gateway, REST, MCP, import), no stored row can break a listing, and
 retrieval reads only the end of a huge user turn.
 
@@ -147,7 +147,7 @@ def test_the_worst_accepted_metadata_never_breaks_a_listing(gw: Gateway) -> None
     assert listing.status_code == 200
     kept = listing.json()["data"][0]["metadata"]
     assert {k: v for k, v in kept.items() if k not in ("via", "saidAt")} == worst
-    assert kept["via"] == "rest"  # provenance (issue 40)
+    assert kept["via"] == "rest"  # provenance
     one = gw.api("GET", f"/api/memory/{created.json()['id']}")
     assert one.status_code == 200
     assert len(gw.export()) == 1

@@ -1,4 +1,4 @@
-"""Secrets (issue 10 item 6): the admin token, client keys, provider and Qdrant API keys
+"""Secrets: the admin token, client keys, provider and Qdrant API keys
 never show up where they should not.
 
 The main test runs ``memoryd serve`` as a real process with JSON logs at debug level

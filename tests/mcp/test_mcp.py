@@ -117,7 +117,7 @@ def test_add_with_a_client_key_stores_under_that_key(srv: Served) -> None:
         out = await s.ok("omniroute_memory_add", args)
         memory = out["memory"]
         assert (memory["apiKeyId"], memory["sessionId"]) == ("alice", "")
-        assert set(memory["metadata"]) == {"via", "saidAt"}  # provenance (issue 40)
+        assert set(memory["metadata"]) == {"via", "saidAt"}  # provenance
         assert memory["metadata"]["via"] == "mcp"
         again = await s.ok(
             "memory_add",
@@ -170,7 +170,7 @@ def test_search_uses_the_strategy_from_settings(semantic_engine: MemoryEngine) -
                 engine.settings.update({"strategy": strategy})
                 found = await s.ok("omniroute_memory_search", {"query": "Paris capital"})
                 first = found["memories"][0]["content"]
-                if strategy == "recent":  # the newest, whatever the words (issue 39)
+                if strategy == "recent":  # the newest, whatever the words
                     assert first.startswith("The user waters"), strategy
                 else:
                     assert first.startswith("Paris"), strategy
@@ -289,7 +289,7 @@ def test_admin_token_requires_apikeyid(srv: Served) -> None:
 
 
 def test_end_users_of_a_key_through_mcp(srv: Served) -> None:
-    """Issue 16.2: userId on add and search; another end user's memory never shows."""
+    """UserId on add and search; another end user's memory never shows."""
 
     async def body(s: Session) -> None:
         await s.ok("memory_add", {"apiKeyId": "bob", "content": "Shared rule", "key": "r"})
@@ -298,7 +298,7 @@ def test_end_users_of_a_key_through_mcp(srv: Served) -> None:
         found = await s.ok("memory_search", {"apiKeyId": "bob", "userId": "ann", "query": "figs"})
         assert [m["content"] for m in found["memories"]] == ["Ann likes figs"]
         assert found["memories"][0]["userId"] == "ann"
-        # the key's shared memories reach its end users only when it shares them (issue 45)
+        # the key's shared memories reach its end users only when it shares them
         shared = await s.ok("memory_search", {"apiKeyId": "bob", "userId": "ann", "query": "rule"})
         assert shared["memories"] == []
         srv.engine.settings.update({"shareWithEndUsers": ["bob"]})
@@ -309,7 +309,7 @@ def test_end_users_of_a_key_through_mcp(srv: Served) -> None:
 
 
 def test_add_needs_only_content(srv: Served) -> None:
-    """Issue 16.7: without key and type the memory is factual under a derived key."""
+    """Without key and type the memory is factual under a derived key."""
 
     async def body(s: Session) -> None:
         out = await s.ok("memory_add", {"apiKeyId": "bob", "content": "User plays chess"})

@@ -1,4 +1,4 @@
-"""``memoryd mcp --print-config`` (issue 47): a config an MCP client can start as it
+"""``memoryd mcp --print-config``: a config an MCP client can start as it
 is, with the minimal environment clients give a server (no virtualenv on PATH, no
 ``MEMORYD_DATA_DIR``), run here through the SDK's own stdio client; and the stdio
 server refusing a data dir without a database instead of creating an empty one."""

@@ -1,4 +1,4 @@
-"""MCP session limits (issue 17.2): per-caller caps answered with 429, the idle timeout,
+"""MCP session limits: per-caller caps answered with 429, the idle timeout,
 DELETE freeing a slot, and a revoked key's sessions dropped. Through the real app on a
 loopback port: raw ``initialize`` POSTs where many sessions are needed quickly, the
 SDK's own client (2025 handshake, a stateful session) where a session must work."""

@@ -1,4 +1,4 @@
-"""The README's quick start prints what it says it prints (issue 47): the first-start
+"""The README's quick start prints what it says it prints: the first-start
 banner of ``memoryd serve`` and the ``memoryd memory remember`` example, run as the
 README runs them, compared line for line (the smoke suite does the same from the
 installed wheel)."""

@@ -1,4 +1,4 @@
-"""The first hour (issue 47): what a new user meets when starting memoryd, each fixed
+"""The first hour: what a new user meets when starting memoryd, each fixed
 thing tested the way the user meets it: ``memoryd serve`` as a process (the banner,
 ``--demo``, a misspelt variable, an unwritable data dir), ``memoryd status`` beside a
 running server, and the errors the official ``openai`` client and a plain REST call

@@ -205,7 +205,7 @@ def test_empty_env_admin_token_is_an_error(spawn: Any) -> None:
 
 
 def test_a_short_admin_token_is_refused_outside_dev(spawn: Any, tmp_path: Path) -> None:
-    """Issue 50: a guessable admin token stops the start, naming the fix; ``--dev``
+    """A guessable admin token stops the start, naming the fix; ``--dev``
     (``MEMORYD_DEV``) accepts it."""
     server = spawn(MEMORYD_ADMIN_TOKEN="short-token")
     assert server.wait_exit() == 1

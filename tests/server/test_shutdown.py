@@ -1,4 +1,4 @@
-"""A stop that fits a container's grace period (issue 50): ``memoryd serve`` as a real
+"""A stop that fits a container's grace period: ``memoryd serve`` as a real
 process, a slow embedding provider on loopback (the one party outside memoryd, half a
 second per text) and a backlog of acknowledged writes it could not embed in under 40 s,
 plus chats whose facts are captured in the background. SIGTERM stops it well inside

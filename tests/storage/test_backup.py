@@ -1,4 +1,4 @@
-"""``memoryd backup`` (issue 10 item 7): an online SQLite backup of a live data dir.
+"""``memoryd backup``: an online SQLite backup of a live data dir.
 
 Real SQLite files throughout: a backup of an open engine, backups taken while a
 thread keeps writing, the CLI against a real ``memoryd serve`` process that is being

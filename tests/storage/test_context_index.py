@@ -1,4 +1,4 @@
-"""Context-aware indexing (issue 20): a memory of a conversation is indexed with its
+"""Context-aware indexing: a memory of a conversation is indexed with its
 neighbours, as a keyword field and as a second vector, on both primary stores."""
 
 from __future__ import annotations

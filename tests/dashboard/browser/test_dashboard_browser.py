@@ -87,7 +87,7 @@ def test_add_edit_delete_a_memory(page: Page, base_url: str, engine: MemoryEngin
     page.get_by_test_id("add-memory-button").click()
     page.get_by_test_id("memory-modal-save").click()  # empty: checked before any request
     expect(page.get_by_test_id("memory-modal-error")).to_contain_text("Content is required")
-    # a new memory needs no key (issue 16): the server derives it from the content
+    # a new memory needs no key: the server derives it from the content
     page.get_by_test_id("memory-modal-content").fill("Standups are at nine")
     page.get_by_test_id("memory-modal-save").click()
     expect(page.get_by_test_id("memory-modal")).to_be_hidden()
@@ -263,7 +263,7 @@ def test_compact_says_it_keeps_end_users_apart(
 def test_end_user_filter_and_column_and_owner_names(
     page: Page, base_url: str, engine: MemoryEngine
 ) -> None:
-    """Issue 16: the Memories tab shows each memory's end user, filters by one, and
+    """The Memories tab shows each memory's end user, filters by one, and
     names the key that owns it."""
     from memoryd.models import NewMemory
 
@@ -303,7 +303,7 @@ def test_end_user_filter_and_column_and_owner_names(
 def test_the_profile_panel_pins_edits_and_removes_in_place(
     page: Page, base_url: str, engine: MemoryEngine
 ) -> None:
-    """Issue 39: the Memories tab shows the selected owner's (end user's) profile; a
+    """The Memories tab shows the selected owner's (end user's) profile; a
     memory is pinned from the table, a line is edited in place and removed."""
     from memoryd.models import NewMemory
 
@@ -351,7 +351,7 @@ def test_the_profile_panel_pins_edits_and_removes_in_place(
 def test_erase_an_end_user_with_confirmation(
     page: Page, base_url: str, engine: MemoryEngine
 ) -> None:
-    """Issue 40: the Erase action needs the subject's name typed, erases that end user
+    """The Erase action needs the subject's name typed, erases that end user
     only, and shows the receipt."""
     engine.create(NewMemory("erasekey", "Ann works at Zanzibarco", user_id="ann"))
     engine.create(NewMemory("erasekey", "Bob works at Initech", user_id="bob"))
@@ -381,7 +381,7 @@ def test_erase_an_end_user_with_confirmation(
 
 
 def test_a_memory_says_where_it_came_from(page: Page, base_url: str, engine: MemoryEngine) -> None:
-    """Issue 40: the edit dialog shows the request a captured fact was said in and how
+    """The edit dialog shows the request a captured fact was said in and how
     often requests carried it."""
     said = {"via": "gateway", "requestId": "req-4711", "saidAt": "2026-12-01T10:00:00.000Z"}
     add(

@@ -56,7 +56,7 @@ def test_playground_ranks_with_tiers(page: Page, base_url: str, engine: MemoryEn
     page.get_by_test_id("playground-owner-select").select_option("player")
     page.get_by_test_id("playground-submit").click()
     hits = page.get_by_test_id("playground-hit")
-    expect(hits).to_have_count(1)  # the other two are below the relevance floor (issue 16)
+    expect(hits).to_have_count(1)  # the other two are below the relevance floor
     expect(hits.first).to_contain_text("dark mode")
     dropped = page.get_by_test_id("playground-dropped-hit")
     expect(dropped).to_have_count(2)
@@ -79,7 +79,7 @@ def test_playground_ranks_with_tiers(page: Page, base_url: str, engine: MemoryEn
 
     page.get_by_test_id("playground-strategy-select").select_option("recent")
     page.get_by_test_id("playground-query-input").press("Enter")
-    # recent: the newest, whatever the query says, as the gateway sends them (issue 39)
+    # recent: the newest, whatever the query says, as the gateway sends them
     expect(hits).to_have_count(3)
     expect(hits.first).to_have_attribute("data-tier", "recent")
     expect(hits.first).to_contain_text("The dog is called Pixel")
@@ -189,7 +189,7 @@ def test_create_toggle_and_revoke_a_key(page: Page, base_url: str, engine: Memor
 def test_a_key_shows_what_it_keeps_against_its_quotas(
     page: Page, base_url: str, engine: MemoryEngine
 ) -> None:
-    """Issue 50: the Keys tab shows each key's stored memories and bytes beside its
+    """The Keys tab shows each key's stored memories and bytes beside its
     quotas (``MEMORYD_KEY_MAX_MEMORIES``, ``MEMORYD_KEY_MAX_BYTES``)."""
     record, _ = engine.keys.create("quota shown")
     add(engine, record.id, "User likes green tea")

@@ -1,4 +1,4 @@
-"""Memory Studio in a real browser, part 3 (issue 47): a memory's history (what it
+"""Memory Studio in a real browser, part 3: a memory's history (what it
 replaced, what replaced it), the end user in the edit dialog, and stat cards that say
 what they count.
 

@@ -15,7 +15,7 @@ class ErasureContract(Contract):
     covers = (ErasureReads, ErasureWrites)
 
     def test_erasure_receipts_and_queued_jobs(self, store: Store) -> None:
-        """Issue 40: the queued jobs of an erased subject go; receipts are kept, newest
+        """The queued jobs of an erased subject go; receipts are kept, newest
         first, per key; ``erased_since`` answers for the end user or the whole key."""
         texts = [("I live in Paris", "user")]
         for owner, user in (("a", "ann"), ("a", "bob"), ("b", "ann"), ("a", "ann")):

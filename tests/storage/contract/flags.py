@@ -35,7 +35,7 @@ class FlagContract(Contract):
     def test_a_memory_of_a_session_is_embedded_with_its_earlier_neighbours(
         self, store: Store
     ) -> None:
-        """A flagged row's ``view`` is the dense context view (issue 20)."""
+        """A flagged row's ``view`` is the dense context view."""
         turns = [add(store, "a", f"turn {i}", session_id="s") for i in range(4)]
         other = add(store, "a", "elsewhere", session_id="t")
         views = {f.id: f.view for f in store.read().oldest_flagged(10)}

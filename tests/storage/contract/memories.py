@@ -419,7 +419,7 @@ class MemoryContract(Contract):
             assert ids(page.memories) == [m.id], q
 
     def test_lock_memories_then_write_them(self, store: Store) -> None:
-        """Issue 42: a multi-row writer locks its rows first, in id order (PostgreSQL),
+        """A multi-row writer locks its rows first, in id order (PostgreSQL),
         and writes them after in the same transaction; unknown ids are ignored."""
         a = add(store, "a", "likes tea")
         b = add(store, "a", "likes coffee")

@@ -11,7 +11,7 @@ class QuarantineContract(Contract):
     covers = (HeldReads, HeldWrites)
 
     def test_messages_held_for_review(self, store: Store) -> None:
-        """Issue 40: held messages listed newest first per key and end user, taken
+        """Held messages listed newest first per key and end user, taken
         back one by one (what it was returned once), dropped per subject."""
 
         def held(owner: str, user: str, text: str) -> NewHeld:

@@ -42,7 +42,7 @@ class QueueContract(Contract):
         assert fourth > third  # ids are never reused
 
     def test_a_queued_job_keeps_where_it_was_said(self, store: Store) -> None:
-        """Issue 40: a job deferred to the table keeps its request's start and id, so
+        """A job deferred to the table keeps its request's start and id, so
         a later erasure of its subject still drops it, whoever claims it."""
         said = NOW - timedelta(seconds=7)
         deferred = NewJob("a", "s", [("hi", "user")], NOW, "ann", said_at=said, request_id="r-1")
