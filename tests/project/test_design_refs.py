@@ -176,5 +176,6 @@ def test_nothing_cites_the_outside_specification() -> None:
 
 def test_no_issue_numbers_in_the_code_comments() -> None:
     """Say why, not which ticket: a reader of the code has the code, not the tracker."""
-    found = [hit for path in _files("memoryd", "bench", "tests", "smoke") for hit in issue_numbers(path)]
+    code = _files("memoryd", "bench", "tests", "smoke")
+    found = [hit for path in code for hit in issue_numbers(path)]
     assert not found, "issue numbers in comments or docstrings:\n" + "\n".join(found)
