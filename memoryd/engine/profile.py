@@ -33,13 +33,15 @@ def compose(retriever: Retriever, req: Request, settings: MemorySettings) -> Pro
     extra = tuple(dict.fromkeys(a for t in found for a in t.attributes if a not in core.PROFILE))
     household = tuple(a for a in core.HOUSEHOLD if a not in extra)
     flt = replace(retriever.scope_filter(req, settings), session_id=None)
-    with retriever.store.snapshot() as reader:
-        rows = reader.recent(replace(flt, profile=core.PROFILE + extra), CANDIDATES)
-        # a relative's own constraint, read apart so many relatives' facts crowd nothing out
-        if household:
-            kin = reader.recent(replace(flt, profile=household), CANDIDATES)
-            seen = {m.id for m in rows}
-            rows += [m for m in kin if m.id not in seen and careful(m.content) is not None]
+    # Two plain reads, no snapshot: a fact written between them shows in one or neither,
+    # which changes nothing, and a snapshot costs a shared store two more round trips.
+    reader = retriever.store.read()
+    rows = reader.recent(replace(flt, profile=core.PROFILE + extra), CANDIDATES)
+    # a relative's own constraint, read apart so many relatives' facts crowd nothing out
+    if household:
+        kin = reader.recent(replace(flt, profile=household), CANDIDATES)
+        seen = {m.id for m in rows}
+        rows += [m for m in kin if m.id not in seen and careful(m.content) is not None]
     ranked = core.rank(rows, lambda m: m.attribute, _pinned, extra)
     always = set(core.PROFILE)
     hits = [

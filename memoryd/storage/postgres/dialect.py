@@ -195,15 +195,20 @@ class PostgresDialect:
             self._totals = (now, int(count), float(average))
         if len(self._frequency) > 100_000:
             self._frequency.clear()
-        frequency = {}
-        for lexeme in dict.fromkeys(lexemes):
-            cached = self._frequency.get(lexeme)
-            if cached is None or now - cached[0] > STATS_TTL_S:
-                (n,) = conn.execute(
-                    "SELECT COUNT(*) FROM memories WHERE tsv @@ ?::tsquery", [_quoted(lexeme)]
-                ).fetchone()
-                cached = self._frequency[lexeme] = (now, int(n))
-            frequency[lexeme] = cached[1]
+        wanted = list(dict.fromkeys(lexemes))
+        stale = [
+            x for x in wanted if (c := self._frequency.get(x)) is None or now - c[0] > STATS_TTL_S
+        ]
+        if stale:  # one round trip for every lexeme the cache lacks, not one each
+            rows = conn.execute(
+                "SELECT q, (SELECT COUNT(*) FROM memories WHERE tsv @@ q::tsquery) "
+                "FROM unnest(?::text[]) AS q",
+                [[_quoted(lexeme) for lexeme in stale]],
+            ).fetchall()
+            counts = dict(rows)
+            for lexeme in stale:
+                self._frequency[lexeme] = (now, int(counts[_quoted(lexeme)]))
+        frequency = {lexeme: self._frequency[lexeme][1] for lexeme in wanted}
         return bm25.Collection(self._totals[1], self._totals[2], frequency)
 
     def optimize_keyword_index(self, conn: Any) -> None:
