@@ -19,7 +19,9 @@ extraction (rules extraction on the labelled set and against LoCoMo's observatio
 always-on profile on advice questions, and the instruction guard: ``bench/profile.py``),
 selfq (questions about the user through the gateway: ``bench/selfq.py``),
 abuse (polite tenants' latency while one key holds 250
-streams and 200 sockets stall their headers: ``bench/abuse.py``), then plots (PNGs
+streams and 200 sockets stall their headers: ``bench/abuse.py``), ranker and adapter
+(a learned ranker and a query adapter trained on LongMemEval, measured on LoCoMo:
+``bench/ranker.py``, ``bench/adapter.py``), then plots (PNGs
 into docs/benchmarks/) and tables (the generated regions of docs/benchmarks.md and of
 the pages under docs/benchmarks/), both from the results JSON. Each results file says
 when its run started (``machine.started_at``) and when it was written (``written_at``).
@@ -56,6 +58,8 @@ STAGES = (
     "profile",
     "selfq",
     "abuse",
+    "ranker",
+    "adapter",
     "plots",
     "tables",
 )
@@ -215,6 +219,14 @@ def main(argv: list[str] | None = None) -> int:
 
         rows, detail = run_abuse(Settings(), progress)
         write("abuse", rows, {"abuse": detail})
+    if "ranker" in only:
+        from bench import ranker
+
+        ranker.main([])
+    if "adapter" in only:
+        from bench import adapter
+
+        adapter.main(["--hybrid"])
     plots = None
     if "plots" in only:
         from bench.plots import make_plots

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,15 @@ import numpy as np
 from bench.locomo import DEFAULT_DATA
 from bench.output import write
 from bench.ranker import measure
-from bench.ranker_data import CACHE, DISTRACTORS, Asked, cached, record_lme, record_locomo
+from bench.ranker_data import (
+    CACHE,
+    DISTRACTORS,
+    Asked,
+    cached,
+    record_lme,
+    record_locomo,
+    stored_vectors,
+)
 from memoryd.eval import locomo, longmemeval
 from memoryd.eval.metrics import recall_at
 
@@ -34,7 +42,7 @@ def _embed(name: str, texts: Sequence[str], say: Callable[[str], None]) -> np.nd
     """MiniLM vectors of ``texts``, cached in ``bench/.cache/ranker/<name>.npy``."""
     path = CACHE / f"{name}.npy"
     if path.is_file():
-        found = np.load(path)
+        found: np.ndarray = np.load(path)
         if len(found) == len(texts):
             return found
     from memoryd.embedding.onnx_minilm import MiniLMEmbedder
@@ -82,12 +90,12 @@ def locomo_texts() -> tuple[dict[str, str], dict[str, list[str]]]:
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
-    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-9)
+    return np.asarray(x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-9))
 
 
 def train(
     qs: Sequence[Asked],
-    vec: Callable[[str], np.ndarray],
+    vectors: Mapping[str, np.ndarray],
     *,
     l2: float = 1.0,
     tau: float = 0.05,
@@ -99,7 +107,7 @@ def train(
     """``W`` (384 x 384) trained with a multi-positive InfoNCE over the batch's
     documents (every question's evidence and hard negatives)."""
     rng = np.random.default_rng(seed)
-    rated = [q for q in qs if q.evidence and q.query_vector is not None]
+    rated = [q for q in qs if q.query_vector is not None and any(e in vectors for e in q.evidence)]
     d = 384
     a = np.zeros((d, d))
     m, v, t = np.zeros_like(a), np.zeros_like(a), 0
@@ -113,9 +121,11 @@ def train(
                 wanted = set(q.evidence)
                 hard = [i for i in q.ids if i not in wanted][:HARD]
                 for i in [*q.evidence, *hard]:
+                    if i not in vectors:  # an evidence id no turn has (LoCoMo has a few)
+                        continue
                     docs.append(i)
                     owner.append(gi if i in wanted else -1)
-            dm = np.stack([vec(i) for i in docs])  # (n_docs, d)
+            dm = np.stack([vectors[i] for i in docs])  # (n_docs, d)
             qm = np.stack([q.query_vector for q in group])  # (b, d)
             w = np.eye(d) + a
             raw = qm @ w.T
@@ -173,17 +183,15 @@ def main(argv: list[str] | None = None) -> int:
     train_qs = [q for q in lme if q.dataset == "lme-train"]
     held = [q for q in lme if q.dataset == "lme-heldout"]
 
-    l_texts, l_hay = lme_texts()
-    l_ids = list(l_texts)
-    l_vecs = _embed("lme_turns", [l_texts[i] for i in l_ids], say)
+    _l_texts, l_hay = lme_texts()
+    l_stored = stored_vectors(f"lme-0-{DISTRACTORS}")  # what the engine searched
+    l_ids = list(l_stored)
+    l_vecs = np.stack([l_stored[i] for i in l_ids])
     l_row = {i: n for n, i in enumerate(l_ids)}
     c_texts, c_hay = locomo_texts()
     c_ids = list(c_texts)
     c_vecs = _embed("locomo_turns", [c_texts[i] for i in c_ids], say)
     c_row = {i: n for n, i in enumerate(c_ids)}
-
-    def lme_vec(i: str) -> np.ndarray:
-        return l_vecs[l_row[i]]
 
     def lme_hay(q: Asked) -> tuple[list[str], np.ndarray]:
         ids = l_hay[q.qid]
@@ -217,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
 
     row("identity (shipped)", None)
     for l2 in (float(x) for x in args.l2.split(",")):
-        row(f"linear, l2 {l2:g}", train(train_qs, lme_vec, l2=l2))
+        row(f"linear, l2 {l2:g}", train(train_qs, l_stored, l2=l2))
     write(args.name, rows, {"questions": {"locomo": len(loc), "lme-train": len(train_qs)}})
     return 0
 

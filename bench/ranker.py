@@ -48,9 +48,10 @@ class Model:
         z = (x[:, self.columns] - self.mean) / self.scale
         if self.kind == "mlp":
             w1, b1, w2, b2 = self.params
-            return np.maximum(z @ w1 + b1, 0) @ w2 + b2
+            hidden: np.ndarray = np.maximum(z @ w1 + b1, 0)
+            return np.asarray(hidden @ w2 + b2)
         (w,) = self.params
-        return z @ w
+        return np.asarray(z @ w)
 
 
 def _labels(q: Asked) -> np.ndarray:

@@ -106,8 +106,8 @@ def test_the_adapter_learns_a_planted_map_and_is_seeded() -> None:
         return names, matrix
 
     before = adapter.dense_recall(test, hay, None)["dense R@10"]
-    w = adapter.train(train, docs.__getitem__, l2=0.01, epochs=30, lr=5e-3)
+    w = adapter.train(train, docs, l2=0.01, epochs=30, lr=5e-3)
     after = adapter.dense_recall(test, hay, w)["dense R@10"]
     assert before < 0.2 < 0.4 < after  # from chance to most questions answered
-    again = adapter.train(train, docs.__getitem__, l2=0.01, epochs=30, lr=5e-3)
+    again = adapter.train(train, docs, l2=0.01, epochs=30, lr=5e-3)
     assert np.array_equal(w, again)
