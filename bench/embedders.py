@@ -276,7 +276,8 @@ def run_stage(
     if minilm is None:
         raise SetupError("memoryd's MiniLM is not installed: no control to compare with")
     python, env_info = ensure_venv(progress)
-    precompute_s = precompute(python, docs, threads, progress)
+    # the indexer embeds this text once to learn a remote model's width
+    precompute_s = precompute(python, [*docs, "dimension probe"], threads, progress)
 
     progress("MiniLM (control): run_eval")
     results = {"MiniLM-L6 int8 (memoryd default)": run(convs, minilm, progress)}
