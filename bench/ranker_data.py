@@ -4,8 +4,9 @@ A learned ranker (``bench.ranker``) and a query adapter (``bench.adapter``) are 
 and measured offline on what the retriever really saw: for every question, each
 candidate the hybrid path ranked (the union of its legs, after the relevance floor),
 with the per-leg scores and the priors the shipped fusion used, the default order, and
-which candidates are evidence. Recording wraps one retriever's ``_fuse`` and
-``_in_context`` for the duration of a question; nothing in the engine changes.
+which candidates are evidence. Recording wraps one retriever's ``_fuse``,
+``_in_context`` and ``_prepare_vector`` for the duration of a question; nothing in the
+engine changes.
 
 Datasets:
 
@@ -15,8 +16,14 @@ Datasets:
   ``train`` (3 of 4) and ``heldout`` (1 of 4), the held-out part measured, never
   trained on.
 
-Each recording is cached under ``bench/.cache/ranker/`` (keyed by the dataset, the
-commit-independent pipeline settings and the embedder), so training runs reuse it.
+Each recording is cached under ``bench/.cache/ranker/<name>.pkl`` and each ingested
+database under ``db-<name>``, keyed by name only: delete them after changing the
+pipeline, the features or the split (nothing notices).
+
+The preview answers under its 16,000-token budget: LoCoMo's candidates always fit
+(7.4k tokens at most), a third of LongMemEval's questions (long assistant turns) lose
+their lowest-ranked long candidates to it, so its training lists hold fewer long turns
+than its stores.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ CACHE = REPO / "bench" / ".cache" / "ranker"
 #: hours to embed on two cores: vectors already stored in another cache database of
 #: the same turns are reused, see ``warm``).
 DISTRACTORS = 10
-LIMIT = 100  # every candidate the preview returns (three legs of 40 at most, minus floor)
+LIMIT = 100  # all candidates (three legs of 40 at most, minus the floor), within the budget
 
 FEATURES = (
     "fts_norm",  # BM25 / the leg's best (0 when the keyword leg did not return it)
@@ -404,9 +411,9 @@ def cached(name: str, make: Callable[[], list[Asked]]) -> list[Asked]:
 
 
 def stored_vectors(name: str) -> dict[str, np.ndarray]:
-    """The MiniLM vectors an ingested cache database holds, by the turn's id
-    (``session:turn`` for LongMemEval, the dia_id for LoCoMo): what the engine searched,
-    read back rather than embedded again."""
+    """The MiniLM vectors an ingested LongMemEval cache database holds, by
+    ``session:turn``: what the engine searched, read back rather than embedded again.
+    (Not for LoCoMo: its dia_ids repeat in every conversation.)"""
     import json
     import sqlite3
 
@@ -418,6 +425,5 @@ def stored_vectors(name: str) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for meta, blob in rows:
         m = json.loads(meta)
-        key = m["dia_id"] if "dia_id" in m else f"{m.get('session')}:{m.get('turn')}"
-        out[str(key)] = np.frombuffer(blob, dtype=np.float32)
+        out[f"{m.get('session')}:{m.get('turn')}"] = np.frombuffer(blob, dtype=np.float32)
     return out
