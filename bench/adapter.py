@@ -59,21 +59,21 @@ def _embed(name: str, texts: Sequence[str], say: Callable[[str], None]) -> np.nd
     return out
 
 
-def lme_texts() -> tuple[dict[str, str], dict[str, list[str]]]:
-    """Every LongMemEval turn's stored text by ``session:turn``, and each question's
-    haystack ids (as ``bench.ranker_data.record_lme`` stores them)."""
+def lme_haystacks() -> dict[str, list[str]]:
+    """Each LongMemEval question's haystack, as the ``session:turn`` ids
+    ``bench.ranker_data.record_lme`` stores (the vectors are read back from its
+    database, so the texts are not needed)."""
     path = longmemeval.fetch_oracle(longmemeval.default_cache_dir())
     work = longmemeval.plan(longmemeval.load_items(path), 0, DISTRACTORS)
-    texts: dict[str, str] = {}
-    hay: dict[str, list[str]] = {}
-    for item, sessions in work.asked:
-        ids = hay[item.id] = []
-        for s in sessions:
-            for i, (role, content) in enumerate(s.turns):
-                if content.strip():
-                    texts[f"{s.id}:{i}"] = f"{role}: {content}"
-                    ids.append(f"{s.id}:{i}")
-    return texts, hay
+    return {
+        item.id: [
+            f"{s.id}:{i}"
+            for s in sessions
+            for i, (_role, content) in enumerate(s.turns)
+            if content.strip()
+        ]
+        for item, sessions in work.asked
+    }
 
 
 def locomo_texts() -> tuple[dict[str, str], dict[str, list[str]]]:
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     train_qs = [q for q in lme if q.dataset == "lme-train"]
     held = [q for q in lme if q.dataset == "lme-heldout"]
 
-    _l_texts, l_hay = lme_texts()
+    l_hay = lme_haystacks()
     l_stored = stored_vectors(f"lme-0-{DISTRACTORS}")  # what the engine searched
     l_ids = list(l_stored)
     l_vecs = np.stack([l_stored[i] for i in l_ids])
