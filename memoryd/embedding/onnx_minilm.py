@@ -146,6 +146,39 @@ class MiniLMEmbedder:
         pooled: np.ndarray = summed / np.maximum(weights.sum(axis=1), 1e-9)
         return pooled
 
+    def token_states(
+        self, texts: Sequence[str]
+    ) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
+        """Per text, the contextual vector of each word piece and its character span in
+        the text (the special pieces dropped): what a tagger reads, not a sentence
+        vector. Raises ``EmbeddingError`` like ``embed_batch``."""
+        if not texts:
+            return []
+        self.load()
+        try:
+            encodings = self._tokenizer.encode_batch([str(t) for t in texts])
+            out: list[tuple[np.ndarray, list[tuple[int, int]]]] = []
+            for e in encodings:
+                ids = list(e.ids)
+                feeds = {
+                    "input_ids": np.asarray([ids], dtype=np.int64),
+                    "attention_mask": np.ones((1, len(ids)), dtype=np.int64),
+                }
+                if "token_type_ids" in self._input_names:
+                    feeds["token_type_ids"] = np.zeros((1, len(ids)), dtype=np.int64)
+                hidden = self._session.run([self._output_name], feeds)[0][0]
+                keep = [i for i, m in enumerate(e.special_tokens_mask) if not m]
+                offsets = [tuple(e.offsets[i]) for i in keep]
+                out.append((np.asarray(hidden[keep], dtype=np.float32), offsets))  # type: ignore[misc]
+        except Exception as exc:
+            raise EmbeddingError(
+                "request_failed",
+                f"local inference failed: {type(exc).__name__}: {exc}",
+                source=SOURCE,
+                model=self.model,
+            ) from None
+        return out
+
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         """One text (a query) may share a run with others asked for at the same time
         (``coalesce``); several are one run already."""

@@ -39,6 +39,9 @@ KEEP_SINGLE_AT = 0.50
 #: moved to CockroachDB): a leftover kept under its own words would stay beside the new
 #: value, so only the rules keep them.
 _RENAMED = frozenset({"pet", "plan", "tool", "possession"})
+#: A leftover the value tagger finds a value in is kept at this: two models agree.
+VALUED_AT = 0.20
+SPAN_AT = 0.5
 KEEP_AT = 0.90  # a leftover statement is stored, or at any confidence when it states a
 #: constraint advice must not ignore and its own words say so (``extraction.careful``)
 _MAX_LEFTOVER_WORDS = 40
@@ -69,16 +72,17 @@ def _moved(fact: Fact, attribute: str) -> Fact | None:
     return dataclasses.replace(fact, slot=slot, single=True, key=key, attribute=target.name)
 
 
-def _kept(clause: str, attribute: str, source: str) -> Fact | None:
+def _kept(clause: str, attribute: str, source: str, value: str = "") -> Fact | None:
     target = by_name(attribute)
     if target is None or len(clause.split()) > _MAX_LEFTOVER_WORDS:
         return None
     content = field_note(clause) or rewrite(clause).rstrip(" ,;:.")
     if not content.startswith("User"):
-        if not fragment(clause):
+        if not fragment(clause) and not value:
             return None
         content = f"User: {clause.strip(' ,;:.')}"  # "User: T1D since age 12"
-    thing = slugify(clause, 60)
+    # a tagged value names the thing: the same pet said twice is one memory
+    thing = slugify(value or clause, 60)
     if not thing:
         return None
     slot, single = _slot(target, clause, thing)
@@ -94,9 +98,20 @@ def _keep_at(attribute: str) -> float:
     return KEEP_SINGLE_AT if target.single else KEEP_AT
 
 
-def back(facts: list[Fact], leftovers: list[str], model: AttributeModel | None) -> list[Fact]:
+def _named(clause: str, spans: list[tuple[str, float]]) -> tuple[str, float] | None:
+    """The surest tagged value the clause holds (the message was tagged whole: a value
+    is read in all its context, then found in the clause that says it)."""
+    low = clause.lower()
+    inside = [(v, p) for v, p in spans if v.lower() in low]
+    return max(inside, key=lambda vp: vp[1]) if inside else None
+
+
+def back(
+    facts: list[Fact], leftovers: list[str], model: AttributeModel | None, message: str = ""
+) -> list[Fact]:
     """``facts`` re-slotted where the classifier is sure of another attribute, and
-    confident leftovers added (in order)."""
+    confident leftovers added (in order); ``message`` (the person's own words) is read
+    by the value tagger."""
     if model is None:
         return facts
     movable = [  # only a catch-all reading can move: one batch for those and the leftovers
@@ -107,9 +122,15 @@ def back(facts: list[Fact], leftovers: list[str], model: AttributeModel | None) 
     texts = [facts[i].clause for i in movable] + leftovers
     if not texts:
         return facts
-    labels = model.classify(texts)
-    if not labels:
+    readings = model.readings(texts)
+    if not readings:
         return facts
+    labels = [best for best, _ in readings]
+    spans: list[tuple[str, float]] = []
+    if leftovers and message:
+        found = model.tag([message])
+        if found:
+            spans = [(message[a:b], p) for a, b, p in found[0] if p >= SPAN_AT]
     out = list(facts)
     held = {f.attribute for f in facts if f.single}  # a rule's own single reading wins
     for i, (attribute, p) in zip(movable, labels, strict=False):
@@ -120,12 +141,19 @@ def back(facts: list[Fact], leftovers: list[str], model: AttributeModel | None) 
             if moved is not None:
                 out[i] = moved
     keys = {f.key for f in out}
-    for clause, (attribute, p) in zip(leftovers, labels[len(movable) :], strict=False):
+    for clause, ((attribute, p), (named_as, named_p)) in zip(
+        leftovers, readings[len(movable) :], strict=False
+    ):
+        value = _named(clause, spans)
+        named = value[0] if value is not None else ""
         if attribute == NONE or p < _keep_at(attribute):
-            attribute = careful(clause, None if attribute == NONE else attribute) or NONE
-            if attribute == NONE:
-                continue
-        kept = _kept(clause, attribute, "user")
+            if named and named_p >= VALUED_AT:
+                attribute = named_as  # the tagger read a value of the writer's in it
+            else:
+                attribute = careful(clause, None if attribute == NONE else attribute) or NONE
+                if attribute == NONE:
+                    continue
+        kept = _kept(clause, attribute, "user", named)
         if kept is not None and kept.key not in keys and not (kept.single and attribute in held):
             keys.add(kept.key)
             out.append(kept)

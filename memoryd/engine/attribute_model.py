@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from memoryd.engine.value_tagger import Span, ValueTagger
+
 log = logging.getLogger("memoryd.extraction")
 
 MODEL_PATH = Path(__file__).with_name("attribute_model.npz")
@@ -52,6 +54,11 @@ class AttributeModel:
         self._labels: list[str] = []
         self.status = "not loaded"
         self._available: bool | None = None
+        #: reads value spans on the same MiniLM session
+        self.tagger = ValueTagger(source=self._minilm)
+
+    def _minilm(self) -> Any | None:
+        return self._embedder if self._load() else None
 
     def _load(self) -> bool:
         with self._lock:
@@ -103,7 +110,19 @@ class AttributeModel:
             )
         return self._available
 
+    def tag(self, texts: Sequence[str]) -> list[list[Span]] | None:
+        """The value spans of each text (``value_tagger``), or None without the tagger."""
+        return self.tagger.tag(texts)
+
     def classify(self, texts: Sequence[str]) -> list[tuple[str, float]] | None:
+        full = self.readings(texts)
+        return None if full is None else [best for best, _named in full]
+
+    def readings(
+        self, texts: Sequence[str]
+    ) -> list[tuple[tuple[str, float], tuple[str, float]]] | None:
+        """Per text, the most likely label and the most likely attribute ("none" left
+        out): a clause the value tagger vouches for is filed by the latter."""
         if not texts or not self._load():
             return None if not texts or self._weights is None else []
         assert self._weights is not None
@@ -123,7 +142,14 @@ class AttributeModel:
         probs = np.exp(logits)
         probs /= probs.sum(axis=1, keepdims=True)
         best = probs.argmax(axis=1)
-        return [(self._labels[i], float(probs[row, i])) for row, i in enumerate(best)]
+        named = probs.copy()
+        if NONE in self._labels:
+            named[:, self._labels.index(NONE)] = -1.0
+        second = named.argmax(axis=1)
+        return [
+            ((self._labels[i], float(probs[row, i])), (self._labels[j], float(probs[row, j])))
+            for row, (i, j) in enumerate(zip(best, second, strict=True))
+        ]
 
 
 _own: Any | None = None

@@ -471,7 +471,8 @@ class ExtractionJobs:
         unique: dict[str, Fact] = {}
         for text, source in texts:
             facts, leftovers = extract(text, source=source, guard=guard)
-            for fact in back(facts, leftovers, self.attributes):
+            said = text if source == "user" else ""
+            for fact in back(facts, leftovers, self.attributes, said):
                 unique.setdefault(fact.key, settle(fact))  # the first occurrence wins
         return [
             Reconcile(owner, None, supersedes=f.retracts, user_id=user_id)

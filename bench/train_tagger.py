@@ -1,0 +1,263 @@
+"""Train the value tagger: which words of a message are a lasting value about its writer.
+
+``python -m bench.train_tagger`` runs the packaged MiniLM over every labelled message of
+the training splits and fits a small per-token classifier (one hidden layer, plain
+numpy, Adam) over each word piece's contextual vector and its neighbours'. Labels come
+from the splits' own ``expect``/``facts`` values (B for a value's first piece, I for the
+rest, O elsewhere); fact-free messages are all O, so the tagger learns what a value is
+*in context*: "Duke" after "my ol' coonhound", not "Bea" in a character sheet. It
+writes the weights the engine ships (``memoryd/engine/value_tagger.npz``) and scores the
+splits it did not train on: how many labelled values it finds, and how many fact-free
+messages it finds anything in (``bench/results/tagger.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench import machine
+from memoryd.embedding.onnx_minilm import MiniLMEmbedder
+from memoryd.engine.value_tagger import MODEL_PATH, features, spans
+
+ROOT = Path(__file__).resolve().parent
+DATA = ROOT / "data" / "extraction"
+RESULT = ROOT / "results" / "tagger.json"
+
+#: trained on; every other split is scored
+TRAIN = ("train", "train2", "train3", "dev", "dev2", "dev3", "dev4", "dev5", "dev7")
+SCORE = ("dev6", "test", "test2", "test4")
+O, B, I = 0, 1, 2
+MAX_PIECES = 256
+
+
+def _rows(split: str, name: str) -> list[dict[str, Any]]:
+    path = DATA / split / name
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def examples(split: str) -> list[tuple[str, list[str], str]]:
+    """``(text, values, kind)`` per message: positives with their values, fact-free
+    messages with none, and each update pair's two messages with the value each holds."""
+    out: list[tuple[str, list[str], str]] = []
+    for row in _rows(split, "positives.jsonl"):
+        values = [f["value"] for f in row.get("facts", [])] or list(row.get("expect", []))
+        out.append((row["text"], values, "positive"))
+    for row in _rows(split, "negatives.jsonl"):
+        out.append((row["text"], [], "negative"))
+    for row in _rows(split, "supersede.jsonl"):
+        if row.get("mode") == "retract":
+            out.append((row["first"], [row["old"]] if row["old"] else [], "pair"))
+            continue
+        if row.get("old"):
+            out.append((row["first"], [row["old"]], "pair"))
+        if row.get("new"):
+            out.append((row["second"], [row["new"]], "pair"))
+    return out
+
+
+def labels(offsets: list[tuple[int, int]], text: str, values: list[str]) -> np.ndarray:
+    """B/I/O per word piece; every occurrence of a value is labelled."""
+    y = np.zeros(len(offsets), dtype=np.int64)
+    low = text.lower()
+    for value in values:
+        v = value.lower().strip()
+        if not v:
+            continue
+        start = low.find(v)
+        while start >= 0:
+            end = start + len(v)
+            first = True
+            for i, (a, b) in enumerate(offsets):
+                if b <= a or b <= start or a >= end:
+                    continue
+                y[i] = B if first else I
+                first = False
+            start = low.find(v, end)
+    return y
+
+
+def encode(embedder: MiniLMEmbedder, texts: list[str]) -> list[tuple[np.ndarray, list]]:
+    """Contextual vectors and character offsets per message (special pieces dropped)."""
+    embedder.load()
+    out = []
+    for start in range(0, len(texts), 32):
+        out.extend(embedder.token_states(texts[start : start + 32]))
+    return out
+
+
+def build(
+    embedder: MiniLMEmbedder, splits: tuple[str, ...]
+) -> tuple[np.ndarray, np.ndarray, list[tuple[str, list[str], str, Any, Any]]]:
+    rows = [r for s in splits for r in examples(s)]
+    encoded = encode(embedder, [r[0] for r in rows])
+    xs, ys, kept = [], [], []
+    for (text, values, kind), (states, offsets) in zip(rows, encoded, strict=True):
+        xs.append(features(states))
+        ys.append(labels(offsets, text, values))
+        kept.append((text, values, kind, states, offsets))
+    return np.concatenate(xs), np.concatenate(ys), kept
+
+
+def _adam_fit(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    hidden: int,
+    epochs: int,
+    l2: float,
+    seed: int = 0,
+) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    n, d = x.shape
+    classes = 3
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0) + 1e-6
+    xn = ((x - mean) / scale).astype(np.float32)
+    w1 = (rng.standard_normal((d, hidden)) * np.sqrt(2.0 / d)).astype(np.float32)
+    b1 = np.zeros(hidden, dtype=np.float32)
+    w2 = (rng.standard_normal((hidden, classes)) * np.sqrt(1.0 / hidden)).astype(np.float32)
+    b2 = np.zeros(classes, dtype=np.float32)
+    params = [w1, b1, w2, b2]
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    # the rare classes weigh more: a missed value costs more than a stray O
+    counts = np.bincount(y, minlength=classes).astype(np.float64)
+    cw = (counts.sum() / np.maximum(counts, 1.0) / classes) ** 0.5
+    cw = (cw / cw[O]).astype(np.float32)
+    lr, beta1, beta2, step = 1e-3, 0.9, 0.999, 0
+    batch = 512
+    for _ in range(epochs):
+        order = rng.permutation(n)
+        for s in range(0, n, batch):
+            idx = order[s : s + batch]
+            xb, yb = xn[idx], y[idx]
+            h = xb @ w1 + b1
+            a = np.maximum(h, 0)
+            z = a @ w2 + b2
+            z -= z.max(axis=1, keepdims=True)
+            p = np.exp(z)
+            p /= p.sum(axis=1, keepdims=True)
+            wt = cw[yb][:, None]
+            g = p.copy()
+            g[np.arange(len(idx)), yb] -= 1.0
+            g *= wt / len(idx)
+            gw2 = a.T @ g + l2 * w2
+            gb2 = g.sum(axis=0)
+            ga = g @ w2.T
+            ga[h <= 0] = 0
+            gw1 = xb.T @ ga + l2 * w1
+            gb1 = ga.sum(axis=0)
+            step += 1
+            for i, grad in enumerate((gw1, gb1, gw2, gb2)):
+                m[i] = beta1 * m[i] + (1 - beta1) * grad
+                v[i] = beta2 * v[i] + (1 - beta2) * grad * grad
+                mh = m[i] / (1 - beta1**step)
+                vh = v[i] / (1 - beta2**step)
+                params[i] -= lr * mh / (np.sqrt(vh) + 1e-8)
+    return {
+        "mean": mean.astype(np.float32),
+        "scale": scale.astype(np.float32),
+        "w1": params[0],
+        "b1": params[1],
+        "w2": params[2],
+        "b2": params[3],
+    }
+
+
+def predict(model: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
+    xn = (x - model["mean"]) / model["scale"]
+    a = np.maximum(xn @ model["w1"] + model["b1"], 0)
+    z = a @ model["w2"] + model["b2"]
+    z -= z.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    out: np.ndarray = p / p.sum(axis=1, keepdims=True)
+    return out
+
+
+def score(
+    model: dict[str, np.ndarray], rows: list[tuple[str, list[str], str, Any, Any]], at: float
+) -> dict[str, Any]:
+    """Values found (a predicted span overlaps the value), messages whose every value is
+    found, and fact-free messages with any span."""
+    values = found = msgs = whole = negs = flagged = 0
+    for text, vals, kind, states, offsets in rows:
+        probs = predict(model, features(states))
+        got = spans(text, offsets, probs, at)
+        if kind == "negative":
+            negs += 1
+            flagged += bool(got)
+            continue
+        if kind != "positive" or not vals:
+            continue
+        msgs += 1
+        low = text.lower()
+        all_found = True
+        for value in vals:
+            values += 1
+            start = low.find(value.lower())
+            end = start + len(value)
+            if start >= 0 and any(a < end and b > start for a, b, _p in got):
+                found += 1
+            else:
+                all_found = False
+        whole += all_found
+    return {
+        "values": values,
+        "value_recall": round(found / max(values, 1), 3),
+        "messages": msgs,
+        "message_recall": round(whole / max(msgs, 1), 3),
+        "negatives": negs,
+        "negatives_flagged": round(flagged / max(negs, 1), 3),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.train_tagger")
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--l2", type=float, default=1e-4)
+    parser.add_argument("--at", type=float, default=0.5)
+    parser.add_argument("--score", nargs="*", default=list(SCORE))
+    parser.add_argument("--no-write", action="store_true", help="measure without shipping")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    embedder = MiniLMEmbedder()
+    x, y, _train_rows = build(embedder, TRAIN)
+    print(f"training on {len(y)} pieces ({int((y != O).sum())} in values)", file=sys.stderr)
+    model = _adam_fit(x, y, hidden=args.hidden, epochs=args.epochs, l2=args.l2)
+    results: dict[str, Any] = {}
+    for split in args.score:
+        _x, _y, rows = build(embedder, (split,))
+        results[split] = score(model, rows, args.at)
+        print(split, results[split], file=sys.stderr)
+    if not args.no_write:
+        np.savez_compressed(MODEL_PATH, **model)
+        RESULT.write_text(
+            json.dumps(
+                {
+                    "benchmark": "tagger",
+                    "machine": machine.machine(),
+                    "trained_on": [s for s in TRAIN if (DATA / s).exists()],
+                    "settings": {"hidden": args.hidden, "epochs": args.epochs, "l2": args.l2},
+                    "threshold": args.at,
+                    "splits": results,
+                    "elapsed_s": round(time.perf_counter() - started, 1),
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
