@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 
 from memoryd.core.extraction import Fact, slugify
 from memoryd.core.extraction.attributes import Attribute, by_name, units_slot
@@ -42,6 +43,9 @@ _RENAMED = frozenset({"pet", "plan", "tool", "possession"})
 #: A leftover the value tagger finds a value in is kept at this: two models agree.
 VALUED_AT = 0.20
 SPAN_AT = 0.5
+#: A statement with no first-person word the rules know is kept only on these.
+WEAK_SPAN_AT = 0.7
+WEAK_AT = 0.3
 KEEP_AT = 0.90  # a leftover statement is stored, or at any confidence when it states a
 #: constraint advice must not ignore and its own words say so (``extraction.careful``)
 _MAX_LEFTOVER_WORDS = 40
@@ -107,13 +111,21 @@ def _named(clause: str, spans: list[tuple[str, float]]) -> tuple[str, float] | N
 
 
 def back(
-    facts: list[Fact], leftovers: list[str], model: AttributeModel | None, message: str = ""
+    facts: list[Fact],
+    leftovers: list[str],
+    model: AttributeModel | None,
+    message: str = "",
+    weak: Sequence[str] = (),
 ) -> list[Fact]:
     """``facts`` re-slotted where the classifier is sure of another attribute, and
     confident leftovers added (in order); ``message`` (the person's own words) is read
-    by the value tagger."""
+    by the value tagger, which alone can keep one of the ``weak`` statements
+    (``extract``)."""
     if model is None:
         return facts
+    if message and weak:
+        leftovers = [*leftovers, *weak]
+    weak_from = len(leftovers) - (len(weak) if message else 0)
     movable = [  # only a catch-all reading can move: one batch for those and the leftovers
         i
         for i, f in enumerate(facts)
@@ -141,12 +153,16 @@ def back(
             if moved is not None:
                 out[i] = moved
     keys = {f.key for f in out}
-    for clause, ((attribute, p), (named_as, named_p)) in zip(
-        leftovers, readings[len(movable) :], strict=False
+    for n, (clause, ((attribute, p), (named_as, named_p))) in enumerate(
+        zip(leftovers, readings[len(movable) :], strict=False)
     ):
         value = _named(clause, spans)
         named = value[0] if value is not None else ""
-        if attribute == NONE or p < _keep_at(attribute):
+        if n >= weak_from:  # no first-person word: the tagger must be sure of a value
+            if value is None or value[1] < WEAK_SPAN_AT or named_p < WEAK_AT:
+                continue
+            attribute = named_as
+        elif attribute == NONE or p < _keep_at(attribute):
             if named and named_p >= VALUED_AT:
                 attribute = named_as  # the tagger read a value of the writer's in it
             else:

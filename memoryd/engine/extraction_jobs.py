@@ -196,8 +196,9 @@ class ExtractionJobs:
                     return True  # the job holds it for review
                 self.stats["guarded"] = self.stats.get("guarded", 0) + 1  # no job sees it
                 continue
-            facts, leftovers = extract(text, source=source, guard=False)  # guarded above
-            if facts or (leftovers and classifier):
+            weak: list[str] = []
+            facts, leftovers = extract(text, source=source, guard=False, weak=weak)
+            if facts or ((leftovers or weak) and classifier):  # guarded above
                 return True
         return False
 
@@ -470,9 +471,10 @@ class ExtractionJobs:
         extracted_at = to_iso(utcnow())
         unique: dict[str, Fact] = {}
         for text, source in texts:
-            facts, leftovers = extract(text, source=source, guard=guard)
+            weak: list[str] = []
+            facts, leftovers = extract(text, source=source, guard=guard, weak=weak)
             said = text if source == "user" else ""
-            for fact in back(facts, leftovers, self.attributes, said):
+            for fact in back(facts, leftovers, self.attributes, said, weak):
                 unique.setdefault(fact.key, settle(fact))  # the first occurrence wins
         return [
             Reconcile(owner, None, supersedes=f.retracts, user_id=user_id)

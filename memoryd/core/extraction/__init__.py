@@ -232,11 +232,13 @@ def extract_facts(text: object, *, source: str = "user") -> list[Fact]:
 
 
 def extract(
-    text: object, *, source: str = "user", guard: bool = True
+    text: object, *, source: str = "user", guard: bool = True, weak: list[str] | None = None
 ) -> tuple[list[Fact], list[str]]:
     """The facts of ``text`` and its leftovers: the user's first-person statements no
     rule read (the engine's attribute classifier may still keep them). Pure. ``guard``
-    False: an admin released the message from quarantine."""
+    False: an admin released the message from quarantine. ``weak`` receives the other
+    statements no rule read, with no first-person word the rules know ("Ah'm on a 2019
+    MacBook Pro", "Sesame does me in"): kept only when the value tagger vouches."""
     if not isinstance(text, str) or not text:
         return [], []
     # An exact str copy, so a str subclass cannot override the methods used below.
@@ -253,12 +255,14 @@ def extract(
         if len(parts) == 1 and len(found) > MAX_CLAUSES:  # keep its end too: "... btw I'm
             found = found[: MAX_CLAUSES - _TAIL_CLAUSES] + found[-_TAIL_CLAUSES:]  # allergic"
         found = found[-MAX_CLAUSES:] if i else found[:MAX_CLAUSES]
-        _extract(found, source, facts, seen, leftovers)
+        _extract(found, source, facts, seen, leftovers, weak)
         if source == "user":
             _standing(prepared, facts, seen)
     if source != "user":  # instructions are the person's own words, never a reply's
         facts = [f for f in facts if f.attribute not in INSTRUCTIONS]
         leftovers = []  # nor does the classifier read a reply's "I" as the person
+        if weak is not None:
+            weak.clear()
     return _merged(facts), leftovers
 
 
@@ -336,8 +340,25 @@ def _candidate(text: str, asked: bool) -> bool:
     return _MINE.search(text) is not None or _DROPPED_I.match(text) is not None
 
 
+_POLITE = re.compile(r"^(?:please|pls|plz|kindly|so|and|but|also)[\s,]+", re.IGNORECASE)
+
+
+def _weak(text: str, asked: bool) -> bool:
+    """A statement no rule read and ``_candidate`` passed over that may still be the
+    person's own: not a question, not about someone else, not a request."""
+    words = text.split()
+    if asked or len(words) < 3 or len(words) > 40:
+        return False
+    return _OTHER_SUBJECT.match(_POLITE.sub("", text)) is None
+
+
 def _extract(
-    found: list[Clause], source: str, facts: list[Fact], seen: set[str], leftovers: list[str]
+    found: list[Clause],
+    source: str,
+    facts: list[Fact],
+    seen: set[str],
+    leftovers: list[str],
+    weak: list[str] | None = None,
 ) -> None:
     topic: Draft | None = None  # what the previous clause was about ("His name is Gizmo")
     before = ""
@@ -361,8 +382,11 @@ def _extract(
             text = text[late.end() :]
             drafts = _match(text)
         topic = next(iter(drafts), None) or about(clause.text)
-        if not drafts and source == "user" and _candidate(text, clause.question):
-            leftovers.append(text)
+        if not drafts and source == "user":
+            if _candidate(text, clause.question):
+                leftovers.append(text)
+            elif weak is not None and _weak(text, clause.question):
+                weak.append(text)
         for draft in drafts:
             fact = _fact(draft, source, clause.text, clause.still)
             if fact is not None and fact.key not in seen:
