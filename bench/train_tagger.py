@@ -24,7 +24,7 @@ import numpy as np
 
 from bench import machine
 from memoryd.embedding.onnx_minilm import MiniLMEmbedder
-from memoryd.engine.value_tagger import MODEL_PATH, features, spans
+from memoryd.engine.value_tagger import MODEL_PATH, features, span_features, spans
 
 ROOT = Path(__file__).resolve().parent
 DATA = ROOT / "data" / "extraction"
@@ -62,6 +62,52 @@ def examples(split: str) -> list[tuple[str, list[str], str]]:
         if row.get("new"):
             out.append((row["second"], [row["new"]], "pair"))
     return out
+
+
+def attributed(split: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """``(text, [(value, attribute)])`` per message whose values carry an attribute:
+    the ``facts`` of a message, a message's one value under its ``attribute``, and each
+    update pair's two values under the pair's."""
+    out: list[tuple[str, list[tuple[str, str]]]] = []
+    for row in _rows(split, "positives.jsonl"):
+        if row.get("facts"):
+            out.append((row["text"], [(f["value"], f["attribute"]) for f in row["facts"]]))
+        elif row.get("attribute") and len(row.get("expect", [])) == 1:
+            out.append((row["text"], [(row["expect"][0], row["attribute"])]))
+    for row in _rows(split, "supersede.jsonl"):
+        attribute = row.get("attribute")
+        if not attribute or row.get("negated"):
+            continue
+        if row.get("old"):
+            out.append((row["first"], [(row["old"], attribute)]))
+        if row.get("new") and row.get("mode") != "retract":
+            out.append((row["second"], [(row["new"], attribute)]))
+    return out
+
+
+def span_rows(
+    embedder: MiniLMEmbedder, splits: tuple[str, ...]
+) -> tuple[np.ndarray, list[str]]:
+    """Span features and attribute labels of every attributed value."""
+    rows = [r for s in splits for r in attributed(s)]
+    encoded = encode(embedder, [text for text, _ in rows])
+    xs: list[np.ndarray] = []
+    ys: list[str] = []
+    for (text, values), (states, offsets) in zip(rows, encoded, strict=True):
+        low = text.lower()
+        for value, attribute in values:
+            start = low.find(value.lower())
+            if start < 0:
+                continue
+            end = start + len(value)
+            pieces = [i for i, (a, b) in enumerate(offsets) if b > a and a < end and b > start]
+            if not pieces:
+                continue
+            xs.append(span_features(states, pieces[0], pieces[-1] + 1))
+            ys.append(attribute)
+    if not xs:
+        return np.zeros((0, 4 * 384), dtype=np.float32), ys
+    return np.stack(xs), ys
 
 
 def labels(offsets: list[tuple[int, int]], text: str, values: list[str]) -> np.ndarray:
@@ -115,10 +161,11 @@ def _adam_fit(
     epochs: int,
     l2: float,
     seed: int = 0,
+    classes: int = 3,
+    balance: float = 0.5,
 ) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     n, d = x.shape
-    classes = 3
     mean = x.mean(axis=0)
     scale = x.std(axis=0) + 1e-6
     xn = ((x - mean) / scale).astype(np.float32)
@@ -131,8 +178,8 @@ def _adam_fit(
     v = [np.zeros_like(p) for p in params]
     # the rare classes weigh more: a missed value costs more than a stray O
     counts = np.bincount(y, minlength=classes).astype(np.float64)
-    cw = (counts.sum() / np.maximum(counts, 1.0) / classes) ** 0.5
-    cw = (cw / cw[O]).astype(np.float32)
+    cw = (counts.sum() / np.maximum(counts, 1.0) / classes) ** balance
+    cw = (cw / cw.min()).astype(np.float32)
     lr, beta1, beta2, step = 1e-3, 0.9, 0.999, 0
     batch = 512
     for _ in range(epochs):
@@ -226,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--l2", type=float, default=1e-4)
     parser.add_argument("--at", type=float, default=0.5)
+    parser.add_argument("--attr-hidden", type=int, default=256)
+    parser.add_argument("--attr-epochs", type=int, default=40)
     parser.add_argument("--score", nargs="*", default=list(SCORE))
     parser.add_argument("--no-write", action="store_true", help="measure without shipping")
     args = parser.parse_args(argv)
@@ -234,20 +283,50 @@ def main(argv: list[str] | None = None) -> int:
     x, y, _train_rows = build(embedder, TRAIN)
     print(f"training on {len(y)} pieces ({int((y != O).sum())} in values)", file=sys.stderr)
     model = _adam_fit(x, y, hidden=args.hidden, epochs=args.epochs, l2=args.l2)
+    sx, sy = span_rows(embedder, TRAIN)
+    names = sorted(set(sy))
+    index = {name: i for i, name in enumerate(names)}
+    print(f"attributes: {len(sy)} labelled values, {len(names)} attributes", file=sys.stderr)
+    head = _adam_fit(
+        sx,
+        np.asarray([index[a] for a in sy]),
+        hidden=args.attr_hidden,
+        epochs=args.attr_epochs,
+        l2=args.l2,
+        classes=len(names),
+        balance=0.0,
+    )
     results: dict[str, Any] = {}
     for split in args.score:
         _x, _y, rows = build(embedder, (split,))
         results[split] = score(model, rows, args.at)
+        vx, vy = span_rows(embedder, (split,))
+        if vy:
+            probs = predict(head, vx)
+            sure = probs.max(axis=1) >= 0.7
+            right = np.asarray([names[k] == a for k, a in zip(probs.argmax(axis=1), vy)])
+            results[split]["attribute_values"] = len(vy)
+            results[split]["attribute_accuracy"] = round(float(right.mean()), 3)
+            results[split]["attribute_sure_share"] = round(float(sure.mean()), 3)
+            results[split]["attribute_sure_accuracy"] = round(float(right[sure].mean()), 3)
         print(split, results[split], file=sys.stderr)
     if not args.no_write:
-        np.savez_compressed(MODEL_PATH, **model)
+        shipped = {k: v.astype(np.float16) for k, v in model.items()}
+        shipped |= {f"attr_{k}": v.astype(np.float16) for k, v in head.items()}
+        np.savez_compressed(MODEL_PATH, attr_labels=np.asarray(names), **shipped)
         RESULT.write_text(
             json.dumps(
                 {
                     "benchmark": "tagger",
                     "machine": machine.machine(),
                     "trained_on": [s for s in TRAIN if (DATA / s).exists()],
-                    "settings": {"hidden": args.hidden, "epochs": args.epochs, "l2": args.l2},
+                    "settings": {
+                        "hidden": args.hidden,
+                        "epochs": args.epochs,
+                        "l2": args.l2,
+                        "attribute_hidden": args.attr_hidden,
+                        "attribute_epochs": args.attr_epochs,
+                    },
                     "threshold": args.at,
                     "splits": results,
                     "elapsed_s": round(time.perf_counter() - started, 1),

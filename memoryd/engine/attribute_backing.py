@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from memoryd.core.extraction import Fact, slugify
 from memoryd.core.extraction.attributes import Attribute, by_name, units_slot
@@ -46,6 +47,26 @@ SPAN_AT = 0.5
 #: A statement with no first-person word the rules know is kept only on these.
 WEAK_SPAN_AT = 0.7
 WEAK_AT = 0.3
+#: The tagger's reading of a value's attribute is used from this on (for a kept
+#: statement), and moves a rule's fact to another single attribute from ``RESLOT_AT``.
+VALUE_ATTRIBUTE_AT = 0.6
+RESLOT_AT = 0.8
+#: What a rule files these as stands: requests to the assistant and names are read by
+#: rules written for them, never by a value's context.
+_KEEP_RULE = frozenset(
+    {
+        "instruction",
+        "answer_language",
+        "answer_length",
+        "answer_format",
+        "units",
+        "tone",
+        "ui_theme",
+        "name",
+        "preferred_name",
+        "pronouns",
+    }
+)
 KEEP_AT = 0.90  # a leftover statement is stored, or at any confidence when it states a
 #: constraint advice must not ignore and its own words say so (``extraction.careful``)
 _MAX_LEFTOVER_WORDS = 40
@@ -102,12 +123,47 @@ def _keep_at(attribute: str) -> float:
     return KEEP_SINGLE_AT if target.single else KEEP_AT
 
 
-def _named(clause: str, spans: list[tuple[str, float]]) -> tuple[str, float] | None:
+class Value(NamedTuple):
+    """A tagged value as its words, how sure the tagger is, and its attribute."""
+
+    text: str
+    p: float
+    attribute: str
+    attribute_p: float
+
+
+def _named(clause: str, values: list[Value]) -> Value | None:
     """The surest tagged value the clause holds (the message was tagged whole: a value
     is read in all its context, then found in the clause that says it)."""
     low = clause.lower()
-    inside = [(v, p) for v, p in spans if v.lower() in low]
-    return max(inside, key=lambda vp: vp[1]) if inside else None
+    inside = [v for v in values if v.text.lower() in low]
+    return max(inside, key=lambda v: v.p) if inside else None
+
+
+def _values(model: AttributeModel, message: str) -> list[Value]:
+    found = model.tag([message]) if message else None
+    if not found:
+        return []
+    return [
+        Value(message[t.start : t.end], t.p, t.attribute, t.attribute_p)
+        for t in found[0]
+        if t.p >= SPAN_AT and t.end > t.start
+    ]
+
+
+def _reslotted(fact: Fact, values: list[Value], held: set[str]) -> Fact | None:
+    """``fact`` under the single attribute its own tagged value is sure of, when a rule
+    filed it elsewhere ("I'm at Morgan Stanley from Monday" read as a school)."""
+    if fact.is_retraction or fact.source != "user" or not fact.clause:
+        return None
+    if fact.attribute in _KEEP_RULE:
+        return None
+    value = _named(fact.content, values) or _named(fact.clause, values)
+    if value is None or value.attribute_p < RESLOT_AT or value.attribute in held:
+        return None
+    if value.attribute in _KEEP_RULE:
+        return None
+    return _moved(fact, value.attribute)
 
 
 def back(
@@ -120,7 +176,7 @@ def back(
     """``facts`` re-slotted where the classifier is sure of another attribute, and
     confident leftovers added (in order); ``message`` (the person's own words) is read
     by the value tagger, which alone can keep one of the ``weak`` statements
-    (``extract``)."""
+    (``extract``) and re-slots a fact its value says a rule misfiled."""
     if model is None:
         return facts
     if message and weak:
@@ -132,19 +188,22 @@ def back(
         if not f.is_retraction and f.source == "user" and f.clause and f.attribute in CATCH_ALL
     ]
     texts = [facts[i].clause for i in movable] + leftovers
-    if not texts:
-        return facts
-    readings = model.readings(texts)
-    if not readings:
-        return facts
-    labels = [best for best, _ in readings]
-    spans: list[tuple[str, float]] = []
-    if leftovers and message:
-        found = model.tag([message])
-        if found:
-            spans = [(message[a:b], p) for a, b, p in found[0] if p >= SPAN_AT]
+    values = _values(model, message) if (facts or leftovers) else []
     out = list(facts)
-    held = {f.attribute for f in facts if f.single}  # a rule's own single reading wins
+    if values:
+        for i, fact in enumerate(out):
+            held = {f.attribute for j, f in enumerate(out) if f.single and j != i}
+            moved = _reslotted(fact, values, held)
+            if moved is not None:
+                out[i] = moved
+        movable = [i for i in movable if out[i] is facts[i]]
+    if not texts:
+        return out
+    readings = model.readings([out[i].clause for i in movable] + leftovers)
+    if not readings:
+        return out
+    labels = [best for best, _ in readings]
+    held = {f.attribute for f in out if f.single}  # a rule's own single reading wins
     for i, (attribute, p) in zip(movable, labels, strict=False):
         if attribute == NONE or attribute in held:
             continue
@@ -156,10 +215,12 @@ def back(
     for n, (clause, ((attribute, p), (named_as, named_p))) in enumerate(
         zip(leftovers, readings[len(movable) :], strict=False)
     ):
-        value = _named(clause, spans)
-        named = value[0] if value is not None else ""
+        value = _named(clause, values)
+        named = value.text if value is not None else ""
+        if value is not None and value.attribute_p >= VALUE_ATTRIBUTE_AT:
+            named_as = value.attribute  # what the value is, by its own context
         if n >= weak_from:  # no first-person word: the tagger must be sure of a value
-            if value is None or value[1] < WEAK_SPAN_AT or named_p < WEAK_AT:
+            if value is None or value.p < WEAK_SPAN_AT or named_p < WEAK_AT:
                 continue
             attribute = named_as
         elif attribute == NONE or p < _keep_at(attribute):

@@ -20,7 +20,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -47,32 +47,53 @@ def features(states: np.ndarray) -> np.ndarray:
     return np.concatenate([states, left, right, mean], axis=1).astype(np.float32)
 
 
-def spans(
-    text: str, offsets: Sequence[tuple[int, int]], probs: np.ndarray, at: float = TAG_AT
-) -> list[Span]:
-    """Runs of value pieces as character spans, widened to whole words; a B piece opens
-    a new span even right after another."""
-    out: list[Span] = []
-    start = end = -1
+def span_features(states: np.ndarray, start: int, end: int) -> np.ndarray:
+    """A value's pieces ``start:end`` read as one: their mean, the pieces either side of
+    them and the message's mean (what it is, from what surrounds it)."""
+    n, d = states.shape
+    zero = np.zeros(d, dtype=np.float32)
+    left = states[start - 1] if start > 0 else zero
+    right = states[end] if end < n else zero
+    inner = states[start:end].mean(axis=0)
+    return np.concatenate([inner, left, right, states.mean(axis=0)]).astype(np.float32)
+
+
+def runs(
+    offsets: Sequence[tuple[int, int]], probs: np.ndarray, at: float = TAG_AT
+) -> list[tuple[int, int, float]]:
+    """Runs of value pieces, as ``(first piece, last piece + 1, mean value probability)``;
+    a B piece opens a new run even right after another, a "##" piece never does."""
+    out: list[tuple[int, int, float]] = []
+    first = -1
+    end = -1
     mass: list[float] = []
-    for (a, b), p in zip(offsets, probs, strict=False):
+    for i, ((a, b), p) in enumerate(zip(offsets, probs, strict=False)):
         value = float(p[1] + p[2])
         if b <= a or value < at:
             if mass:
-                out.append((start, end, sum(mass) / len(mass)))
+                out.append((first, i, sum(mass) / len(mass)))
                 mass = []
             continue
-        opens = p[1] >= p[2] and not (a == end and mass)  # "##" pieces continue a word
-        if mass and opens and a > end:
-            out.append((start, end, sum(mass) / len(mass)))
+        opens = p[1] >= p[2] and a > end
+        if mass and opens:
+            out.append((first, i, sum(mass) / len(mass)))
             mass = []
         if not mass:
-            start = a
+            first = i
         end = b
         mass.append(value)
     if mass:
-        out.append((start, end, sum(mass) / len(mass)))
-    return [_widen(text, s, e, p) for s, e, p in out]
+        out.append((first, len(offsets), sum(mass) / len(mass)))
+    return out
+
+
+def spans(
+    text: str, offsets: Sequence[tuple[int, int]], probs: np.ndarray, at: float = TAG_AT
+) -> list[Span]:
+    """The runs as character spans, widened to whole words."""
+    return [
+        _widen(text, offsets[i][0], offsets[j - 1][1], p) for i, j, p in runs(offsets, probs, at)
+    ]
 
 
 def _widen(text: str, start: int, end: int, p: float) -> Span:
@@ -81,6 +102,28 @@ def _widen(text: str, start: int, end: int, p: float) -> Span:
     while end < len(text) and text[end].isalnum():
         end += 1
     return start, end, p
+
+
+class Tagged(NamedTuple):
+    """A value the tagger read: where it is, how sure it is, and which attribute of the
+    schema it is a value of, by its own context ("Morgan Stanley" in "I'm at Morgan
+    Stanley from Monday" is an employer whatever rule read the clause)."""
+
+    start: int
+    end: int
+    p: float
+    attribute: str
+    attribute_p: float
+
+
+def _mlp(model: dict[str, np.ndarray], prefix: str, x: np.ndarray) -> np.ndarray:
+    x = (x - model[prefix + "mean"]) / model[prefix + "scale"]
+    a = np.maximum(x @ model[prefix + "w1"] + model[prefix + "b1"], 0)
+    z = a @ model[prefix + "w2"] + model[prefix + "b2"]
+    z -= z.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    out: np.ndarray = p / p.sum(axis=1, keepdims=True)
+    return out
 
 
 class ValueTagger:
@@ -101,6 +144,7 @@ class ValueTagger:
         self._lock = threading.Lock()
         self._loaded = False
         self._model: dict[str, np.ndarray] | None = None
+        self._labels: list[str] = []
         self.status = "not loaded"
 
     def _load(self) -> bool:
@@ -110,7 +154,10 @@ class ValueTagger:
             self._loaded = True
             try:
                 with np.load(self._path) as data:
-                    model = {k: data[k].astype(np.float32) for k in data.files}
+                    labels = [str(x) for x in data["attr_labels"]]
+                    model = {
+                        k: data[k].astype(np.float32) for k in data.files if k != "attr_labels"
+                    }
             except (OSError, KeyError, ValueError) as exc:
                 self.status = f"no value tagger ({exc}): rules only"
                 log.warning("value tagger unavailable: %s", self.status)
@@ -128,22 +175,34 @@ class ValueTagger:
                 self.status = "MiniLM unavailable: rules only"
                 return False
             self._model = model
+            self._labels = labels
             self.status = "ready"
             return True
 
     def probabilities(self, states: np.ndarray) -> np.ndarray:
         """B/I/O probabilities per piece; the model must be loaded."""
+        assert self._model is not None
+        return _mlp(self._model, "", features(states))
+
+    def read(
+        self, text: str, states: np.ndarray, offsets: Sequence[tuple[int, int]]
+    ) -> list[Tagged]:
+        """The values of one encoded text, each with its attribute."""
         m = self._model
         assert m is not None
-        x = (features(states) - m["mean"]) / m["scale"]
-        a = np.maximum(x @ m["w1"] + m["b1"], 0)
-        z = a @ m["w2"] + m["b2"]
-        z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        out: np.ndarray = p / p.sum(axis=1, keepdims=True)
+        found = runs(offsets, self.probabilities(states), self._at)
+        if not found:
+            return []
+        x = np.stack([span_features(states, i, j) for i, j, _p in found])
+        probs = _mlp(m, "attr_", x)
+        best = probs.argmax(axis=1)
+        out = []
+        for (i, j, p), k, row in zip(found, best, probs, strict=True):
+            start, end, _ = _widen(text, offsets[i][0], offsets[j - 1][1], p)
+            out.append(Tagged(start, end, p, self._labels[int(k)], float(row[k])))
         return out
 
-    def tag(self, texts: Sequence[str]) -> list[list[Span]] | None:
+    def tag(self, texts: Sequence[str]) -> list[list[Tagged]] | None:
         if not texts or not self._load():
             return None
         assert self._embedder is not None
@@ -154,6 +213,6 @@ class ValueTagger:
             log.warning("value tagger: %s", self.status)
             return None
         return [
-            spans(text, offsets, self.probabilities(states), self._at)
+            self.read(text, states, offsets)
             for text, (states, offsets) in zip(texts, encoded, strict=True)
         ]
