@@ -33,8 +33,7 @@ RESULT = ROOT / "results" / "tagger.json"
 #: trained on; every other split is scored
 TRAIN = ("train", "train2", "train3", "dev", "dev2", "dev3", "dev4", "dev5", "dev7")
 SCORE = ("dev6", "test", "test2", "test4")
-O, B, I = 0, 1, 2
-MAX_PIECES = 256
+OUT, BEGIN, INSIDE = 0, 1, 2
 
 
 def _rows(split: str, name: str) -> list[dict[str, Any]]:
@@ -85,9 +84,7 @@ def attributed(split: str) -> list[tuple[str, list[tuple[str, str]]]]:
     return out
 
 
-def span_rows(
-    embedder: MiniLMEmbedder, splits: tuple[str, ...]
-) -> tuple[np.ndarray, list[str]]:
+def span_rows(embedder: MiniLMEmbedder, splits: tuple[str, ...]) -> tuple[np.ndarray, list[str]]:
     """Span features and attribute labels of every attributed value."""
     rows = [r for s in splits for r in attributed(s)]
     encoded = encode(embedder, [text for text, _ in rows])
@@ -125,7 +122,7 @@ def labels(offsets: list[tuple[int, int]], text: str, values: list[str]) -> np.n
             for i, (a, b) in enumerate(offsets):
                 if b <= a or b <= start or a >= end:
                     continue
-                y[i] = B if first else I
+                y[i] = BEGIN if first else INSIDE
                 first = False
             start = low.find(v, end)
     return y
@@ -281,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     embedder = MiniLMEmbedder()
     x, y, _train_rows = build(embedder, TRAIN)
-    print(f"training on {len(y)} pieces ({int((y != O).sum())} in values)", file=sys.stderr)
+    print(f"training on {len(y)} pieces ({int((y != OUT).sum())} in values)", file=sys.stderr)
     model = _adam_fit(x, y, hidden=args.hidden, epochs=args.epochs, l2=args.l2)
     sx, sy = span_rows(embedder, TRAIN)
     names = sorted(set(sy))
@@ -304,7 +301,9 @@ def main(argv: list[str] | None = None) -> int:
         if vy:
             probs = predict(head, vx)
             sure = probs.max(axis=1) >= 0.7
-            right = np.asarray([names[k] == a for k, a in zip(probs.argmax(axis=1), vy)])
+            right = np.asarray(
+                [names[k] == a for k, a in zip(probs.argmax(axis=1), vy, strict=True)]
+            )
             results[split]["attribute_values"] = len(vy)
             results[split]["attribute_accuracy"] = round(float(right.mean()), 3)
             results[split]["attribute_sure_share"] = round(float(sure.mean()), 3)

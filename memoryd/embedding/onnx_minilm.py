@@ -146,9 +146,7 @@ class MiniLMEmbedder:
         pooled: np.ndarray = summed / np.maximum(weights.sum(axis=1), 1e-9)
         return pooled
 
-    def token_states(
-        self, texts: Sequence[str]
-    ) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
+    def token_states(self, texts: Sequence[str]) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
         """Per text, the contextual vector of each word piece and its character span in
         the text (the special pieces dropped): what a tagger reads, not a sentence
         vector. Raises ``EmbeddingError`` like ``embed_batch``."""
@@ -168,8 +166,8 @@ class MiniLMEmbedder:
                     feeds["token_type_ids"] = np.zeros((1, len(ids)), dtype=np.int64)
                 hidden = self._session.run([self._output_name], feeds)[0][0]
                 keep = [i for i, m in enumerate(e.special_tokens_mask) if not m]
-                offsets = [tuple(e.offsets[i]) for i in keep]
-                out.append((np.asarray(hidden[keep], dtype=np.float32), offsets))  # type: ignore[misc]
+                offsets = [(int(e.offsets[i][0]), int(e.offsets[i][1])) for i in keep]
+                out.append((np.asarray(hidden[keep], dtype=np.float32), offsets))
         except Exception as exc:
             raise EmbeddingError(
                 "request_failed",

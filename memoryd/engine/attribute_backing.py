@@ -158,12 +158,18 @@ def _reslotted(fact: Fact, values: list[Value], held: set[str]) -> Fact | None:
         return None
     if fact.attribute in _KEEP_RULE:
         return None
-    value = _named(fact.content, values) or _named(fact.clause, values)
-    if value is None or value.attribute_p < RESLOT_AT or value.attribute in held:
+    low = f"{fact.content} {fact.clause}".lower()
+    inside = [v for v in values if v.text.lower() in low]
+    if any(v.attribute == fact.attribute for v in inside):
+        return None  # one of its values agrees with the rule: it stands
+    sure = [
+        v
+        for v in inside
+        if v.attribute_p >= RESLOT_AT and v.attribute not in held and v.attribute not in _KEEP_RULE
+    ]
+    if not sure:
         return None
-    if value.attribute in _KEEP_RULE:
-        return None
-    return _moved(fact, value.attribute)
+    return _moved(fact, max(sure, key=lambda v: v.attribute_p * v.p).attribute)
 
 
 def back(
@@ -192,8 +198,8 @@ def back(
     out = list(facts)
     if values:
         for i, fact in enumerate(out):
-            held = {f.attribute for j, f in enumerate(out) if f.single and j != i}
-            moved = _reslotted(fact, values, held)
+            others = {f.attribute or "" for j, f in enumerate(out) if f.single and j != i}
+            moved = _reslotted(fact, values, others)
             if moved is not None:
                 out[i] = moved
         movable = [i for i in movable if out[i] is facts[i]]

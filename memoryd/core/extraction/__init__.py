@@ -343,12 +343,12 @@ def _candidate(text: str, asked: bool) -> bool:
 _POLITE = re.compile(r"^(?:please|pls|plz|kindly|so|and|but|also)[\s,]+", re.IGNORECASE)
 
 
-def _weak(text: str, asked: bool) -> bool:
+def _weak(text: str) -> bool:
     """A statement no rule read and ``_candidate`` passed over that may still be the
     person's own: not a question, not about someone else, not a request."""
     words = text.split()
-    if asked or len(words) < 3 or len(words) > 40:
-        return False
+    if len(words) < 3 or len(words) > 40:
+        return False  # its sentence may end in a question ("Ah'm on a Fiat, whit tyres?")
     return _OTHER_SUBJECT.match(_POLITE.sub("", text)) is None
 
 
@@ -385,7 +385,7 @@ def _extract(
         if not drafts and source == "user":
             if _candidate(text, clause.question):
                 leftovers.append(text)
-            elif weak is not None and _weak(text, clause.question):
+            elif weak is not None and _weak(text):
                 weak.append(text)
         for draft in drafts:
             fact = _fact(draft, source, clause.text, clause.still)

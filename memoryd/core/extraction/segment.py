@@ -117,7 +117,7 @@ _REPORTED = re.compile(
 _HYPOTHETICAL_SENTENCE = re.compile(
     r"^according\s+to\b|\b(?:imagine|imagining|suppose|supposing|pretend|pretending|hypothetically|"
     r"what if|let's say|lets say|say that|in a world|in an alternate|in another life|"
-    r"if only|role-?play)\b",
+    r"if only|role-?play|i\s+wish\s+i\s+(?:could|was|were|had|lived|did))\b",
     re.IGNORECASE,
 )
 _HYPOTHETICAL = re.compile(
@@ -130,7 +130,7 @@ _HYPOTHETICAL = re.compile(
 _WH = re.compile(r"^(?:when|where)\b", re.IGNORECASE)
 _QUESTION = re.compile(
     r"^(?:so\s+|and\s+|but\s+|also\s+|ok\s+|okay\s+|hey\s+|hi\s+|quick question:?\s+)*"
-    r"(?:what|what's|whats|how|how's|why|where's|who|who's|whom|whose|which|"
+    r"(?:what|what's|whats|how|how's|hows|why|where's|wheres|who|who's|whos|whom|whose|which|"
     r"can|could|would|should|will|won't|shall|do(?!\s+not)|does(?!\s+not)|did(?!\s+not)|"
     r"is|isn't|are|aren't|am|was|wasn't|were|weren't|have|has|had|haven't|hasn't|may|"
     r"might|must|any|anyone|anybody|anything|is there|are there|wanna|want to|"

@@ -1,0 +1,168 @@
+"""The value tagger: it reads a value in its context, so a statement in a shape no rule
+was written for is still kept, a rule's misfiled fact moves to the attribute its value
+is of, and fact-free text stays fact-free. Engine tests run the real engine (rules, the
+packaged classifier and tagger over the packaged MiniLM) on a real SQLite file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memoryd.core.extraction import extract
+from memoryd.embedding.onnx_minilm import MiniLMEmbedder
+from memoryd.engine import MemoryEngine
+from memoryd.engine.attribute_backing import back
+from memoryd.engine.attribute_model import AttributeModel, shared_model
+from memoryd.engine.value_tagger import ValueTagger, runs, spans
+from memoryd.eval.extraction import current_contents
+
+
+@pytest.fixture
+def engine(eval_engine: MemoryEngine) -> MemoryEngine:
+    return eval_engine
+
+
+def _after(engine: MemoryEngine, *messages: str, owner: str = "k") -> list[str]:
+    for message in messages:
+        engine.extract_now(owner, message)
+    return current_contents(engine, owner)
+
+
+def _holding(contents: list[str], value: str) -> list[str]:
+    return [c for c in contents if value.lower() in c.lower()]
+
+
+# -- decoding --------------------------------------------------------------------------
+
+OUT, BEGIN, INSIDE = (0.9, 0.05, 0.05), (0.05, 0.9, 0.05), (0.05, 0.05, 0.9)
+
+
+def test_a_run_is_a_value_and_a_b_piece_opens_the_next() -> None:
+    text = "my dog Rex and Luna"
+    offsets = [(0, 2), (3, 6), (7, 10), (11, 14), (15, 19)]
+    probs = np.asarray([OUT, OUT, BEGIN, OUT, BEGIN])
+    assert [text[a:b] for a, b, _ in spans(text, offsets, probs)] == ["Rex", "Luna"]
+    # two values side by side stay two when the second opens with B
+    offsets2 = [(0, 3), (4, 8)]
+    assert len(runs(offsets2, np.asarray([BEGIN, BEGIN]))) == 2
+    assert len(runs(offsets2, np.asarray([BEGIN, INSIDE]))) == 1
+
+
+def test_a_word_split_into_pieces_is_read_whole() -> None:
+    text = "allergic to penicilin"
+    # "pen", "##ici", "##lin": the tagger may be sure of only part of the word
+    offsets = [(0, 8), (9, 11), (12, 15), (15, 18), (18, 21)]
+    probs = np.asarray([OUT, OUT, BEGIN, OUT, OUT])
+    assert [text[a:b] for a, b, _ in spans(text, offsets, probs)] == ["penicilin"]
+
+
+def test_token_states_give_each_piece_its_place_in_the_text() -> None:
+    text = "im alergic to penicilin btw"
+    [(states, offsets)] = MiniLMEmbedder().token_states([text])
+    assert states.shape == (len(offsets), 384)
+    assert offsets[0] == (0, 2)  # no [CLS]
+    assert "".join(text[a:b] for a, b in offsets) == text.replace(" ", "")
+
+
+# -- the packaged model ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "value", "attribute"),
+    [
+        ("My old greyhound Biscuit hates the rain, any coat ideas?", "Biscuit", "pet"),
+        ("Quick one, I teach maths at Fernhill Academy. Ideas for a fun starter?", "", ""),
+        ("Been on metformin since the spring, can I still have a pint?", "metformin", "medication"),
+        ("Finally got the keys to our flat in Dundee!! so happy", "Dundee", "home"),
+    ],
+)
+def test_the_packaged_tagger_reads_values_in_context(
+    message: str, value: str, attribute: str
+) -> None:
+    found = shared_model().tag([message])
+    assert found is not None, shared_model().tagger.status
+    read = {message[t.start : t.end]: t for t in found[0]}
+    assert read, "no value read"
+    if value:
+        assert value in read, read
+        assert read[value].attribute == attribute, read[value]
+
+
+def test_a_fact_free_message_has_no_sure_value() -> None:
+    found = shared_model().tag(["Can you recommend a good thriller for a long flight?"])
+    assert found is not None
+    assert [t for t in found[0] if t.p >= 0.5] == []
+
+
+def test_without_its_weights_the_tagger_says_so_and_the_rules_stand(tmp_path: Path) -> None:
+    tagger = ValueTagger(embedder=MiniLMEmbedder(), path=tmp_path / "missing.npz")
+    assert tagger.tag(["I live in Oslo"]) is None
+    assert "rules only" in tagger.status
+    model = AttributeModel()
+    model.tagger = tagger
+    facts, leftovers = extract("I live in Oslo")
+    kept = back(facts, leftovers, model, "I live in Oslo")
+    assert [f.content for f in kept] == [f.content for f in facts]
+
+
+# -- through the engine ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "value"),
+    [
+        # dialect: no first-person word the rules know
+        ("Ah'm drivin a wee Fiat Panda these days, whit tyres should Ah get?", "Fiat Panda"),
+        # a pet named in passing, before the question
+        ("My ol' beagle Copper keeps diggin under the fence. How do I stop him?", "Copper"),
+        # an allergy said without "allergic"
+        ("Please I react badly to cashew, even small small. Which snacks are safe?", "cashew"),
+    ],
+)
+def test_a_statement_no_rule_reads_is_kept_when_the_tagger_reads_a_value(
+    engine: MemoryEngine, message: str, value: str
+) -> None:
+    assert _holding(_after(engine, message), value)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "wheres a good place to get pho near union station",
+        "I wish I could just quit and live on a boat in Cornwall, what would that cost?",
+        "Can you recommend a good thriller for a long flight to Lima?",
+    ],
+)
+def test_fact_free_messages_still_store_nothing(engine: MemoryEngine, message: str) -> None:
+    assert _after(engine, message) == []
+
+
+def test_a_rules_misfiled_update_moves_to_the_attribute_its_value_is_of(
+    engine: MemoryEngine,
+) -> None:
+    # the rules read "I'm at <X> from Monday" as a school; the value is an employer
+    current = _after(
+        engine,
+        "I work for Lloyds in their Leeds office.",
+        "Handed my notice in at the bank. I'm at Deloitte from Monday.",
+    )
+    assert _holding(current, "Deloitte")
+    assert not _holding(current, "Lloyds"), current
+
+
+def test_a_statement_the_rules_pass_over_queues_a_job(engine: MemoryEngine) -> None:
+    texts = [("Ah'm drivin a wee Fiat Panda these days", "user")]
+    assert extract(texts[0][0]) == ([], [])  # the rules alone would queue nothing
+    assert engine.extraction.needs_job(texts, rules_only=True)
+
+
+def test_an_assistants_words_are_never_tagged() -> None:
+    said = "Ah'm drivin a wee Fiat Panda these days"
+    mine: list[str] = []
+    extract(said, weak=mine)
+    assert mine  # the person's own words reach the tagger
+    theirs: list[str] = []
+    extract(said, source="assistant", weak=theirs)
+    assert theirs == []
