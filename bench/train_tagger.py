@@ -24,7 +24,8 @@ import numpy as np
 
 from bench import machine
 from memoryd.embedding.onnx_minilm import MiniLMEmbedder
-from memoryd.engine.value_tagger import MODEL_PATH, features, span_features, spans
+from memoryd.engine.attribute_backing import GATE_AT
+from memoryd.engine.value_tagger import MODEL_PATH, features, message_features, span_features, spans
 
 ROOT = Path(__file__).resolve().parent
 DATA = ROOT / "data" / "extraction"
@@ -105,6 +106,15 @@ def span_rows(embedder: MiniLMEmbedder, splits: tuple[str, ...]) -> tuple[np.nda
     if not xs:
         return np.zeros((0, 4 * 384), dtype=np.float32), ys
     return np.stack(xs), ys
+
+
+def gate_rows(embedder: MiniLMEmbedder, splits: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Each message as a whole, labelled 0 when it states nothing about its writer."""
+    rows = [r for s in splits for r in examples(s)]
+    encoded = encode(embedder, [text for text, _v, _k in rows])
+    x = np.stack([message_features(states) for states, _offsets in encoded])
+    y = np.asarray([0 if kind == "negative" else 1 for _t, _v, kind in rows])
+    return x, y
 
 
 def labels(offsets: list[tuple[int, int]], text: str, values: list[str]) -> np.ndarray:
@@ -272,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--at", type=float, default=0.5)
     parser.add_argument("--attr-hidden", type=int, default=256)
     parser.add_argument("--attr-epochs", type=int, default=40)
+    parser.add_argument("--gate-hidden", type=int, default=256)
+    parser.add_argument("--gate-epochs", type=int, default=40)
     parser.add_argument("--score", nargs="*", default=list(SCORE))
     parser.add_argument("--no-write", action="store_true", help="measure without shipping")
     args = parser.parse_args(argv)
@@ -293,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         classes=len(names),
         balance=0.0,
     )
+    gx, gy = gate_rows(embedder, TRAIN)
+    gate = _adam_fit(gx, gy, hidden=args.gate_hidden, epochs=args.gate_epochs, l2=1e-3, classes=2)
     results: dict[str, Any] = {}
     for split in args.score:
         _x, _y, rows = build(embedder, (split,))
@@ -308,10 +322,15 @@ def main(argv: list[str] | None = None) -> int:
             results[split]["attribute_accuracy"] = round(float(right.mean()), 3)
             results[split]["attribute_sure_share"] = round(float(sure.mean()), 3)
             results[split]["attribute_sure_accuracy"] = round(float(right[sure].mean()), 3)
+        vx, vy = gate_rows(embedder, (split,))
+        free = predict(gate, vx)[:, 0] >= GATE_AT
+        results[split]["gate_negatives_vetoed"] = round(float(free[vy == 0].mean()), 3)
+        results[split]["gate_positives_vetoed"] = round(float(free[vy == 1].mean()), 3)
         print(split, results[split], file=sys.stderr)
     if not args.no_write:
         shipped = {k: v.astype(np.float16) for k, v in model.items()}
         shipped |= {f"attr_{k}": v.astype(np.float16) for k, v in head.items()}
+        shipped |= {f"gate_{k}": v.astype(np.float16) for k, v in gate.items()}
         np.savez_compressed(MODEL_PATH, attr_labels=np.asarray(names), **shipped)
         RESULT.write_text(
             json.dumps(
@@ -325,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
                         "l2": args.l2,
                         "attribute_hidden": args.attr_hidden,
                         "attribute_epochs": args.attr_epochs,
+                        "gate_hidden": args.gate_hidden,
+                        "gate_epochs": args.gate_epochs,
                     },
                     "threshold": args.at,
                     "splits": results,

@@ -67,6 +67,9 @@ _KEEP_RULE = frozenset(
         "pronouns",
     }
 )
+#: The tagger's reading of the whole message: at this likelihood that it states nothing
+#: lasting about its writer, nothing from it is kept (set on the development splits).
+GATE_AT = 0.95
 KEEP_AT = 0.90  # a leftover statement is stored, or at any confidence when it states a
 #: constraint advice must not ignore and its own words say so (``extraction.careful``)
 _MAX_LEFTOVER_WORDS = 40
@@ -140,15 +143,17 @@ def _named(clause: str, values: list[Value]) -> Value | None:
     return max(inside, key=lambda v: v.p) if inside else None
 
 
-def _values(model: AttributeModel, message: str) -> list[Value]:
+def _values(model: AttributeModel, message: str) -> tuple[list[Value], float]:
+    """The message's sure values, and how likely it is to state nothing lasting."""
     found = model.tag([message]) if message else None
     if not found:
-        return []
-    return [
+        return [], 0.0
+    values = [
         Value(message[t.start : t.end], t.p, t.attribute, t.attribute_p)
-        for t in found[0]
+        for t in found[0].values
         if t.p >= SPAN_AT and t.end > t.start
     ]
+    return values, found[0].fact_free
 
 
 def _reslotted(fact: Fact, values: list[Value], held: set[str]) -> Fact | None:
@@ -194,7 +199,9 @@ def back(
         if not f.is_retraction and f.source == "user" and f.clause and f.attribute in CATCH_ALL
     ]
     texts = [facts[i].clause for i in movable] + leftovers
-    values = _values(model, message) if (facts or leftovers) else []
+    values, fact_free = _values(model, message) if (facts or leftovers) else ([], 0.0)
+    if fact_free >= GATE_AT:  # a story, a task, a passing state: only a retraction stands
+        return [f for f in facts if f.is_retraction]
     out = list(facts)
     if values:
         for i, fact in enumerate(out):

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.engine.value_tagger import Tagged, ValueTagger
+from memoryd.engine.value_tagger import Reading, ValueTagger
 
 log = logging.getLogger("memoryd.extraction")
 
@@ -110,7 +110,7 @@ class AttributeModel:
             )
         return self._available
 
-    def tag(self, texts: Sequence[str]) -> list[list[Tagged]] | None:
+    def tag(self, texts: Sequence[str]) -> list[Reading] | None:
         """The value spans of each text (``value_tagger``), or None without the tagger."""
         return self.tagger.tag(texts)
 

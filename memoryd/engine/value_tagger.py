@@ -116,6 +116,19 @@ class Tagged(NamedTuple):
     attribute_p: float
 
 
+class Reading(NamedTuple):
+    """What the tagger read in one message: its values, and how likely the message is
+    to state nothing lasting about its writer at all (a story, a task, a question)."""
+
+    values: list[Tagged]
+    fact_free: float
+
+
+def message_features(states: np.ndarray) -> np.ndarray:
+    """The message as a whole: the mean and the maximum of its pieces' vectors."""
+    return np.concatenate([states.mean(axis=0), states.max(axis=0)]).astype(np.float32)
+
+
 def _mlp(model: dict[str, np.ndarray], prefix: str, x: np.ndarray) -> np.ndarray:
     x = (x - model[prefix + "mean"]) / model[prefix + "scale"]
     a = np.maximum(x @ model[prefix + "w1"] + model[prefix + "b1"], 0)
@@ -184,15 +197,16 @@ class ValueTagger:
         assert self._model is not None
         return _mlp(self._model, "", features(states))
 
-    def read(
-        self, text: str, states: np.ndarray, offsets: Sequence[tuple[int, int]]
-    ) -> list[Tagged]:
+    def read(self, text: str, states: np.ndarray, offsets: Sequence[tuple[int, int]]) -> Reading:
         """The values of one encoded text, each with its attribute."""
         m = self._model
         assert m is not None
+        if len(states) == 0:
+            return Reading([], 1.0)
+        fact_free = float(_mlp(m, "gate_", message_features(states)[None, :])[0, 0])
         found = runs(offsets, self.probabilities(states), self._at)
         if not found:
-            return []
+            return Reading([], fact_free)
         x = np.stack([span_features(states, i, j) for i, j, _p in found])
         probs = _mlp(m, "attr_", x)
         best = probs.argmax(axis=1)
@@ -200,9 +214,9 @@ class ValueTagger:
         for (i, j, p), k, row in zip(found, best, probs, strict=True):
             start, end, _ = _widen(text, offsets[i][0], offsets[j - 1][1], p)
             out.append(Tagged(start, end, p, self._labels[int(k)], float(row[k])))
-        return out
+        return Reading(out, fact_free)
 
-    def tag(self, texts: Sequence[str]) -> list[list[Tagged]] | None:
+    def tag(self, texts: Sequence[str]) -> list[Reading] | None:
         if not texts or not self._load():
             return None
         assert self._embedder is not None

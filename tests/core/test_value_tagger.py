@@ -13,7 +13,7 @@ import pytest
 from memoryd.core.extraction import extract
 from memoryd.embedding.onnx_minilm import MiniLMEmbedder
 from memoryd.engine import MemoryEngine
-from memoryd.engine.attribute_backing import back
+from memoryd.engine.attribute_backing import GATE_AT, back
 from memoryd.engine.attribute_model import AttributeModel, shared_model
 from memoryd.engine.value_tagger import ValueTagger, runs, spans
 from memoryd.eval.extraction import current_contents
@@ -83,7 +83,7 @@ def test_the_packaged_tagger_reads_values_in_context(
 ) -> None:
     found = shared_model().tag([message])
     assert found is not None, shared_model().tagger.status
-    read = {message[t.start : t.end]: t for t in found[0]}
+    read = {message[t.start : t.end]: t for t in found[0].values}
     assert read, "no value read"
     if value:
         assert value in read, read
@@ -93,7 +93,27 @@ def test_the_packaged_tagger_reads_values_in_context(
 def test_a_fact_free_message_has_no_sure_value() -> None:
     found = shared_model().tag(["Can you recommend a good thriller for a long flight?"])
     assert found is not None
-    assert [t for t in found[0] if t.p >= 0.5] == []
+    assert [t for t in found[0].values if t.p >= 0.5] == []
+
+
+def test_the_tagger_tells_a_story_from_a_statement() -> None:
+    story = (
+        "Write the opening of my novel in first person: 'My name is Ines Varga, I am 34 "
+        "and I have lived in this lighthouse in Brittany since my husband died.'"
+    )
+    statement = "My name is Ines, I'm 34 and I live in Rennes. Any good bakeries near me?"
+    found = shared_model().tag([story, statement])
+    assert found is not None
+    assert found[0].fact_free >= GATE_AT
+    assert found[1].fact_free < 0.5
+
+
+def test_a_message_the_tagger_reads_as_fact_free_keeps_nothing(engine: MemoryEngine) -> None:
+    sheet = (
+        "Character sheet for my D&D campaign, write her intro in first person:\n"
+        "- Name: Wren Aldous\n- Age: 19\n- Lives: a tower in Saltmarsh\n- Allergic to: cats"
+    )
+    assert _after(engine, sheet) == []
 
 
 def test_without_its_weights_the_tagger_says_so_and_the_rules_stand(tmp_path: Path) -> None:
