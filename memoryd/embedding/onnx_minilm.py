@@ -146,28 +146,45 @@ class MiniLMEmbedder:
         pooled: np.ndarray = summed / np.maximum(weights.sum(axis=1), 1e-9)
         return pooled
 
-    def token_states(self, texts: Sequence[str]) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
-        """Per text, the contextual vector of each word piece and its character span in
-        the text (the special pieces dropped): what a tagger reads, not a sentence
-        vector. Raises ``EmbeddingError`` like ``embed_batch``."""
+    def encode(
+        self, texts: Sequence[str]
+    ) -> list[tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]]:
+        """Per text, in one run per batch: its sentence vector (as ``embed_batch``), the
+        contextual vector of each word piece and the piece's character span in the text
+        (special pieces dropped): a message and its clauses are read by the extraction
+        models in one call. Raises ``EmbeddingError`` like ``embed_batch``."""
         if not texts:
             return []
         self.load()
         try:
             encodings = self._tokenizer.encode_batch([str(t) for t in texts])
-            out: list[tuple[np.ndarray, list[tuple[int, int]]]] = []
-            for e in encodings:
-                ids = list(e.ids)
-                feeds = {
-                    "input_ids": np.asarray([ids], dtype=np.int64),
-                    "attention_mask": np.ones((1, len(ids)), dtype=np.int64),
-                }
+            out: list[tuple[np.ndarray, np.ndarray, list[tuple[int, int]]] | None] = [None] * len(
+                encodings
+            )
+            order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+            for start in range(0, len(order), BATCH):
+                chunk = order[start : start + BATCH]
+                width = max(len(encodings[i].ids) for i in chunk)
+                input_ids = np.zeros((len(chunk), width), dtype=np.int64)
+                mask = np.zeros((len(chunk), width), dtype=np.int64)
+                for row, i in enumerate(chunk):
+                    ids = encodings[i].ids
+                    input_ids[row, : len(ids)] = ids
+                    mask[row, : len(ids)] = 1
+                feeds = {"input_ids": input_ids, "attention_mask": mask}
                 if "token_type_ids" in self._input_names:
-                    feeds["token_type_ids"] = np.zeros((1, len(ids)), dtype=np.int64)
-                hidden = self._session.run([self._output_name], feeds)[0][0]
-                keep = [i for i, m in enumerate(e.special_tokens_mask) if not m]
-                offsets = [(int(e.offsets[i][0]), int(e.offsets[i][1])) for i in keep]
-                out.append((np.asarray(hidden[keep], dtype=np.float32), offsets))
+                    feeds["token_type_ids"] = np.zeros_like(input_ids)
+                hidden = np.asarray(
+                    self._session.run([self._output_name], feeds)[0], dtype=np.float32
+                )
+                for row, i in enumerate(chunk):
+                    e = encodings[i]
+                    n = len(e.ids)
+                    pooled = hidden[row, :n].mean(axis=0)
+                    vector = pooled / max(float(np.linalg.norm(pooled)), 1e-12)
+                    keep = [k for k, special in enumerate(e.special_tokens_mask) if not special]
+                    offsets = [(int(e.offsets[k][0]), int(e.offsets[k][1])) for k in keep]
+                    out[i] = (vector.astype(np.float32), hidden[row, keep], offsets)
         except Exception as exc:
             raise EmbeddingError(
                 "request_failed",
@@ -175,7 +192,12 @@ class MiniLMEmbedder:
                 source=SOURCE,
                 model=self.model,
             ) from None
-        return out
+        return [o for o in out if o is not None]
+
+    def token_states(self, texts: Sequence[str]) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
+        """Per text, the contextual vector of each word piece and its character span
+        (``encode`` without the sentence vectors)."""
+        return [(states, offsets) for _vector, states, offsets in self.encode(texts)]
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         """One text (a query) may share a run with others asked for at the same time

@@ -21,6 +21,7 @@ from memoryd.core.extraction.careful import careful, field_note, fragment
 from memoryd.core.extraction.denial import denied
 from memoryd.core.extraction.grammar import rewrite
 from memoryd.engine.attribute_model import NONE, AttributeModel
+from memoryd.engine.value_tagger import Reading
 
 #: where the rules file what they recognise as a statement but not as an attribute
 CATCH_ALL = frozenset(
@@ -143,17 +144,16 @@ def _named(clause: str, values: list[Value]) -> Value | None:
     return max(inside, key=lambda v: v.p) if inside else None
 
 
-def _values(model: AttributeModel, message: str) -> tuple[list[Value], float]:
+def _values(message: str, reading: Reading | None) -> tuple[list[Value], float]:
     """The message's sure values, and how likely it is to state nothing lasting."""
-    found = model.tag([message]) if message else None
-    if not found:
+    if reading is None:
         return [], 0.0
     values = [
         Value(message[t.start : t.end], t.p, t.attribute, t.attribute_p)
-        for t in found[0].values
+        for t in reading.values
         if t.p >= SPAN_AT and t.end > t.start
     ]
-    return values, found[0].fact_free
+    return values, reading.fact_free
 
 
 def _reslotted(fact: Fact, values: list[Value], held: set[str]) -> Fact | None:
@@ -199,7 +199,11 @@ def back(
         if not f.is_retraction and f.source == "user" and f.clause and f.attribute in CATCH_ALL
     ]
     texts = [facts[i].clause for i in movable] + leftovers
-    values, fact_free = _values(model, message) if (facts or leftovers) else ([], 0.0)
+    if not facts and not leftovers:
+        return facts
+    # one MiniLM call: the message for the tagger, the clauses for the classifier
+    all_readings, reading = model.read(message, texts)
+    values, fact_free = _values(message, reading)
     if fact_free >= GATE_AT:  # a story, a task, a passing state: only a retraction stands
         return [f for f in facts if f.is_retraction]
     out = list(facts)
@@ -209,12 +213,11 @@ def back(
             moved = _reslotted(fact, values, others)
             if moved is not None:
                 out[i] = moved
-        movable = [i for i in movable if out[i] is facts[i]]
-    if not texts:
+    if not all_readings:
         return out
-    readings = model.readings([out[i].clause for i in movable] + leftovers)
-    if not readings:
-        return out
+    still = [n for n, i in enumerate(movable) if out[i] is facts[i]]  # not re-slotted
+    readings = [all_readings[n] for n in still] + all_readings[len(movable) :]
+    movable = [movable[n] for n in still]
     labels = [best for best, _ in readings]
     held = {f.attribute for f in out if f.single}  # a rule's own single reading wins
     for i, (attribute, p) in zip(movable, labels, strict=False):

@@ -135,6 +135,43 @@ class AttributeModel:
         except Exception as exc:  # an embedder failure degrades to the rules alone
             log.warning("attribute classifier: embedding failed: %s", exc)
             return None
+        return self._read_vectors(vectors)
+
+    def read(
+        self, message: str, texts: Sequence[str]
+    ) -> tuple[list[tuple[tuple[str, float], tuple[str, float]]] | None, Reading | None]:
+        """``readings(texts)`` and the tagger's ``Reading`` of ``message`` ("" for none),
+        from one MiniLM call: the message and its clauses are one batch."""
+        if not texts and not message:
+            return None, None
+        if not self._load():
+            return None, None
+        inner = getattr(self._embedder, "inner", self._embedder)
+        encode = getattr(inner, "encode", None)
+        if encode is None or (message and not self.tagger.ready()):
+            tagged = self.tag([message]) if message else None
+            return self.readings(texts), (tagged[0] if tagged else None)
+        batch = ([message] if message else []) + list(texts)
+        try:
+            encoded = encode(batch)
+        except Exception as exc:  # an embedder failure degrades to the rules alone
+            log.warning("attribute classifier: embedding failed: %s", exc)
+            return None, None
+        reading = None
+        if message:
+            _vector, states, offsets = encoded[0]
+            reading = self.tagger.read(message, states, offsets)
+            encoded = encoded[1:]
+        if not texts:
+            return None, reading
+        vectors = np.stack([vector for vector, _states, _offsets in encoded])
+        return self._read_vectors(vectors), reading
+
+    def _read_vectors(
+        self, vectors: np.ndarray
+    ) -> list[tuple[tuple[str, float], tuple[str, float]]]:
+        assert self._weights is not None
+        assert self._bias is not None
         if self._hidden is not None:
             vectors = np.maximum(vectors @ self._hidden[0] + self._hidden[1], 0)
         logits = vectors @ self._weights + self._bias

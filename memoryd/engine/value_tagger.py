@@ -192,6 +192,10 @@ class ValueTagger:
             self.status = "ready"
             return True
 
+    def ready(self) -> bool:
+        """Whether the weights and MiniLM are loaded (loading them on first ask)."""
+        return self._load()
+
     def probabilities(self, states: np.ndarray) -> np.ndarray:
         """B/I/O probabilities per piece; the model must be loaded."""
         assert self._model is not None
