@@ -98,8 +98,8 @@ def test_a_fact_free_message_has_no_sure_value() -> None:
 
 def test_the_tagger_tells_a_story_from_a_statement() -> None:
     story = (
-        "Write the opening of my novel in first person: 'My name is Ines Varga, I am 34 "
-        "and I have lived in this lighthouse in Brittany since my husband died.'"
+        "For my novel, the narrator says: I live in Oslo, I work at a bakery and I am "
+        "allergic to nuts. Continue the chapter."
     )
     statement = "My name is Ines, I'm 34 and I live in Rennes. Any good bakeries near me?"
     found = shared_model().tag([story, statement])
@@ -109,11 +109,12 @@ def test_the_tagger_tells_a_story_from_a_statement() -> None:
 
 
 def test_a_message_the_tagger_reads_as_fact_free_keeps_nothing(engine: MemoryEngine) -> None:
-    sheet = (
-        "Character sheet for my D&D campaign, write her intro in first person:\n"
-        "- Name: Wren Aldous\n- Age: 19\n- Lives: a tower in Saltmarsh\n- Allergic to: cats"
+    play = (
+        "Let's play: I'm a lighthouse keeper in 1890s Cornwall named Silas, "
+        "you're the stranger at the door."
     )
-    assert _after(engine, sheet) == []
+    assert extract(play)[0]  # the rules alone read a job in it
+    assert _after(engine, play) == []
 
 
 def test_without_its_weights_the_tagger_says_so_and_the_rules_stand(tmp_path: Path) -> None:
