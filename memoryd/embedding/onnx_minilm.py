@@ -41,6 +41,18 @@ MAX_TOKENS = 256
 BATCH = 32
 
 
+def _buckets(order: list[int], lengths: list[int]) -> list[list[int]]:
+    """``order`` (sorted by length) cut into runs of at most ``BATCH`` whose padding
+    stays small: a message is not padded with its short clauses, nor they to it."""
+    chunks: list[list[int]] = []
+    for i in order:
+        if chunks and len(chunks[-1]) < BATCH and lengths[i] <= 1.5 * lengths[chunks[-1][0]] + 8:
+            chunks[-1].append(i)
+        else:
+            chunks.append([i])
+    return chunks
+
+
 class MiniLMEmbedder:
     """The local MiniLM. ``files`` = ``(model.onnx, tokenizer.json)``; by default they
     are located from ``env`` (``packages=False`` ignores the installed packages)."""
@@ -162,8 +174,7 @@ class MiniLMEmbedder:
                 encodings
             )
             order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
-            for start in range(0, len(order), BATCH):
-                chunk = order[start : start + BATCH]
+            for chunk in _buckets(order, [len(e.ids) for e in encodings]):
                 width = max(len(encodings[i].ids) for i in chunk)
                 input_ids = np.zeros((len(chunk), width), dtype=np.int64)
                 mask = np.zeros((len(chunk), width), dtype=np.int64)
