@@ -32,8 +32,8 @@ DATA = ROOT / "data" / "extraction"
 RESULT = ROOT / "results" / "tagger.json"
 
 #: trained on; every other split is scored
-TRAIN = ("train", "train2", "train3", "dev", "dev2", "dev3", "dev4", "dev5", "dev7")
-SCORE = ("dev6", "test", "test2", "test4")
+TRAIN = ("train", "train2", "train3", "train4", "dev", "dev2", "dev3", "dev4", "dev5", "dev7")
+SCORE = ("dev6", "dev8", "test", "test2", "test4")
 OUT, BEGIN, INSIDE = 0, 1, 2
 
 

@@ -22,7 +22,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SPLITS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "test", "test2", "test4")
+SPLITS = (
+    "dev",
+    "dev2",
+    "dev3",
+    "dev4",
+    "dev5",
+    "dev6",
+    "dev7",
+    "dev8",
+    "test",
+    "test2",
+    "test4",
+    "test6",
+)
 MODES = ("replace", "add", "repeat", "retract")
 FILES = ("positives.jsonl", "negatives.jsonl", "supersede.jsonl")
 

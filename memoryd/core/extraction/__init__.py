@@ -340,6 +340,7 @@ def _candidate(text: str, asked: bool) -> bool:
     return _MINE.search(text) is not None or _DROPPED_I.match(text) is not None
 
 
+_YOU = re.compile(r"\b(?:you|u|ur|your|yuh|yu|ya|ye|yo|youse)\b", re.IGNORECASE)
 _POLITE = re.compile(r"^(?:please|pls|plz|kindly|so|and|but|also)[\s,]+", re.IGNORECASE)
 
 
@@ -349,6 +350,8 @@ def _weak(text: str) -> bool:
     words = text.split()
     if len(words) < 3 or len(words) > 40:
         return False  # its sentence may end in a question ("Ah'm on a Fiat, whit tyres?")
+    if _YOU.search(text):
+        return False  # it speaks to the assistant ("Weh yuh tink nicer, Negril or ...")
     return _OTHER_SUBJECT.match(_POLITE.sub("", text)) is None
 
 

@@ -70,8 +70,19 @@ _PAYLOAD = re.compile(
     r"how would you say|how do i say|parse|tokeni[sz]e|count the|detect|identify the|"
     r"make\s+(?:this|it|the\s+following|these)|roleplay|role-play|role\s+play|pretend|"
     r"act\s+as|simulate|imagine|play\s+(?:a\s+game|the\s+role|a\s+role)|"
+    r"(?:do|play|start)\s+(?:a\s+|an\s+|some\s+)?(?:roleplay|role-play|role\s+play|rp)|"
+    r"(?:rp|roleplay|role-play|role\s+play)\s+time|"
     r"you\s+are\s+(?:now\s+)?(?:a|an|my)\b|you're\s+(?:a|an|my)\b)"
     r"(?![\w,!.-])",
+    re.IGNORECASE,
+)
+# A heading over a list that is not about the writer: a character, a client, someone
+# else, or the moment ("Today's status:").
+_NOT_MINE = re.compile(
+    r"\b(?:character|npc|campaign|d&d|dnd|client|customer|patient|colleague|"
+    r"co-?worker|boss|friend|neighbou?r|cousin|mum|mom|dad|mother|father|brother|sister|"
+    r"son|daughter|husband|wife|partner|his|her|their|mr|mrs|ms|dr|today|today's|tonight|"
+    r"right\s+now|status)\b",
     re.IGNORECASE,
 )
 # Creative tasks: the sentence is skipped; with fiction cues or a colon, so is the rest.
@@ -362,6 +373,8 @@ def clauses(text: str) -> list[Clause]:
     for raw, end in sentences(text):
         if label:
             raw, label = f"{label}: {raw}", ""
+        if (end == ":" or raw.rstrip().endswith(":")) and _NOT_MINE.search(raw):
+            break  # "Character sheet for my campaign:", "Notes on the client:": not theirs
         if end == ":" and is_label(raw):
             label = raw
             continue
