@@ -21,6 +21,8 @@ _LEADER = re.compile(
     r"^(?:(?:oh|ah|well|so|also|and|but|ok|okay|yeah|yes|no(?=\s*[,!.])|nope|hey|hi|hello|btw|fyi|ps|"
     r"p\.s\.|actually|anyway|anyways|now|then|just|plus|lol|haha|honestly|"
     r"by the way|as i said|as i mentioned|like i said|as mentioned|for context|"
+    r"i\s+(?:should|ought\s+to|must|have\s+to|need\s+to|want\s+to|will)\s+"
+    r"(?:mention|say|tell\s+you|add|note|point\s+out)(?:\s+that)?|"
     r"for the record|just so you know|for your information|for reference|"
     r"quick note|note|reminder|update|side note|fun fact|heads up|in case it matters|"
     r"in case you need to know|context|background|about me|info|remember|"
