@@ -66,6 +66,16 @@ def test_token_states_give_each_piece_its_place_in_the_text() -> None:
     assert "".join(text[a:b] for a, b in offsets) == text.replace(" ", "")
 
 
+def test_encode_reads_a_message_and_its_clauses_in_one_call_as_embed_would() -> None:
+    embedder = MiniLMEmbedder()
+    texts = ["My ol' coonhound Duke has been scratchin' his ears raw, any tips?", "Duke", "hi"]
+    encoded = embedder.encode(texts)
+    vectors = np.stack([vector for vector, _states, _offsets in encoded])
+    assert np.allclose((vectors * embedder.embed_batch(texts)).sum(axis=1), 1.0, atol=1e-4)
+    alone = embedder.encode(texts[:1])[0][1]
+    assert np.allclose(alone, encoded[0][1], atol=1e-4)  # padding changes nothing
+
+
 # -- the packaged model ----------------------------------------------------------------
 
 
