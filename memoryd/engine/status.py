@@ -65,6 +65,15 @@ def _classifier(engine: StatusHost) -> dict[str, Any]:
     return {"available": model.status.startswith("ready"), "reason": model.status}
 
 
+def _tagger(engine: StatusHost) -> dict[str, Any]:
+    """The value tagger beside the classifier (same MiniLM, its own weights)."""
+    model = engine.extraction.attributes
+    if model is None:
+        return {"available": False, "reason": "off: the rules alone"}
+    status = model.tagger.status
+    return {"available": status == "ready", "reason": status}
+
+
 def _embedding(engine: StatusHost) -> dict[str, Any]:
     if engine.embeddings is None:
         return {
@@ -162,6 +171,7 @@ def _status(engine: StatusHost) -> dict[str, Any]:
             "pending": engine.background.pending,
             "llm": llm_status(engine.extraction.clients),
             "classifier": _classifier(engine),
+            "tagger": _tagger(engine),
         },
         "questions": _questions(engine),
         "readCache": engine.cache.stats(),

@@ -197,3 +197,22 @@ def test_an_assistants_words_are_never_tagged() -> None:
     theirs: list[str] = []
     extract(said, source="assistant", weak=theirs)
     assert theirs == []
+
+
+def test_engine_status_says_whether_the_tagger_reads_the_message(
+    engine: MemoryEngine, tmp_path: Path
+) -> None:
+    engine.extract_now("k", "My old greyhound Biscuit hates the rain")  # loads it
+    status = engine.status()["extraction"]["tagger"]
+    assert status == {"available": True, "reason": "ready"}
+    model = engine.extraction.attributes
+    assert model is not None
+    shipped = model.tagger  # the model may be the process's shared one: put it back
+    model.tagger = ValueTagger(source=lambda: None, path=tmp_path / "gone.npz")
+    try:
+        engine.extract_now("k", "I live in Oslo")
+        status = engine.status()["extraction"]["tagger"]
+    finally:
+        model.tagger = shipped
+    assert status["available"] is False
+    assert "rules only" in status["reason"]
