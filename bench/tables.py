@@ -834,7 +834,7 @@ def extraction_reader(page: Page) -> str:
     )
     rules_only = result.get("rules_only", {})
     alone = (
-        "Rules alone (no attribute classifier, no value tagger), recall / false memories / supersede: "
+        "Rules alone (no classifier, no value tagger), recall / false memories / supersede: "
         + "; ".join(
             f"{n} {fmt(r['recall'])} / {fmt(r['false_memory_rate'])} / {fmt(r['supersede'])}"
             for n, r in rules_only.items()
