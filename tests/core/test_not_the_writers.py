@@ -54,3 +54,19 @@ def test_i_should_mention_leads_a_statement(message: str) -> None:
     facts, leftovers = extract(message)
     said = [f.content for f in facts] + leftovers
     assert [s for s in said if "shellfish" in s], said
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["cheap flights london to lisbon june", "Bravo secret zebra marmalade telescope launch plan"],
+)
+def test_a_message_that_is_a_search_query_states_nothing(message: str) -> None:
+    weak: list[str] = []
+    assert extract(message, weak=weak) == ([], [])
+    assert weak == []
+
+
+def test_a_terse_note_beside_other_sentences_still_reaches_the_tagger() -> None:
+    weak: list[str] = []
+    extract("Gear list for the trip. Trek mountain bike. Any tips on packing it?", weak=weak)
+    assert any("Trek mountain bike" in c for c in weak), weak

@@ -340,11 +340,23 @@ def _candidate(text: str, asked: bool) -> bool:
     return _MINE.search(text) is not None or _DROPPED_I.match(text) is not None
 
 
+#: The writer in any spelling: "Ah'm on a MacBook", "does me grand", "mi live ya".
+_WRITER = re.compile(
+    r"\b(?:i|i'm|im|ive|i've|id|i'd|me|my|mine|myself|meself|masel|ah|ah'm|ah've|ma|mah|"
+    r"mi|we|us|our|ours|wi|oor)\b",
+    re.IGNORECASE,
+)
+#: ... or a statement about something ("Fontaines D.C. are the best band going").
+_STATING = re.compile(
+    r"\b(?:is|are|am|was|were|been|be|born|since|have|has|had|got|gotten|do|does|did)\b|"
+    r"'(?:s|re|m|ve|d)\b",
+    re.IGNORECASE,
+)
 _YOU = re.compile(r"\b(?:you|u|ur|your|yuh|yu|ya|ye|yo|youse)\b", re.IGNORECASE)
 _POLITE = re.compile(r"^(?:please|pls|plz|kindly|so|and|but|also)[\s,]+", re.IGNORECASE)
 
 
-def _weak(text: str) -> bool:
+def _weak(text: str, alone: bool) -> bool:
     """A statement no rule read and ``_candidate`` passed over that may still be the
     person's own: not a question, not about someone else, not a request."""
     words = text.split()
@@ -352,6 +364,8 @@ def _weak(text: str) -> bool:
         return False  # its sentence may end in a question ("Ah'm on a Fiat, whit tyres?")
     if _YOU.search(text):
         return False  # it speaks to the assistant ("Weh yuh tink nicer, Negril or ...")
+    if alone and not _WRITER.search(text) and not _STATING.search(text):
+        return False  # a message that is a search query ("cheap flights lisbon june")
     return _OTHER_SUBJECT.match(_POLITE.sub("", text)) is None
 
 
@@ -388,7 +402,7 @@ def _extract(
         if not drafts and source == "user":
             if _candidate(text, clause.question):
                 leftovers.append(text)
-            elif weak is not None and _weak(text):
+            elif weak is not None and _weak(text, len(found) == 1):
                 weak.append(text)
         for draft in drafts:
             fact = _fact(draft, source, clause.text, clause.still)
