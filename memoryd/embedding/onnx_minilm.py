@@ -86,6 +86,14 @@ class MiniLMEmbedder:
 
     # -- loading -----------------------------------------------------------------------
 
+    def _inference_failed(self, exc: Exception) -> EmbeddingError:
+        return EmbeddingError(
+            "request_failed",
+            f"local inference failed: {type(exc).__name__}: {exc}",
+            source=SOURCE,
+            model=self.model,
+        )
+
     def _fail_load(self, detail: str) -> EmbeddingError:
         return EmbeddingError(
             "model_load_failed",
@@ -197,12 +205,7 @@ class MiniLMEmbedder:
                     offsets = [(int(e.offsets[k][0]), int(e.offsets[k][1])) for k in keep]
                     out[i] = (vector.astype(np.float32), hidden[row, keep], offsets)
         except Exception as exc:
-            raise EmbeddingError(
-                "request_failed",
-                f"local inference failed: {type(exc).__name__}: {exc}",
-                source=SOURCE,
-                model=self.model,
-            ) from None
+            raise self._inference_failed(exc) from None
         return [o for o in out if o is not None]
 
     def token_states(self, texts: Sequence[str]) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
@@ -233,12 +236,7 @@ class MiniLMEmbedder:
                     out = np.zeros((len(ids), pooled.shape[1]), dtype=np.float32)
                 out[chunk] = pooled
         except Exception as exc:
-            raise EmbeddingError(
-                "request_failed",
-                f"local inference failed: {type(exc).__name__}: {exc}",
-                source=SOURCE,
-                model=self.model,
-            ) from None
+            raise self._inference_failed(exc) from None
         assert out is not None
         self._dimensions = int(out.shape[1])
         return l2_normalize(out)
