@@ -31,7 +31,7 @@ from memoryd.engine import MemoryEngine
 REPO = Path(__file__).resolve().parent.parent
 ADVICE = REPO / "bench" / "data" / "advice"
 INSTRUCTIONS = REPO / "bench" / "data" / "instructions"
-SPLITS = ("dev", "dev2", "test2")
+SPLITS = ("dev", "dev2", "test2", "dev3")
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
@@ -85,12 +85,20 @@ def advice(engine: MemoryEngine, rows: list[dict[str, Any]], split: str) -> dict
 def instructions(engine: MemoryEngine, rows: list[dict[str, Any]], split: str) -> dict[str, Any]:
     """Attacks that store nothing; preferences in their owner's profile only."""
     owner = f"instructions-{split}"
-    attacks = blocked = legit = kept = leaked = 0
+    attacks = blocked = legit = kept = leaked = benign = refused = 0
     misses: list[dict[str, Any]] = []
+    stats = engine.extraction.stats
     for i, row in enumerate(rows):
         user = f"u{i}"
+        guarded = stats.get("guarded", 0)
         engine.extract_now(owner, row["text"], user_id=user)
         stored = engine.list_memories(owner=owner, user_id=user).data
+        if row["kind"] == "benign":  # look-alikes: the guard must let them pass
+            benign += 1
+            refused += stats.get("guarded", 0) > guarded
+            if stats.get("guarded", 0) > guarded:
+                misses.append({"id": row["id"], "kind": "benign", "text": row["text"]})
+            continue
         if row["kind"] == "attack":
             attacks += 1
             blocked += not stored
@@ -111,6 +119,8 @@ def instructions(engine: MemoryEngine, rows: list[dict[str, Any]], split: str) -
         "preferences": legit,
         "preferences_in_profile": round(kept / legit, 3) if legit else 0.0,
         "preferences_reaching_another_end_user": leaked,
+        "benign": benign,
+        "benign_refused": round(refused / benign, 3) if benign else None,
         "misses": misses,
     }
 
@@ -126,21 +136,22 @@ def run(
         engine = open_engine(data_dir=tmp)
         try:
             for split in splits:
-                found = advice(engine, _load(ADVICE / f"{split}.jsonl"), split)
-                detail["advice"].append(found)
-                guarded = instructions(engine, _load(INSTRUCTIONS / f"{split}.jsonl"), split)
-                detail["instructions"].append(guarded)
-                rows.append(
-                    {
-                        "split": split,
-                        "constraint injected": found["injected"],
-                        "captured": found["captured"],
-                        "other memories/request": found["other_memories_per_request"],
-                        "attacks blocked": guarded["attacks_blocked"],
-                        "preferences in profile": guarded["preferences_in_profile"],
-                        "leaked": guarded["preferences_reaching_another_end_user"],
-                    }
-                )
+                row: dict[str, Any] = {"split": split}
+                if (ADVICE / f"{split}.jsonl").exists():
+                    found = advice(engine, _load(ADVICE / f"{split}.jsonl"), split)
+                    detail["advice"].append(found)
+                    row["constraint injected"] = found["injected"]
+                    row["captured"] = found["captured"]
+                    row["other memories/request"] = found["other_memories_per_request"]
+                if (INSTRUCTIONS / f"{split}.jsonl").exists():
+                    guarded = instructions(engine, _load(INSTRUCTIONS / f"{split}.jsonl"), split)
+                    detail["instructions"].append(guarded)
+                    row["attacks blocked"] = guarded["attacks_blocked"]
+                    row["preferences in profile"] = guarded["preferences_in_profile"]
+                    row["leaked"] = guarded["preferences_reaching_another_end_user"]
+                    if guarded["benign"]:
+                        row["look-alikes refused"] = guarded["benign_refused"]
+                rows.append(row)
                 if progress:
                     progress(f"profile: {split} {rows[-1]}")
         finally:

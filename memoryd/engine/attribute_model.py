@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from memoryd.engine.steering import SteeringReader
 from memoryd.engine.value_tagger import Reading, ValueTagger
 
 log = logging.getLogger("memoryd.extraction")
@@ -56,6 +57,8 @@ class AttributeModel:
         self._available: bool | None = None
         #: reads value spans on the same MiniLM session
         self.tagger = ValueTagger(source=self._minilm)
+        #: reads standing requests and rules against others, on the same session
+        self.steering = SteeringReader(source=self._minilm)
 
     def _minilm(self) -> Any | None:
         return self._embedder if self._load() else None

@@ -30,19 +30,21 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from concurrent.futures import Future
 from datetime import datetime, timedelta
 
 from memoryd.config.settings import MemorySettings
 from memoryd.core.extraction import Fact, extract, fact_metadata
 from memoryd.core.extraction.guard import unsafe
+from memoryd.core.extraction.standing import MAY_ASK
 from memoryd.engine.attribute_backing import back, settle
 from memoryd.engine.attribute_model import AttributeModel
 from memoryd.engine.background import BackgroundWorker
 from memoryd.engine.extraction_clients import ExtractionClients
 from memoryd.engine.llm_extraction import Proposal, not_applied, propose
 from memoryd.engine.quotas import within
+from memoryd.engine.steering import ATTACK_AT, Steer, preferences, steered
 from memoryd.models import (
     Held,
     MemoryType,
@@ -200,6 +202,8 @@ class ExtractionJobs:
             facts, leftovers = extract(text, source=source, guard=False, weak=weak)
             if facts or ((leftovers or weak) and classifier):  # guarded above
                 return True
+            if classifier and source == "user" and MAY_ASK.search(text):
+                return True  # a standing request the steering reader may read
         return False
 
     def _lease(self) -> timedelta:
@@ -332,8 +336,9 @@ class ExtractionJobs:
         end user of the key (``user_id``; "" = the key's shared memory). A text steering
         the assistant against others (``core.extraction.guard``) is held or dropped
         first, for every mode (``guard`` False: a held message an admin released)."""
+        steers: dict[str, Steer] = {}
         if guard:
-            texts = self._guarded(owner, session_id, texts, user_id, origin)
+            texts, steers = self._guarded(owner, session_id, texts, user_id, origin)
         if not texts:
             return []
         settings = self.clients.settings.get()
@@ -341,7 +346,7 @@ class ExtractionJobs:
             asked = self._ask(owner, session_id, texts, settings, user_id, origin)
             if asked is not None:
                 return asked
-        found = self.rule_items(owner, session_id, texts, user_id, guard=guard)
+        found = self.rule_items(owner, session_id, texts, user_id, guard=guard, steers=steers)
         stored = self._write(owner, found, origin) or []
         if settings.extraction_mode == "hybrid":
             more = self._ask(owner, session_id, texts, settings, user_id, origin)
@@ -399,14 +404,21 @@ class ExtractionJobs:
 
     def _guarded(
         self, owner: str, session_id: str, texts: Texts, user_id: str, origin: Origin | None
-    ) -> Texts:
-        """The texts the guard lets pass; the others are counted and dropped or held
-        (``_hold``)."""
+    ) -> tuple[Texts, dict[str, Steer]]:
+        """The texts the guard lets pass, with the steering reader's reading of the
+        person's; the others are counted and dropped or held (``_hold``). The guard is
+        the patterns, then the reader: what it reads as a rule against others is
+        refused alike."""
         kept: Texts = []
         refused: list[NewHeld] = []
         said = origin or Origin(utcnow())
+        steers = steered(self.attributes, [t for t, s in texts if s == "user" and not unsafe(t)])
         for text, source in texts:
             reason = unsafe(text)
+            steer = steers.get(text) if source == "user" else None
+            if reason is None and steer is not None and steer.attack >= ATTACK_AT:
+                reason = steer.kind
+                self.stats["guarded_by_model"] = self.stats.get("guarded_by_model", 0) + 1
             if reason is None:
                 kept.append((text, source))
             else:
@@ -423,7 +435,7 @@ class ExtractionJobs:
                     )
                 )
         self._hold(owner, user_id, refused)
-        return kept
+        return kept, steers
 
     def _hold(self, owner: str, user_id: str, refused: list[NewHeld]) -> None:
         """What the guard refused, counted and dropped or, with ``quarantineGuarded``,
@@ -465,16 +477,22 @@ class ExtractionJobs:
         user_id: str = "",
         *,
         guard: bool = True,
+        steers: Mapping[str, Steer] | None = None,
     ) -> list[Reconcile]:
         """What the rules (backed by the classifier) find, as reconcile items: a fact of
-        a single-valued slot supersedes the owner's other memories of that slot."""
+        a single-valued slot supersedes the owner's other memories of that slot. The
+        standing preferences the steering reader read (``steers``) and no rule did are
+        kept too."""
         extracted_at = to_iso(utcnow())
         unique: dict[str, Fact] = {}
         for text, source in texts:
             weak: list[str] = []
             facts, leftovers = extract(text, source=source, guard=guard, weak=weak)
             said = text if source == "user" else ""
-            for fact in back(facts, leftovers, self.attributes, said, weak):
+            backed = back(facts, leftovers, self.attributes, said, weak)
+            if said and steers:
+                backed += preferences(steers.get(text), backed)
+            for fact in backed:
                 unique.setdefault(fact.key, settle(fact))  # the first occurrence wins
         return [
             Reconcile(owner, None, supersedes=f.retracts, user_id=user_id)

@@ -129,7 +129,7 @@ def message_features(states: np.ndarray) -> np.ndarray:
     return np.concatenate([states.mean(axis=0), states.max(axis=0)]).astype(np.float32)
 
 
-def _mlp(model: dict[str, np.ndarray], prefix: str, x: np.ndarray) -> np.ndarray:
+def mlp(model: dict[str, np.ndarray], prefix: str, x: np.ndarray) -> np.ndarray:
     x = (x - model[prefix + "mean"]) / model[prefix + "scale"]
     a = np.maximum(x @ model[prefix + "w1"] + model[prefix + "b1"], 0)
     z = a @ model[prefix + "w2"] + model[prefix + "b2"]
@@ -199,7 +199,7 @@ class ValueTagger:
     def probabilities(self, states: np.ndarray) -> np.ndarray:
         """B/I/O probabilities per piece; the model must be loaded."""
         assert self._model is not None
-        return _mlp(self._model, "", features(states))
+        return mlp(self._model, "", features(states))
 
     def read(self, text: str, states: np.ndarray, offsets: Sequence[tuple[int, int]]) -> Reading:
         """The values of one encoded text, each with its attribute."""
@@ -207,12 +207,12 @@ class ValueTagger:
         assert m is not None
         if len(states) == 0:
             return Reading([], 1.0)
-        fact_free = float(_mlp(m, "gate_", message_features(states)[None, :])[0, 0])
+        fact_free = float(mlp(m, "gate_", message_features(states)[None, :])[0, 0])
         found = runs(offsets, self.probabilities(states), self._at)
         if not found:
             return Reading([], fact_free)
         x = np.stack([span_features(states, i, j) for i, j, _p in found])
-        probs = _mlp(m, "attr_", x)
+        probs = mlp(m, "attr_", x)
         best = probs.argmax(axis=1)
         out = []
         for (i, j, p), k, row in zip(found, best, probs, strict=True):

@@ -141,7 +141,7 @@ def test_an_erasure_wins_over_a_hold_or_a_release_in_flight(gateway: Gateway) ->
     said = utcnow()
     engine.forget(owner, user_id="bob")
     jobs = engine.extraction
-    assert jobs._guarded(owner, "", [(MIXED, "user")], "bob", Origin(said)) == []
+    assert jobs._guarded(owner, "", [(MIXED, "user")], "bob", Origin(said))[0] == []
     assert engine.held(owner) == []  # not held: its subject was erased since
     late = NewHeld(owner, "bob", "", MIXED, "user", "override", said, "r-1")
     held_id = engine.store.write(lambda tx: tx.hold(late))  # landed after the erasure

@@ -51,6 +51,7 @@ __all__ = [
     "extract",
     "extract_facts",
     "fact_metadata",
+    "requested",
     "slugify",
     "strip_injected",
     "warm_up",
@@ -429,20 +430,42 @@ def _standing(text: str, facts: list[Fact], seen: set[str]) -> None:
     for sentence, lasting in pieces:
         if any(c in sentence for c in covered):
             continue
-        found = directive(sentence, lasting)
-        if found is None:
-            continue
-        words, less = found
-        made = [f for d in ([] if less else _match(words)) if (f := _fact(d, "user", sentence))]
-        made = [f for f in made if f.attribute in _ANSWERING]
-        if not made:
-            value = f"not {words}" if less else words
-            drafts = instruction(_WHOLE.match(value), value) or _request_draft(value)  # type: ignore[arg-type]
-            made = [f for d in drafts if (f := _fact(d, "user", sentence))]
-        for fact in made:
+        for fact in _standing_facts(sentence, lasting):
             if fact.key not in seen:
                 seen.add(fact.key)
                 facts.append(fact)
+
+
+def _standing_facts(sentence: str, lasting: bool) -> list[Fact]:
+    found = directive(sentence, lasting)
+    if found is None:
+        return []
+    words, less = found
+    made = [f for d in ([] if less else _match(words)) if (f := _fact(d, "user", sentence))]
+    made = [f for f in made if f.attribute in _ANSWERING]
+    if not made:
+        value = f"not {words}" if less else words
+        drafts = instruction(_WHOLE.match(value), value) or _request_draft(value)  # type: ignore[arg-type]
+        made = [f for d in drafts if (f := _fact(d, "user", sentence))]
+    return made
+
+
+_OPENER = re.compile(
+    r"^(?:(?:and|also|oh|ok|okay|so|but|btw|hey|hi|yeah|please|pls|plz|kindly|one\s+(?:more\s+)?"
+    r"(?:thing|request)|quick\s+(?:one|thing)|just|do)\b[\s,:;.!\u2014\u2013-]*)+",
+    re.IGNORECASE,
+)
+
+
+def requested(sentence: str) -> list[Fact]:
+    """A sentence a model read as a standing request about how to answer its writer,
+    as facts: the rules' reading of the request when they have one ("call me Bazza"),
+    else one instruction in the writer's own words. Never another kind of fact."""
+    made = [f for f in _standing_facts(sentence, True) if f.attribute in _ANSWERING]
+    if made:
+        return made
+    words = _OPENER.sub("", sentence.strip()).strip()
+    return [f for d in _request_draft(words) if (f := _fact(d, "user", sentence))]
 
 
 def _request_draft(words: str) -> list[Draft]:

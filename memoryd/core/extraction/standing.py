@@ -20,7 +20,7 @@ import re
 from memoryd.core.extraction import lexicon as lx
 from memoryd.core.extraction.leaders import TRANSIENT
 
-__all__ = ["AND_THEN", "directive", "stands"]
+__all__ = ["AND_THEN", "MAY_ASK", "directive", "stands"]
 
 _I = re.IGNORECASE
 
@@ -176,6 +176,19 @@ _LASTING = re.compile(
     r"\b(?:from\s+now|frm\s+now|now\s+on|going\s+forward|from\s+here|onwards?|"
     r"(?:in|for)\s+(?:the\s+)?future|every\s+time|each\s+time|whenever|in\s+all|all\s+future|"
     r"any\s+(?:\w+\s+)?(?:maths|math|code|formulas?|equations?|numbers|dates|amounts|prices))\b",
+    _I,
+)
+#: Words without which a message asks nothing of the assistant for good: it says the
+#: request stands, or it is about answering this person. A cue only, read on the request
+#: path: a message with one may hold a standing request the rules missed, so the
+#: extraction worker's steering reader reads it.
+MAY_ASK = re.compile(
+    r"\b(?:from\s+now|now\s+on|going\s+forward|onwards?|future|always|alwys|never|ever|"
+    r"every\s*time|each\s+time|any\s*time|whenever|next\s+time|with\s+me|for\s+me|to\s+me|"
+    r"call\s+me|address\s+me|my\s+name|no\s+more|any\s*more|stop|avoid|skip|steer\s+clear|"
+    r"keep\s+(?:it|things|answers|replies|your)|answers?|replies|responses|explain\w*|tables?|"
+    r"bullets?|markdown|headings?|emojis?|jargon|format\w*|language|units?|metric|imperial|"
+    r"celsius|fahrenheit|tone|formal|casual|brief|concise|short|shorter|detailed|level)\b",
     _I,
 )
 # A task for this turn, not a standing wish: an object to work on.
