@@ -7,14 +7,13 @@ written by helpers who never read the guard) and of ordinary messages (the extra
 advice and self-question training splits: nothing of the kind, except the extraction
 statements labelled with an instruction attribute, which are preferences) with the
 packaged MiniLM, and fits one hidden layer and a softmax (plain numpy, Adam) over each
-sentence's vector beside its message's.
+sentence's vector, an ensemble of three seeds.
 
 The labels are per message, so the sentence that carries one is found by
-multiple-instance rounds: at first every sentence of an attack (or a preference) is
-labelled with it; from then on only the sentence the model reads as most likely of that
-label, and any other it reads at 0.5 or more, keep it, and the rest are "other" (the
-thanks and the question around an attack). A message written as one request keeps its
-label on every sentence.
+multiple-instance rounds: the first learns attacks and preferences from messages of one
+sentence alone (the thanks around an attack is no attack); from then on, in a longer
+message, only the sentence the model reads as most likely of the message's label, and
+any other it reads at 0.5 or more, keep it, and the rest are "other".
 
 It writes ``memoryd/engine/steering.npz`` and scores the splits it did not train on,
 message by message as the engine reads them, beside the guard's patterns
@@ -35,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from bench import machine
-from bench.train_tagger import _adam_fit, predict
+from bench.train_tagger import _adam_fit
 from memoryd.core.extraction.guard import unsafe
 from memoryd.embedding.onnx_minilm import MiniLMEmbedder
 from memoryd.engine.steering import (
@@ -45,7 +44,7 @@ from memoryd.engine.steering import (
     OTHER,
     PREFERENCE,
     PREFERENCE_AT,
-    features,
+    ensemble,
     read_probabilities,
     sentences,
 )
@@ -56,7 +55,7 @@ RESULT = ROOT / "results" / "steering.json"
 CACHE = ROOT / ".cache" / "steering"
 
 #: instruction splits trained on; ``dev3`` is scored while developing, ``test3`` held out
-TRAIN = ("train", "dev", "dev2", "test2")
+TRAIN = ("train", "train2", "dev", "dev2", "test2")
 SCORE = ("dev3",)
 HELD_OUT = ("test3",)
 #: ordinary messages: the splits the extraction models train on
@@ -169,14 +168,13 @@ class Vectors:
 
 
 def encoded(vectors: Vectors, messages: list[Message]) -> list[np.ndarray]:
-    """Per message, its sentences' features (sentence vector beside the message's)."""
+    """Per message, its sentences' vectors."""
     split = [sentences(text) for text, _l, _o in messages]
     flat = vectors([s for parts in split for s in parts])
-    wholes = vectors([text[:2000] for text, _l, _o in messages])
     out = []
     at = 0
-    for parts, whole in zip(split, wholes, strict=True):
-        out.append(features(flat[at : at + len(parts)], whole))
+    for parts in split:
+        out.append(flat[at : at + len(parts)])
         at += len(parts)
     return out
 
@@ -187,15 +185,19 @@ def sentence_labels(
     names: list[str],
     model: dict[str, np.ndarray] | None,
 ) -> np.ndarray:
-    """Each sentence's label: the message's, or for a message with more than one
-    sentence, once a model exists, only on the sentences it reads as carrying it."""
+    """Each sentence's label: the message's; for a message with more than one sentence
+    around its request, only on the sentences the model reads as carrying it, and
+    before a model exists none (-1: left out of the first round, which learns from
+    messages written as one request alone; the thanks around an attack is no attack)."""
     index = {name: i for i, name in enumerate(names)}
     other = index[OTHER]
     ys: list[np.ndarray] = []
-    for (_text, label, whole), x in zip(messages, xs, strict=True):
+    for (_text, label, _whole), x in zip(messages, xs, strict=True):
         y = np.full(len(x), index[label])
-        if label != OTHER and not whole and model is not None and len(x) > 1:
-            probs = predict(model, x)
+        if label != OTHER and model is None and len(x) > 1:
+            y[:] = -1
+        elif label != OTHER and model is not None and len(x) > 1:
+            probs = ensemble(model, x)
             family = [i for i, n in enumerate(names) if n.split(":")[0] == label.split(":")[0]]
             mass = probs[:, family].sum(axis=1)
             keep = mass >= 0.5
@@ -213,15 +215,29 @@ def fit(
     epochs: int,
     l2: float,
     rounds: int,
+    seeds: int = 1,
 ) -> tuple[dict[str, np.ndarray], list[str]]:
+    """The ensemble (``m0_``, ``m1_``, ... keys), one member per seed."""
     names = sorted({label for _t, label, _w in messages} | {OTHER})
     x = np.concatenate(xs)
-    model: dict[str, np.ndarray] | None = None
-    for _ in range(rounds):
-        y = sentence_labels(messages, xs, names, model)
-        model = _adam_fit(x, y, hidden=hidden, epochs=epochs, l2=l2, classes=len(names))
-    assert model is not None
-    return model, names
+    out: dict[str, np.ndarray] = {}
+    for seed in range(seeds):
+        model: dict[str, np.ndarray] | None = None
+        for _ in range(rounds):
+            y = sentence_labels(messages, xs, names, model)
+            known = y >= 0
+            model = _adam_fit(
+                x[known],
+                y[known],
+                hidden=hidden,
+                epochs=epochs,
+                l2=l2,
+                classes=len(names),
+                seed=seed,
+            )
+        assert model is not None
+        out |= {f"m{seed}_{k}": v for k, v in model.items()}
+    return out, names
 
 
 def score(
@@ -241,7 +257,7 @@ def score(
         counts[name] = counts.get(name, 0) + int(value)
 
     for ((text, _label, _w), row), x in zip(rows, xs, strict=True):
-        steer = read_probabilities(names, predict(model, x), sentences(text))
+        steer = read_probabilities(names, ensemble(model, x), sentences(text))
         flagged = steer.attack >= attack_at
         pattern = unsafe(text) is not None
         kind = row.get("kind", "ordinary")
@@ -278,9 +294,10 @@ def score(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.train_steering")
     parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--l2", type=float, default=1e-3)
+    parser.add_argument("--epochs", type=int, default=40)
+    parser.add_argument("--l2", type=float, default=1e-2)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--attack-at", type=float, default=ATTACK_AT)
     parser.add_argument("--preference-at", type=float, default=PREFERENCE_AT)
     parser.add_argument("--train", nargs="*", default=list(TRAIN))
@@ -299,7 +316,13 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     model, names = fit(
-        messages, xs, hidden=args.hidden, epochs=args.epochs, l2=args.l2, rounds=args.rounds
+        messages,
+        xs,
+        hidden=args.hidden,
+        epochs=args.epochs,
+        l2=args.l2,
+        rounds=args.rounds,
+        seeds=args.seeds,
     )
     results: dict[str, Any] = {}
     for split in [*args.score, *(HELD_OUT if args.held_out else ())]:
@@ -342,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
                         "epochs": args.epochs,
                         "l2": args.l2,
                         "rounds": args.rounds,
+                        "seeds": args.seeds,
                         "attack_at": args.attack_at,
                         "preference_at": args.preference_at,
                     },
