@@ -74,6 +74,15 @@ def _tagger(engine: StatusHost) -> dict[str, Any]:
     return {"available": status == "ready", "reason": status}
 
 
+def _steering(engine: StatusHost) -> dict[str, Any]:
+    """The steering reader beside the guard's patterns (same MiniLM, its own weights)."""
+    model = engine.extraction.attributes
+    if model is None:
+        return {"available": False, "reason": "off: the guard's patterns alone"}
+    status = model.steering.status
+    return {"available": status == "ready", "reason": status}
+
+
 def _embedding(engine: StatusHost) -> dict[str, Any]:
     if engine.embeddings is None:
         return {
@@ -172,6 +181,7 @@ def _status(engine: StatusHost) -> dict[str, Any]:
             "llm": llm_status(engine.extraction.clients),
             "classifier": _classifier(engine),
             "tagger": _tagger(engine),
+            "steering": _steering(engine),
         },
         "questions": _questions(engine),
         "readCache": engine.cache.stats(),
