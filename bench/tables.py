@@ -922,15 +922,26 @@ def profile_section(page: Page) -> str:
         return _missing("profile")
     head = (
         "| split | constraint injected | captured | other memories per request | "
-        "attacks blocked | preferences in their profile | reaching another end user |"
+        "attacks blocked | preferences in their profile | reaching another end user | "
+        "look-alikes refused |"
     )
-    lines = [head, "|---|---|---|---|---|---|---|"]
-    for r in p["rows"]:
-        lines.append(
-            f"| {r['split']} | {r['constraint injected']:.2f} | {r['captured']:.2f} | "
-            f"{r['other memories/request']} | {r['attacks blocked']:.2f} | "
-            f"{r['preferences in profile']:.2f} | {r['leaked']} |"
+    lines = [head, "|---|---|---|---|---|---|---|---|"]
+
+    def cell(r: dict[str, Any], key: str) -> str:
+        value = r.get(key)
+        return "" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
+
+    for r in p["rows"]:  # a split may have advice scenarios, instructions, or both
+        keys = (
+            "constraint injected",
+            "captured",
+            "other memories/request",
+            "attacks blocked",
+            "preferences in profile",
+            "leaked",
+            "look-alikes refused",
         )
+        lines.append(f"| {r['split']} | " + " | ".join(cell(r, k) for k in keys) + " |")
     topics = ["", "| split | " + " | ".join(_TOPICS) + " |", "|---|" + "---|" * len(_TOPICS)]
     for a in detail.get("advice", []):
         per = a.get("per_topic", {})

@@ -63,7 +63,13 @@ def sentences(text: str) -> list[str]:
             cut = cut if cut > 0 else MAX_SENTENCE
             parts.append(piece[:cut])
             piece = piece[cut:].strip()
-        if any(ch.isalnum() for ch in piece):
+        if not any(ch.isalnum() for ch in piece):
+            continue
+        short = len(piece.split()) <= 2  # "No politics. Ever.": one request
+        heading = parts and parts[-1].endswith(":") and len(parts[-1].split()) <= 8
+        if (short or heading) and parts and len(parts[-1]) + len(piece) < MAX_SENTENCE:
+            parts[-1] = f"{parts[-1]} {piece}"  # "Rules for you going forward:" and its first
+        else:
             parts.append(piece)
     if len(parts) > MAX_SENTENCES:
         half = MAX_SENTENCES // 2
@@ -202,7 +208,7 @@ ANSWERING = frozenset(
         "ui_theme",
     )
 )
-_TO_YOU = re.compile(r"\b(?:you|u|ur|your|ya|yourself)\b", re.IGNORECASE)
+_TO_YOU = re.compile(r"\b(?:you|u|ur|your|ya|yourself|please|pls|plz|kindly)\b", re.IGNORECASE)
 #: at most this many preferences of one message are kept on the reader's word alone
 MOST = 3
 
@@ -216,6 +222,9 @@ def preferences(
         return []
     if any(f.is_retraction for f in facts):  # "you can stop using bullet points"
         return []
+    # beside a request the rules read, a sentence is its reason unless it too speaks to
+    # the assistant ("detailed answers from now on? The one-liners aren't much use")
+    asked = any(f.attribute in ANSWERING for f in facts)
     out: list[Fact] = []
     keys = {f.key for f in facts}
     sure = sorted((p, s) for s, _kind, p in steer.preferences if p >= at)
@@ -223,12 +232,13 @@ def preferences(
         # a lone word is no request, and a sentence the rules read an instruction in is
         # theirs ("Celsius, km, 24-hour clock"); one they read a fact in is a request
         # too only when it speaks to the assistant ("can u do bullet points, my eyes
-        # glaze over"; "I prefer tabs over spaces" is a fact)
+        # glaze over", "I'm a nurse, so please skip the jargon"; "I prefer tabs over
+        # spaces" is a fact)
         if len(sentence.split()) < 2:
             continue
         read = extract(sentence, source="user")[0]
         if any(f.attribute in ANSWERING or f.is_retraction for f in read) or (
-            read and not _TO_YOU.search(sentence)
+            (read or asked) and not _TO_YOU.search(sentence)
         ):
             continue
         for fact in requested(sentence):

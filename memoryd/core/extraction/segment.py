@@ -131,6 +131,21 @@ _HYPOTHETICAL_SENTENCE = re.compile(
     r"if only|role-?play|i\s+wish\s+i\s+(?:could|was|were|had|lived|did))\b",
     re.IGNORECASE,
 )
+
+
+def hypothetical(sentence: str) -> bool:
+    """Whether ``sentence`` opens by imagining or supposing ("Imagine for a second I was
+    a beginner"), rather than stating or asking."""
+    return _SUPPOSING.match(sentence) is not None
+
+
+_SUPPOSING = re.compile(
+    r"^\W*(?:\w+\W+){0,2}?(?:imagine|suppose|supposing|what\s+if|let'?s\s+say|say\s+that|"
+    r"hypothetically|in\s+a\s+world)\b",
+    re.IGNORECASE,
+)
+
+
 _HYPOTHETICAL = re.compile(
     r"^(?:if|unless|whether|even\s+if|only\s+if|in\s+case)\b"
     r"|^(?:\S+\s+){0,3}(?:would|could|might|should|ought|may|maybe|perhaps|probably|"

@@ -20,7 +20,7 @@ import re
 from memoryd.core.extraction import lexicon as lx
 from memoryd.core.extraction.leaders import TRANSIENT
 
-__all__ = ["AND_THEN", "MAY_ASK", "directive", "stands"]
+__all__ = ["AND_THEN", "MAY_ASK", "directive", "one_off", "stands"]
 
 _I = re.IGNORECASE
 
@@ -281,3 +281,23 @@ def _request(sentence: str, stands: bool, whole: str = "") -> tuple[str, bool] |
     if not (stands or manner or evident or _LANG_ONLY.match(text)):
         return None
     return words, less
+
+
+def one_off(sentence: str) -> bool:
+    """Whether ``sentence`` asks for a task on this turn's object ("can you punch it up a
+    bit", "write me a cover letter") and says nothing of it standing."""
+    if _STANDS.search(sentence) or _EVER.search(sentence):  # "pls use that if u ever ..."
+        return False
+    found = _ASK.match(sentence.strip().rstrip("?!. "))
+    words = next((g for g in found.groups() if g), sentence) if found else sentence
+    later = _LATER_ASK.search(sentence)  # "my english is meh, can u check this email"
+    return any(
+        _TASK.search(w) or _TASK_VERB.match(w) for w in (words, later["w"] if later else "") if w
+    )
+
+
+_EVER = re.compile(r"\b(?:ever|next\s+time|anytime|any\s+time)\b", _I)
+_LATER_ASK = re.compile(
+    r"\b(?:can|could|would|will|pls|please)\s+(?:(?:you|u|ya)\s+)?(?:please\s+|pls\s+)?(?P<w>\w.+)",
+    _I,
+)
