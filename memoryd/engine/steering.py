@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from memoryd.core.extraction import Fact, extract, requested
-from memoryd.engine.value_tagger import mlp
+from memoryd.engine.value_tagger import load_heads, minilm, mlp
 
 log = logging.getLogger("memoryd.extraction")
 
@@ -136,23 +136,13 @@ class SteeringReader:
                 return self._model is not None and self._embedder is not None
             self._loaded = True
             try:
-                with np.load(self._path) as data:
-                    labels = [str(x) for x in data["labels"]]
-                    model = {k: data[k].astype(np.float32) for k in data.files if k != "labels"}
+                labels, model = load_heads(self._path, "labels")
             except (OSError, KeyError, ValueError) as exc:
                 self.status = f"no steering model ({exc}): the guard's patterns only"
                 log.warning("steering reader unavailable: %s", self.status)
                 return False
-            if self._embedder is None and self._source is not None:
-                try:
-                    self._embedder = self._source()
-                except Exception:
-                    log.warning("steering reader: the engine's embedder", exc_info=True)
-            inner = getattr(self._embedder, "inner", None)  # under the embedding cache
-            if inner is not None and hasattr(inner, "embed_batch"):
-                self._embedder = inner
-            if self._embedder is None or not hasattr(self._embedder, "embed_batch"):
-                self._embedder = None
+            self._embedder = minilm(self._embedder, self._source, "embed_batch", "steering reader")
+            if self._embedder is None:
                 self.status = "MiniLM unavailable: the guard's patterns only"
                 return False
             self._model = model

@@ -139,6 +139,30 @@ def mlp(model: dict[str, np.ndarray], prefix: str, x: np.ndarray) -> np.ndarray:
     return out
 
 
+def load_heads(path: Path, labels_key: str) -> tuple[list[str], dict[str, np.ndarray]]:
+    """A weights file's labels and its arrays as float32 (shipped as float16)."""
+    with np.load(path) as data:
+        labels = [str(x) for x in data[labels_key]]
+        model = {k: data[k].astype(np.float32) for k in data.files if k != labels_key}
+    return labels, model
+
+
+def minilm(
+    embedder: Any | None, source: Callable[[], Any | None] | None, needs: str, who: str
+) -> Any | None:
+    """The MiniLM session a model reads: ``embedder``, else ``source``'s (the engine's),
+    unwrapped from the embedding cache; None when it has no ``needs`` method."""
+    if embedder is None and source is not None:
+        try:
+            embedder = source()
+        except Exception:
+            log.warning("%s: the engine's embedder", who, exc_info=True)
+    inner = getattr(embedder, "inner", None)  # under the embedding cache
+    if inner is not None and hasattr(inner, needs):
+        embedder = inner
+    return embedder if embedder is not None and hasattr(embedder, needs) else None
+
+
 class ValueTagger:
     """Lazily loaded; ``tag`` returns the value spans per text, or None when the model
     or MiniLM is unavailable (the reason is in ``status``)."""
@@ -166,25 +190,13 @@ class ValueTagger:
                 return self._model is not None and self._embedder is not None
             self._loaded = True
             try:
-                with np.load(self._path) as data:
-                    labels = [str(x) for x in data["attr_labels"]]
-                    model = {
-                        k: data[k].astype(np.float32) for k in data.files if k != "attr_labels"
-                    }
+                labels, model = load_heads(self._path, "attr_labels")
             except (OSError, KeyError, ValueError) as exc:
                 self.status = f"no value tagger ({exc}): rules only"
                 log.warning("value tagger unavailable: %s", self.status)
                 return False
-            if self._embedder is None and self._source is not None:
-                try:
-                    self._embedder = self._source()
-                except Exception:
-                    log.warning("value tagger: the engine's embedder", exc_info=True)
-            inner = getattr(self._embedder, "inner", None)  # under the embedding cache
-            if inner is not None and hasattr(inner, "token_states"):
-                self._embedder = inner
-            if self._embedder is None or not hasattr(self._embedder, "token_states"):
-                self._embedder = None
+            self._embedder = minilm(self._embedder, self._source, "token_states", "value tagger")
+            if self._embedder is None:
                 self.status = "MiniLM unavailable: rules only"
                 return False
             self._model = model
