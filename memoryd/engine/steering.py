@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from memoryd.core.extraction import Fact, extract, requested
+from memoryd.core.extraction.standing import directive
 from memoryd.engine.value_tagger import load_heads, minilm, mlp
 
 log = logging.getLogger("memoryd.extraction")
@@ -199,6 +200,15 @@ ANSWERING = frozenset(
     )
 )
 _TO_YOU = re.compile(r"\b(?:you|u|ur|your|ya|yourself|please|pls|plz|kindly)\b", re.IGNORECASE)
+
+
+def _asks(sentence: str) -> bool:
+    """Whether a part of ``sentence`` is worded as a request to the assistant ("I read on
+    my phone so answer first, detail after"; "Senior DBA. Skip basics.")."""
+    parts = [sentence, *re.split(r"(?<=[.!?])\s+", sentence)]
+    return any(directive(part, True) is not None for part in dict.fromkeys(parts))
+
+
 #: at most this many preferences of one message are kept on the reader's word alone
 MOST = 3
 
@@ -221,14 +231,14 @@ def preferences(
     for _p, sentence in reversed(sure):
         # a lone word is no request, and a sentence the rules read an instruction in is
         # theirs ("Celsius, km, 24-hour clock"); one they read a fact in is a request
-        # too only when it speaks to the assistant ("can u do bullet points, my eyes
-        # glaze over", "I'm a nurse, so please skip the jargon"; "I prefer tabs over
-        # spaces" is a fact)
+        # too only when it speaks to the assistant or asks something of it ("can u do
+        # bullet points, my eyes glaze over", "I'm a nurse, so keep it simple"; "I prefer
+        # tabs over spaces" is a fact)
         if len(sentence.split()) < 2:
             continue
         read = extract(sentence, source="user")[0]
         if any(f.attribute in ANSWERING or f.is_retraction for f in read) or (
-            (read or asked) and not _TO_YOU.search(sentence)
+            (read or asked) and not (_TO_YOU.search(sentence) or _asks(sentence))
         ):
             continue
         for fact in requested(sentence):

@@ -169,3 +169,13 @@ def test_without_its_weights_the_guard_is_the_patterns_alone_and_status_says_so(
     assert _guarded(engine) == before  # the patterns alone let it through
     assert status["available"] is False
     assert "patterns only" in status["reason"]
+
+
+def test_a_request_beside_a_fact_the_rules_read_is_kept_when_it_asks_the_assistant(
+    engine: MemoryEngine,
+) -> None:
+    said = "I read on my phone so answer first, detail after."
+    assert extract(said)[0]  # the rules read a fact in the sentence, and no request
+    _stored(engine, "k", said, user="alice")
+    mine = [h.memory for h in engine.profile("k", user_id="alice").hits]
+    assert any("answer first" in m.content for m in mine)
