@@ -412,9 +412,10 @@ class ExtractionJobs:
         kept: Texts = []
         refused: list[NewHeld] = []
         said = origin or Origin(utcnow())
-        steers = steered(self.attributes, [t for t, s in texts if s == "user" and not unsafe(t)])
-        for text, source in texts:
-            reason = unsafe(text)
+        reasons = [unsafe(text) for text, _source in texts]  # the patterns read each once
+        passed = [t for (t, s), r in zip(texts, reasons, strict=True) if s == "user" and r is None]
+        steers = steered(self.attributes, passed)
+        for (text, source), reason in zip(texts, reasons, strict=True):
             steer = steers.get(text) if source == "user" else None
             if reason is None and steer is not None and steer.attack >= ATTACK_AT:
                 reason = steer.kind

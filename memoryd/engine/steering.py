@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -32,7 +31,7 @@ import numpy as np
 
 from memoryd.core.extraction import Fact, extract, requested
 from memoryd.core.extraction.standing import directive
-from memoryd.engine.value_tagger import load_heads, minilm, mlp
+from memoryd.engine.value_tagger import LazyHeads, mlp
 
 log = logging.getLogger("memoryd.extraction")
 
@@ -112,9 +111,12 @@ def ensemble(model: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
     return out
 
 
-class SteeringReader:
+class SteeringReader(LazyHeads):
     """Lazily loaded; ``read`` returns one ``Steer`` per text, or None when the weights
     or MiniLM are unavailable (the reason is in ``status``)."""
+
+    who = "steering reader"
+    fallback = "the guard's patterns only"
 
     def __init__(
         self,
@@ -122,38 +124,7 @@ class SteeringReader:
         path: Path = MODEL_PATH,
         source: Callable[[], Any | None] | None = None,
     ) -> None:
-        self._embedder = embedder
-        self._source = source
-        self._path = path
-        self._lock = threading.Lock()
-        self._loaded = False
-        self._model: dict[str, np.ndarray] | None = None
-        self.labels: list[str] = []
-        self.status = "not loaded"
-
-    def _load(self) -> bool:
-        with self._lock:
-            if self._loaded:
-                return self._model is not None and self._embedder is not None
-            self._loaded = True
-            try:
-                labels, model = load_heads(self._path, "labels")
-            except (OSError, KeyError, ValueError) as exc:
-                self.status = f"no steering model ({exc}): the guard's patterns only"
-                log.warning("steering reader unavailable: %s", self.status)
-                return False
-            self._embedder = minilm(self._embedder, self._source, "embed_batch", "steering reader")
-            if self._embedder is None:
-                self.status = "MiniLM unavailable: the guard's patterns only"
-                return False
-            self._model = model
-            self.labels = labels
-            self.status = "ready"
-            return True
-
-    def ready(self) -> bool:
-        """Whether the weights and MiniLM are loaded (loading them on first ask)."""
-        return self._load()
+        super().__init__(embedder, path, source)
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """The class probabilities of each row of ``x``: the mean of the ensemble's

@@ -163,25 +163,31 @@ def minilm(
     return embedder if embedder is not None and hasattr(embedder, needs) else None
 
 
-class ValueTagger:
-    """Lazily loaded; ``tag`` returns the value spans per text, or None when the model
-    or MiniLM is unavailable (the reason is in ``status``)."""
+class LazyHeads:
+    """Weights read from ``path`` and the MiniLM session they read, both loaded on first
+    use; without either the model is absent and ``status`` says why (``fallback``: what
+    capture does then)."""
+
+    #: the key of the weights file's labels, the MiniLM method the model needs, its name
+    #: in the log, and what capture does without it
+    labels_key = "labels"
+    needs = "embed_batch"
+    who = "model"
+    fallback = "rules only"
 
     def __init__(
         self,
         embedder: Any | None = None,
         path: Path = MODEL_PATH,
         source: Callable[[], Any | None] | None = None,
-        at: float = TAG_AT,
     ) -> None:
         self._embedder = embedder
         self._source = source
         self._path = path
-        self._at = at
         self._lock = threading.Lock()
         self._loaded = False
         self._model: dict[str, np.ndarray] | None = None
-        self._labels: list[str] = []
+        self.labels: list[str] = []
         self.status = "not loaded"
 
     def _load(self) -> bool:
@@ -190,23 +196,42 @@ class ValueTagger:
                 return self._model is not None and self._embedder is not None
             self._loaded = True
             try:
-                labels, model = load_heads(self._path, "attr_labels")
+                labels, model = load_heads(self._path, self.labels_key)
             except (OSError, KeyError, ValueError) as exc:
-                self.status = f"no value tagger ({exc}): rules only"
-                log.warning("value tagger unavailable: %s", self.status)
+                self.status = f"no {self.who} ({exc}): {self.fallback}"
+                log.warning("%s unavailable: %s", self.who, self.status)
                 return False
-            self._embedder = minilm(self._embedder, self._source, "token_states", "value tagger")
+            self._embedder = minilm(self._embedder, self._source, self.needs, self.who)
             if self._embedder is None:
-                self.status = "MiniLM unavailable: rules only"
+                self.status = f"MiniLM unavailable: {self.fallback}"
                 return False
             self._model = model
-            self._labels = labels
+            self.labels = labels
             self.status = "ready"
             return True
 
     def ready(self) -> bool:
         """Whether the weights and MiniLM are loaded (loading them on first ask)."""
         return self._load()
+
+
+class ValueTagger(LazyHeads):
+    """Lazily loaded; ``tag`` returns the value spans per text, or None when the model
+    or MiniLM is unavailable (the reason is in ``status``)."""
+
+    labels_key = "attr_labels"
+    needs = "token_states"
+    who = "value tagger"
+
+    def __init__(
+        self,
+        embedder: Any | None = None,
+        path: Path = MODEL_PATH,
+        source: Callable[[], Any | None] | None = None,
+        at: float = TAG_AT,
+    ) -> None:
+        super().__init__(embedder, path, source)
+        self._at = at
 
     def probabilities(self, states: np.ndarray) -> np.ndarray:
         """B/I/O probabilities per piece; the model must be loaded."""
@@ -229,7 +254,7 @@ class ValueTagger:
         out = []
         for (i, j, p), k, row in zip(found, best, probs, strict=True):
             start, end, _ = _widen(text, offsets[i][0], offsets[j - 1][1], p)
-            out.append(Tagged(start, end, p, self._labels[int(k)], float(row[k])))
+            out.append(Tagged(start, end, p, self.labels[int(k)], float(row[k])))
         return Reading(out, fact_free)
 
     def tag(self, texts: Sequence[str]) -> list[Reading] | None:
