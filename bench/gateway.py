@@ -75,13 +75,15 @@ def process(
                 proc.kill()
 
 
-def prepare(data_dir: Path, settings: dict[str, Any], env: dict[str, str]) -> str:
-    """A data dir with one key holding 1,000 memories; returns the key's secret."""
+def prepare(
+    data_dir: Path, settings: dict[str, Any], env: dict[str, str], count: int = 1000
+) -> str:
+    """A data dir with one key holding ``count`` memories; returns the key's secret."""
     engine = build_engine(EngineConfig.from_env(env, data_dir=data_dir), env)
     try:
         engine.settings.update(settings)
         record, secret = engine.keys.create("bench")
-        engine.create_many(NewMemory(record.id, text) for text in facts(1000))
+        engine.create_many(NewMemory(record.id, text) for text in facts(count))
         engine.reindex()
         engine.drain(timeout=600)
     finally:

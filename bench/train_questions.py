@@ -3,7 +3,9 @@
 ``python -m bench.train_questions`` embeds ``bench/data/selfq/train*.jsonl`` (questions
 labelled with an attribute of the schema, ``overview`` or ``none``, written by a
 helper who never read the retrieval code) with the packaged MiniLM, fits the same
-softmax regression as the attribute classifier (``bench.train_attributes.fit``), and
+softmax regression as the attribute classifier (``bench.train_attributes.fit``) on
+both MiniLM's vectors and the fast query encoder's (a new question arrives as the
+latter), and
 writes ``memoryd/engine/question_model.npz``. It scores the questions of the dev
 personas (``bench/data/selfq/dev.jsonl``, another author, never trained on): the
 asked attribute, their overview questions, and their unrelated questions as ``none``;
@@ -23,7 +25,9 @@ import numpy as np
 
 from bench import machine
 from bench.train_attributes import fit
+from memoryd.embedding.locate import local_model_files
 from memoryd.embedding.onnx_minilm import MiniLMEmbedder
+from memoryd.embedding.query_encoder import QueryEncoder
 from memoryd.engine.asked import MODEL_PATH, NONE, OVERVIEW, QuestionModel
 
 ROOT = Path(__file__).resolve().parent
@@ -55,6 +59,19 @@ def decided(model: QuestionModel, vectors: np.ndarray) -> list[list[str]]:
     return [model.asked(v).describe() or [NONE] for v in vectors]
 
 
+def _fast(texts: list[str], fallback: np.ndarray) -> np.ndarray:
+    """The fast query encoder's vector of each text (the model's where it has none)."""
+    files = local_model_files()
+    assert files is not None
+    encoder = QueryEncoder(files[1])
+    out = fallback.copy()
+    for i, text in enumerate(texts):
+        vector = encoder.encode(text)
+        if vector is not None:
+            out[i] = vector
+    return out
+
+
 def main() -> int:
     started = time.perf_counter()
     train = load("train.jsonl") + load("train2.jsonl")  # two authors; dev is a third
@@ -65,7 +82,11 @@ def main() -> int:
     xt = embedder.embed_batch([r["text"] for r in train]).astype(np.float64)
     xd = embedder.embed_batch([r["text"] for r in dev]).astype(np.float64)
     yt = np.array([index[r["attribute"]] for r in train])
-    w, b = fit(xt, yt, len(labels))
+    # A new question reaches the classifier as the fast query encoder's vector, a
+    # repeated or remote one as the model's: it learns from both.
+    ft = _fast([r["text"] for r in train], xt)
+    fd = _fast([r["text"] for r in dev], xd).astype(np.float32)
+    w, b = fit(np.vstack([xt, ft]), np.concatenate([yt, yt]), len(labels))
     np.savez_compressed(MODEL_PATH, weights=w.astype(np.float16), bias=b, labels=np.array(labels))
     model = QuestionModel(MODEL_PATH)
     chosen = decided(model, xd.astype(np.float32))
@@ -78,8 +99,15 @@ def main() -> int:
     def share(pairs: list[bool]) -> float:
         return round(sum(pairs) / len(pairs), 3) if pairs else 0.0
 
+    fast = decided(model, fd)
     rows = {
         "self-questions: first attribute asked": share([pred[i] == gold[i] for i in selfq]),
+        "self-questions: first attribute asked, fast query vector": share(
+            [fast[i][0] == gold[i] for i in selfq]
+        ),
+        "unrelated questions asking nothing, fast query vector": share(
+            [fast[i][0] == NONE for i, g in enumerate(gold) if g == NONE]
+        ),
         "self-questions: among the attributes asked": share([gold[i] in chosen[i] for i in selfq]),
         "self-questions: top class": share([top[i] == gold[i] for i in selfq]),
         "self-questions: nearest labelled question": share([nn[i] == gold[i] for i in selfq]),

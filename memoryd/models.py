@@ -289,6 +289,9 @@ class Resolution:
     subjects: list[str] = field(default_factory=list)
     #: What the question asks about the user: attributes, or "overview".
     asked: list[str] = field(default_factory=list)
+    #: What embedded the question: "fast" (the query encoder), "model" (the embedder;
+    #: also a question the encoder read as maybe about the user), None without one.
+    query_encoder: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -303,6 +306,7 @@ class Resolution:
             "queryTruncated": self.query_truncated,
             "subjects": list(self.subjects),
             "asked": list(self.asked),
+            "queryEncoder": self.query_encoder,
         }
 
 

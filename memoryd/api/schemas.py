@@ -226,6 +226,7 @@ class ResolutionPublic(BaseModel):
     queryTruncated: bool = False  # retrieval read only the end of a longer query
     subjects: list[str] = []  # the owner's known subjects the query names
     asked: list[str] = []  # what the question asks about the user (attributes, overview)
+    queryEncoder: str | None = None  # what embedded the question: "fast" or "model"
 
 
 class PreviewDropped(PreviewHit):

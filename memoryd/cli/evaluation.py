@@ -79,9 +79,10 @@ def default_static_dir() -> Path:
 
 
 def _embedder(name: str | None, static_model: str | None) -> locomo.EvalEmbedder:
-    # the only variable passed through: where the user keeps the local MiniLM
-    model_dir = os.environ.get("MEMORY_TRANSFORMERS_MODEL_DIR", "")
-    env = {"MEMORY_TRANSFORMERS_MODEL_DIR": model_dir} if model_dir.strip() else {}
+    # the variables passed through: where the user keeps the local MiniLM, and which
+    # path embeds the questions (to compare the fast query encoder with the model)
+    names = ("MEMORY_TRANSFORMERS_MODEL_DIR", "MEMORY_QUERY_ENCODER")
+    env = {n: os.environ[n] for n in names if os.environ.get(n, "").strip()}
     if name == "none":
         return locomo.no_embedder()
     if name in (None, "transformers"):

@@ -147,6 +147,7 @@ OPTIONS: tuple[Option, ...] = (
     _o("MEMORY_EMBEDDING_CACHE_TTL_MS", int, 300_000, "embedding cache TTL", low=0, high=86_400_000),
     _o("MEMORY_TRANSFORMERS_MODEL_DIR", str, None, "directory of a local ONNX model"),
     _o("MEMORY_STATIC_MODEL", str, None, "directory of the static model", derived="<data dir>/models/static"),
+    _o("MEMORY_QUERY_ENCODER", str, "fast", "what embeds a new question for the packaged MiniLM", choices=("fast", "model")),
     _o("MEMORY_MAX_CONTENT_CHARS", int, 32_768, "longest memory content accepted", low=16, high=1_048_576),
     _o("MEMORY_DISABLE_VEC", bool, None, "1/true skips loading sqlite-vec"),
     # -- typed decay (read by core.decay)

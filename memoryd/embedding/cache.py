@@ -81,6 +81,18 @@ class CachedEmbedder:
         vector: np.ndarray = self.embed_batch([text])[0]
         return vector
 
+    def embed_query(self, text: str) -> tuple[np.ndarray, bool]:
+        """A question's vector, and whether it came from the fast query path: the
+        cached vector when this text was embedded before (the model's own), else the
+        inner embedder's fast query path when it has one (never cached: documents
+        share this cache and must keep the model's vectors), else ``embed``."""
+        hit, vector = self.cache.lookup(self.key(text))
+        if hit and vector is not None:
+            return np.array(vector, dtype=np.float32), False
+        fast = getattr(self.inner, "fast_query", None)
+        found = fast(text) if callable(fast) else None
+        return (found, True) if found is not None else (self.embed(text), False)
+
     def close(self) -> None:
         """Close the inner embedder when it holds resources (a remote one's client)."""
         close = getattr(self.inner, "close", None)

@@ -35,6 +35,7 @@ from memoryd.embedding.locate import (
     TRANSFORMERS_MODEL,
     local_model_files,
 )
+from memoryd.embedding.query_encoder import QueryEncoder
 
 SOURCE = "transformers"
 MAX_TOKENS = 256
@@ -79,6 +80,7 @@ class MiniLMEmbedder:
         self._input_names: set[str] = set()
         self._output_name = "last_hidden_state"
         self._single = Coalescer(self._embed_many)
+        self._query: QueryEncoder | None = None
 
     @property
     def dimensions(self) -> int | None:
@@ -145,6 +147,29 @@ class MiniLMEmbedder:
             self._output_name = output.name
             self._tokenizer = tokenizer
             self._session = session
+            if self._fast_queries(files):
+                self._query = QueryEncoder(files[1])
+
+    @property
+    def query_path(self) -> str:
+        """What embeds a new question: ``fast`` (the query encoder) or ``model``."""
+        if self._session is not None:
+            return "fast" if self._query is not None else "model"
+        files = self._files or local_model_files(self._env, packages=self._packages)
+        return "fast" if files is not None and self._fast_queries(files) else "model"
+
+    def _fast_queries(self, files: tuple[Path, Path]) -> bool:
+        """The fast query encoder serves the packaged model only: it was trained on
+        that model's vectors, and a directory of the user's may hold another one."""
+        if self._env.get("MEMORY_QUERY_ENCODER", "fast").strip().lower() == "model":
+            return False
+        packaged = local_model_files(packages=True)
+        return (
+            self.model == TRANSFORMERS_MODEL
+            and self._files is None
+            and files == packaged
+            and QueryEncoder(files[1]).available
+        )
 
     # -- inference ---------------------------------------------------------------------
 
@@ -244,6 +269,18 @@ class MiniLMEmbedder:
     def embed(self, text: str) -> np.ndarray:
         vector: np.ndarray = self.embed_batch([text])[0]
         return vector
+
+    def fast_query(self, text: str) -> np.ndarray | None:
+        """A question's vector from the fast query encoder (a table lookup in this
+        model's space), or None when it is off or cannot read the text: the caller
+        then embeds it with the model."""
+        self.load()
+        if self._query is None:
+            return None
+        try:
+            return self._query.encode(str(text))
+        except Exception:  # the model is the fallback: never a failed request
+            return None
 
 
 def create_embedder(resolution: EmbeddingResolution, ctx: EmbeddingContext) -> MiniLMEmbedder:

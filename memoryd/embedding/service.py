@@ -39,6 +39,14 @@ log = logging.getLogger(__name__)
 LOAD_RETRY_S = 60.0
 
 
+def _query_path(embedder: Embedder | None) -> str | None:
+    if embedder is None:
+        return None
+    inner = getattr(embedder, "inner", embedder)
+    path = getattr(inner, "query_path", "model")
+    return str(path) if isinstance(path, str) else "model"
+
+
 class EmbeddingService:
     def __init__(
         self,
@@ -113,6 +121,23 @@ class EmbeddingService:
         self.total_ms += (time.perf_counter() - start) * 1000
         return vectors
 
+    def embed_query(self, embedder: Embedder, text: str) -> tuple[np.ndarray, bool]:
+        """One question's vector and whether the fast query path gave it: the
+        embedder's ``embed_query`` when it has one (``CachedEmbedder``), else
+        ``embed``."""
+        query = getattr(embedder, "embed_query", None)
+        if not callable(query):
+            return self.embed(embedder, [text])[0], False
+        start = time.perf_counter()
+        try:
+            vector, fast = query(text)
+        except EmbeddingError as exc:
+            self.last_error = f"{exc.reason}: {exc.message}"
+            raise
+        self.calls += 1
+        self.total_ms += (time.perf_counter() - start) * 1000
+        return vector, bool(fast)
+
     def status(self) -> dict[str, Any]:
         resolution, embedder = self.current()
         stats = self.cache.stats()
@@ -124,6 +149,8 @@ class EmbeddingService:
             "reason": resolution.reason,
             "signature": resolution.signature,
             "cacheStats": {k: stats[k] for k in ("hits", "misses", "size")},
+            # "fast": new questions by the fast query encoder; "model": by the embedder
+            "queryEncoder": _query_path(embedder),
             "lastError": self.last_error,
             "meanLatencyMs": round(self.total_ms / self.calls, 3) if self.calls else None,
         }

@@ -49,6 +49,11 @@ OVERVIEW = "overview"
 ASK_AT = 0.2
 ALSO_AT = 0.1
 OVERVIEW_AT = 0.35
+#: A question embedded by the fast query encoder is embedded again by the model when
+#: "none" is less likely than this on the encoder's vector: it may be about the user
+#: (96-98 % of the self-questions of the dev and test personas; about a third of other
+#: questions). Chosen on those personas.
+MAY_ASK_BELOW = 0.8
 #: The relevance floor's share kept when nothing of an asked attribute is stored.
 LENIENT = 0.5
 #: Rows read for asked attributes, and for an overview.
@@ -172,6 +177,12 @@ def ask(
     found = model.asked(vector)
     resolution.asked = found.describe() if found else []
     return found
+
+
+def may_ask(model: QuestionModel, vector: np.ndarray) -> bool:
+    """Whether a question (its fast query encoder vector) may ask about the user."""
+    ranked = dict(model.probabilities(vector))
+    return bool(ranked) and ranked.get(NONE, 0.0) < MAY_ASK_BELOW
 
 
 def _minilm_vector(text: str) -> np.ndarray | None:

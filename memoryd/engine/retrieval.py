@@ -276,7 +276,14 @@ class Retriever:
         try:
             if req.owner is not None:
                 self.indexer.backfill_owner(req.owner)
-            vector: np.ndarray = self.indexer.embeddings.embed(embedder, [text or req.query])[0]
+            text = text or req.query
+            vector, fast = self.indexer.embeddings.embed_query(embedder, text)
+            resolution.query_encoder = "fast" if fast else "model"
+            if fast and asked.may_ask(self.questions, vector):
+                # Maybe about the user: which attribute it asks is read from the
+                # model's own vector (the encoder's is too coarse for that).
+                vector = self.indexer.embeddings.embed(embedder, [text])[0]
+                resolution.query_encoder = "model"
         except EmbeddingError as exc:
             resolution.fallback_reason = f"query embedding failed ({exc.reason}): {exc.message}"
             return None

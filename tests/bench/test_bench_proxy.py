@@ -97,6 +97,7 @@ def test_goals_compare_each_measure_with_its_target() -> None:
         _row("pure", added_p50_ms=0.8, added_p99_ms=3.0, rps=1000.0),
         _row("keyword", added_p50_ms=2.6, rps=450.0),
         _row("minilm_different", added_p50_ms=None, note="failed"),
+        _row("minilm10k_different", added_p50_ms=2.4, added_p99_ms=6.0),
     ]
     met = {(g["config"], g["metric"]): g["met"] for g in proxy.goals(rows)}
     assert met == {
@@ -106,6 +107,9 @@ def test_goals_compare_each_measure_with_its_target() -> None:
         ("keyword", "added_p50_ms"): False,
         ("keyword", "rps"): True,
         ("minilm_different", "added_p50_ms"): False,  # not measured
+        ("minilm_different", "added_p99_ms"): False,
+        ("minilm10k_different", "added_p50_ms"): True,
+        ("minilm10k_different", "added_p99_ms"): False,  # < 6 ms, strictly
     }
     goals = proxy.goals(rows)
     assert all({"goal", "target", "measured", "met"} <= set(g) for g in goals)

@@ -136,6 +136,38 @@ def test_the_rest_api_preview_carries_the_reason(gateway: Gateway) -> None:
     assert hit["reason"] == "asked about: pet"
 
 
+# -- the fast query encoder ---------------------------------------------------------------
+
+
+def test_a_question_about_the_user_is_read_from_the_models_own_vector(gateway: Gateway) -> None:
+    """A new question is embedded by the fast query encoder; one it reads as maybe about
+    the user is embedded again by the model, so what it asks is read as before."""
+    about = gateway.engine.preview(gateway.owner, "what is my employer", user_id="ana")
+    assert about.resolution.query_encoder == "model"
+    assert about.resolution.asked[0] in ("employer", "job_title")
+    assert any("Netflix" in h.memory.content for h in about.hits)
+    other = gateway.engine.preview(gateway.owner, "how do volcanoes form?", user_id="ana")
+    assert other.resolution.query_encoder == "fast"
+    assert other.resolution.asked == []
+    assert other.to_dict()["resolution"]["queryEncoder"] == "fast"
+    status = gateway.engine.status()["embedding"]
+    assert status["queryEncoder"] == "fast"
+
+
+def test_the_model_can_embed_every_question(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    env = {"MEMORYD_DATA_DIR": str(data), "MEMORY_QUERY_ENCODER": "model"}
+    engine = build_engine(EngineConfig.from_env(env, data_dir=data), env)
+    try:
+        engine.create_many([NewMemory("k", "User lives in Leeds")])
+        engine.drain(timeout=300)
+        preview = engine.preview("k", "how do volcanoes form?")
+        assert preview.resolution.query_encoder == "model"
+        assert engine.status()["embedding"]["queryEncoder"] == "model"
+    finally:
+        engine.close()
+
+
 # -- the classifier itself -----------------------------------------------------------------
 
 
