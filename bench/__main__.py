@@ -8,7 +8,9 @@ ingest throughput and RSS per corpus size, each in a child process), gateway, fo
 (the gateway's overhead per wire format: chat, Responses, Messages), proxy (what
 passing through costs, side by side in one run: the direct upstream, memoryd with
 memory off, keyword and MiniLM retrieval, and a LiteLLM proxy in its own venv:
-``bench/proxy.py``), locomo (``memoryd eval locomo --strategy all``), ablation (what
+``bench/proxy.py``), query (where a new question's time goes, and the fast query
+encoder's quality against the model's: ``bench/query_path.py``), locomo (``memoryd
+eval locomo --strategy all``), ablation (what
 each retrieval change is worth on LoCoMo: ``bench/ablation.py``), resident (large
 owners' in-memory search against sqlite-vec's SQL on every LoCoMo question:
 ``bench/resident.py``), peers (memoryd, its
@@ -50,6 +52,7 @@ STAGES = (
     "gateway",
     "formats",
     "proxy",
+    "query",
     "locomo",
     "ablation",
     "resident",
@@ -167,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
         goals = proxy.goals(rows)
         write("proxy", rows, {**proxy.LAST_INFO, "goals": goals})
         print(proxy.markdown(rows, goals) + "\n", flush=True)
+    if "query" in only:
+        from bench import query_path
+
+        rows, detail = query_path.run(progress=progress)
+        write("query_path", rows, detail)
     if "locomo" in only:
         from bench.locomo import DEFAULT_DATA, locomo_rows, run_locomo
 

@@ -183,72 +183,64 @@ def timing(sizes: tuple[int, ...], n: int, progress: Progress) -> dict[str, Any]
     return out
 
 
-def _child(code: str, path: str, timeout: float) -> Any:
-    env = dict(os.environ) | {"MEMORY_QUERY_ENCODER": path, "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=REPO,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr[-2000:])
-    return json.loads(done.stdout.strip().splitlines()[-1])
+ADVICE_SPLITS = ("dev", "dev2", "test2")
+
+
+def quality_one(path: str) -> dict[str, Any]:
+    """One query path's figures; run in a process whose ``MEMORY_QUERY_ENCODER`` is
+    ``path`` (``quality`` starts it)."""
+    from bench import profile, selfq
+    from memoryd.bootstrap import open_engine
+
+    row: dict[str, Any] = {}
+    if LOCOMO.is_dir():
+        memoryd = str(Path(sys.executable).with_name("memoryd"))
+        args = [memoryd, "eval", "locomo", "--data", str(LOCOMO), "--strategy", "hybrid"]
+        done = subprocess.run([*args, "--json"], capture_output=True, text=True, timeout=3600)
+        if done.returncode == 0:
+            row["locomo_recall"] = json.loads(done.stdout)["strategies"]["hybrid"]["recall"]
+        else:
+            row["locomo_error"] = done.stderr[-500:]
+    detail = selfq.run()[1]
+    keys = ("split", "mode", "asked_fact_in_block", "unrelated_clean", "overview_facts_in_block")
+    row["selfq"] = [{k: s[k] for k in keys} for s in detail["splits"]]
+    every = next(r for r in detail["relevance"] if r["split"] == "all")
+    row["relevance_unrelated_injecting"] = every["unrelated_injecting"]
+    row["advice_constraint_injected"] = {}
+    with tempfile.TemporaryDirectory(prefix="memoryd-querypath-advice-") as tmp:
+        engine = open_engine(data_dir=tmp)
+        try:
+            for split in ADVICE_SPLITS:
+                cases = profile._load(profile.ADVICE / f"{split}.jsonl")
+                found = profile.advice(engine, cases, split)
+                row["advice_constraint_injected"][split] = found["injected"]
+        finally:
+            engine.close()
+    return row
 
 
 def quality(progress: Progress) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    memoryd = str(Path(sys.executable).with_name("memoryd"))
+    """Both query paths at once, each in its own process (quality, not time)."""
+    children = {}
     for path in PATHS:
         progress(f"query: quality with the {path} query path")
-        env = dict(os.environ) | {"MEMORY_QUERY_ENCODER": path}
-        row: dict[str, Any] = {}
-        if LOCOMO.is_dir():
-            done = subprocess.run(
-                [
-                    memoryd,
-                    "eval",
-                    "locomo",
-                    "--data",
-                    str(LOCOMO),
-                    "--strategy",
-                    "hybrid",
-                    "--json",
-                ],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=3600,
-            )
-            if done.returncode == 0:
-                hybrid = json.loads(done.stdout)["strategies"]["hybrid"]
-                row["locomo_recall"] = hybrid["recall"]
-            else:
-                row["locomo_error"] = done.stderr[-500:]
-        code = (
-            "import json; from bench import selfq; "
-            "rows, detail = selfq.run(); print(json.dumps(detail))"
+        env = dict(os.environ) | {"MEMORY_QUERY_ENCODER": path, "PYTHONPATH": str(REPO)}
+        code = "import json; from bench import query_path as q; "
+        code += f"print(json.dumps(q.quality_one({path!r})))"
+        children[path] = subprocess.Popen(
+            [sys.executable, "-c", code],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
-        detail = _child(code, path, 7200)
-        row["selfq"] = [
-            {
-                k: s[k]
-                for k in (
-                    "split",
-                    "mode",
-                    "asked_fact_in_block",
-                    "unrelated_clean",
-                    "overview_facts_in_block",
-                )
-            }
-            for s in detail["splits"]
-        ]
-        every = next(r for r in detail["relevance"] if r["split"] == "all")
-        row["relevance_unrelated_injecting"] = every["unrelated_injecting"]
-        row["relevance_related_found"] = every.get("related_found")
-        out[path] = row
+    out: dict[str, Any] = {}
+    for path, child in children.items():
+        stdout, stderr = child.communicate(timeout=7200)
+        if child.returncode != 0:
+            raise RuntimeError(f"{path}: {stderr[-2000:]}")
+        out[path] = json.loads(stdout.strip().splitlines()[-1])
     return out
 
 
@@ -262,8 +254,13 @@ def run(
     detail: dict[str, Any] = {"timing": timing(sizes, n, progress)}
     if with_quality:
         detail["quality"] = quality(progress)
+    rows = _rows(detail["timing"])
+    return rows, detail
+
+
+def _rows(timings: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
-    for size, per in detail["timing"]["sizes"].items():
+    for size, per in timings["sizes"].items():
         phases, busy = per["phases"], per["phases_under_background_embedding"]
         for part in ("tokenizer", "onnx_run", "pooling", "fast"):
             rows.append(
@@ -285,12 +282,21 @@ def run(
                     "p50 ms, background embedding": None,
                 }
             )
-    return rows, detail
+    return rows
 
 
 if __name__ == "__main__":
-    from bench.output import write
+    # ``--part timing`` or ``--part quality`` runs one part and keeps the other's last
+    # figures from the results file (timing wants a quiet machine; quality does not).
+    from bench import output
 
-    quick = "--timing-only" in sys.argv
-    found_rows, found = run(with_quality=not quick, progress=lambda m: print(m, file=sys.stderr))
-    write("query_path", found_rows, found)
+    part = sys.argv[sys.argv.index("--part") + 1] if "--part" in sys.argv else "both"
+    say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    previous = output.RESULTS / "query_path.json"
+    kept = json.loads(previous.read_text()) if previous.exists() else {}
+    detail = {k: kept[k] for k in ("timing", "quality") if k in kept}
+    if part in ("timing", "both"):
+        detail["timing"] = timing((1000, 10000), 300, say)
+    if part in ("quality", "both"):
+        detail["quality"] = quality(say)
+    output.write("query_path", _rows(detail["timing"]), detail)
