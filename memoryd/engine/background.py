@@ -13,6 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from memoryd.priority import lower_this_thread
+
 log = logging.getLogger(__name__)
 
 
@@ -38,6 +40,7 @@ class BackgroundWorker:
         return True
 
     def _run(self) -> None:
+        lower_this_thread()  # a request's thread comes first for a core
         while True:
             item = self._queue.get()
             try:

@@ -55,6 +55,7 @@ from memoryd.models import (
     to_iso,
     utcnow,
 )
+from memoryd.priority import lower_this_thread
 from memoryd.storage.base import NewHeld, NewJob, Writer
 
 log = logging.getLogger(__name__)
@@ -246,6 +247,7 @@ class ExtractionJobs:
         interval = every_s if every_s is not None else self.lease_s / 2
 
         def loop() -> None:
+            lower_this_thread()
             while not self._stop.wait(interval):
                 try:
                     self.recover()

@@ -26,6 +26,7 @@ from typing import Any
 
 from memoryd.embedding import Embedder, EmbeddingError, EmbeddingResolution
 from memoryd.embedding.service import EmbeddingService
+from memoryd.priority import lower_this_thread
 from memoryd.storage.base import Flagged, Store, Writer
 from memoryd.vectors.base import InStoreVectors, VectorItem
 
@@ -153,6 +154,7 @@ class Indexer:
     # -- the worker --------------------------------------------------------------------
 
     def _run(self) -> None:
+        lower_this_thread()  # embedding documents waits; a request does not
         while True:
             with self._cond:
                 while not self._closed and not self._pending and not self.reindex_running:

@@ -36,7 +36,7 @@ PACKAGE = ROOT / "memoryd"
 #: table as modules move (a module with no layer fails ``test_every_module_has_a_layer``).
 LAYERS: Mapping[int, tuple[str, ...]] = {
     # stdlib-only shared vocabulary and utilities
-    0: ("memoryd.core", "memoryd.models", "memoryd.errors", "memoryd.cache"),
+    0: ("memoryd.core", "memoryd.models", "memoryd.errors", "memoryd.cache", "memoryd.priority"),
     # the primary store and every configuration (declarations, static config, and the
     # settings stored in it: memory, Qdrant, upstream providers)
     1: ("memoryd.storage", "memoryd.config"),
