@@ -349,6 +349,7 @@ def test_retrieve_preview(client: Any, engine: MemoryEngine) -> None:
         "queryTruncated",
         "subjects",
         "asked",
+        "queryEncoder",
     }
     assert body["resolution"]["vectorStore"] in {"sqlite-vec", "qdrant", "none"}
     empty = client.post(

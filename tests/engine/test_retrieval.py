@@ -423,6 +423,7 @@ def test_preview_shape(engine: MemoryEngine) -> None:
         "queryTruncated",
         "subjects",
         "asked",
+        "queryEncoder",
     }
     assert resolution["rerankApplied"] is False
     assert resolution["fallbackReason"]
