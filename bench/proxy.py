@@ -1,9 +1,10 @@
 """What a proxy costs to pass through, side by side in one run.
 
 ``python -m bench --only proxy [--requests N]``. Processes: the fake OpenAI upstream
-(``python -m memoryd.testing``), three ``memoryd serve`` (keyword-only retrieval twice,
-the second with ``MEMORYD_INLINE_RETRIEVAL_MS=0``, and MiniLM, each with 1,000 memories
-for its key) and a LiteLLM proxy (no callbacks, no database) in its own venv under
+(``python -m memoryd.testing``), five ``memoryd serve`` (keyword-only retrieval twice,
+the second with ``MEMORYD_INLINE_RETRIEVAL_MS=0``; MiniLM with 1,000 memories for its
+key twice, the second embedding every question with the model; MiniLM with 10,000)
+and a LiteLLM proxy (no callbacks, no database) in its own venv under
 ``bench/.cache/litellm/venv``. Configurations:
 
 - direct: the fake upstream alone (the baseline);
@@ -11,10 +12,16 @@ for its key) and a LiteLLM proxy (no callbacks, no database) in its own venv und
 - keyword: memoryd, keyword retrieval, a different query each request;
 - keyword_thread: the same with the memory work always on a worker thread;
 - minilm_repeated / minilm_different: memoryd with MiniLM, the same user message every
-  request / a new one each time;
+  request / a new one each time (the fast query encoder embeds it);
+- minilm_model: a new question each time, embedded by the model (``MEMORY_QUERY_ENCODER
+  =model``: the query path before the encoder);
+- minilm10k_repeated / minilm10k_different: as the first two with 10,000 memories;
 - litellm: the LiteLLM proxy.
 
-Each of ``REPS`` rounds measures every configuration in turn, so drift hits them all:
+Each of ``REPS`` rounds measures every configuration in turn, so drift hits them all,
+and before each one every memoryd drains the extraction jobs and embeddings the chats
+before it queued (``idle``; a server still busy after two minutes is named in the
+results):
 ``n`` plain requests alternated one by one with the direct upstream (added p50/p99 =
 through minus direct), ``n`` streamed pairs the same way (TTFB: time to the first body
 byte), then ``CLIENTS`` keep-alive clients for ``SECONDS`` (a raw asyncio HTTP/1.1
@@ -370,8 +377,28 @@ def _round(
     return row, base, base_ttfb
 
 
-def measure(targets: list[Target], n: int, progress: Progress) -> None:
-    """``REPS`` rounds over every target, each round in the same order."""
+def idle(port: int, timeout: float = 120.0) -> bool:
+    """Wait until the memoryd on ``port`` has no extraction job or embedding queued
+    (the chats of the configuration measured before it leave a backlog that would
+    share the cores with the next one); False when it was still busy at ``timeout``."""
+    deadline = time.monotonic() + timeout
+    headers = {"Authorization": f"Bearer {ADMIN}"}
+    url = f"http://127.0.0.1:{port}/api/engine/status"
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError, ValueError, KeyError):
+            status = httpx.get(url, headers=headers, timeout=30).json()
+            pending = status["extraction"]["pending"] + status["reindex"].get("pending", 0)
+            if pending == 0:
+                return True
+        time.sleep(0.25)
+    return False
+
+
+def measure(
+    targets: list[Target], n: int, progress: Progress, settle: Callable[[], None] | None = None
+) -> None:
+    """``REPS`` rounds over every target, each round in the same order; ``settle`` runs
+    before each target is measured (every memoryd's backlog drained)."""
     direct, proxies = targets[0], targets[1:]
     with httpx.Client(timeout=60, trust_env=False) as client:
         for t in targets:  # warm-up: model load, caches, connections
@@ -385,6 +412,8 @@ def measure(targets: list[Target], n: int, progress: Progress) -> None:
                 if t.note:
                     continue
                 progress(f"proxy: round {rep + 1}/{REPS}, {t.config}")
+                if settle is not None:
+                    settle()
                 try:
                     got, plain, streamed = _round(client, direct, t, n)
                     base, base_ttfb = base + plain, base_ttfb + streamed
@@ -517,10 +546,16 @@ def run(n: int, progress: Progress) -> list[dict[str, Any]]:
         for config in REPEATS:
             by[config].text = lambda _i: REPEATED
         by["litellm"].note = litellm["note"]
-        measure(targets, n, progress)
+        busy: list[str] = []
+
+        def settle() -> None:
+            busy.extend(name for name in SERVERS if not idle(ports[name]))
+
+        measure(targets, n, progress, settle)
     LAST_INFO = {
         "settings": {"requests": n, "rounds": REPS, "clients": CLIENTS, "seconds": SECONDS},
         "litellm": litellm,
         "generator": "raw asyncio HTTP/1.1 keep-alive clients (uvloop) in the bench process",
+        "still_busy_when_measured": sorted(set(busy)),
     }
     return [summarise(t.config, t.reps, t.note) for t in targets]
