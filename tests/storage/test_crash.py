@@ -125,20 +125,19 @@ def _check(
     tmp_path: Path, data: Path, env: dict[str, str], acked: dict[str, str], facts: set[str]
 ) -> None:
     # One more start: start-up repair, the reindex drain and the extraction jobs a kill
-    # left run, then a clean stop (which drains the extraction worker).
+    # left run (background threads yield to requests, so while the chats ran they may
+    # have left many), then a clean stop.
     final = ServerProcess(data, tmp_path / "final.log", env=env)
     url = final.wait_ready()
     status = httpx.get(
         f"{url}/api/memory/engine-status", headers={"Authorization": f"Bearer {ADMIN}"}
     ).json()
     assert status["keyword"]["available"] is True
-    for _ in range(600):  # wait for the reindex worker to drain what kills cut short
-        if (
-            httpx.get(
-                f"{url}/api/memory/engine-status", headers={"Authorization": f"Bearer {ADMIN}"}
-            ).json()["reindex"]["pending"]
-            == 0
-        ):
+    for _ in range(1200):  # wait for the reindex worker and the extraction jobs kills left
+        state = httpx.get(
+            f"{url}/api/memory/engine-status", headers={"Authorization": f"Bearer {ADMIN}"}
+        ).json()
+        if state["reindex"]["pending"] == 0 and state["extraction"]["pending"] == 0:
             break
         threading.Event().wait(0.1)
     assert final.stop() == 0
