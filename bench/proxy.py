@@ -383,11 +383,13 @@ def idle(port: int, timeout: float = 120.0) -> bool:
     share the cores with the next one); False when it was still busy at ``timeout``."""
     deadline = time.monotonic() + timeout
     headers = {"Authorization": f"Bearer {ADMIN}"}
-    url = f"http://127.0.0.1:{port}/api/engine/status"
+    url = f"http://127.0.0.1:{port}/api/memory/engine-status"
     while time.monotonic() < deadline:
         with contextlib.suppress(httpx.HTTPError, ValueError, KeyError):
             status = httpx.get(url, headers=headers, timeout=30).json()
-            pending = status["extraction"]["pending"] + status["reindex"].get("pending", 0)
+            pending = status["extraction"]["pending"]
+            if status["vectorStore"].get("available"):  # keyword-only never embeds
+                pending += status["reindex"].get("pending", 0)
             if pending == 0:
                 return True
         time.sleep(0.25)
