@@ -54,6 +54,8 @@ class QueryEncoder:
         return self._model_path.is_file() and self._tokenizer_path.is_file()
 
     def load(self) -> None:
+        if self._table is not None:  # every question passes here: no lock once loaded
+            return
         with self._lock:
             if self._table is not None:
                 return
