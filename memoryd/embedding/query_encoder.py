@@ -54,27 +54,29 @@ class QueryEncoder:
         return self._model_path.is_file() and self._tokenizer_path.is_file()
 
     def load(self) -> None:
-        if self._table is not None:  # every question passes here: no lock once loaded
-            return
-        with self._lock:
-            if self._table is not None:
-                return
-            from tokenizers import Tokenizer
+        if self._table is None:  # every question passes here: no lock once loaded
+            with self._lock:
+                self._load()
 
-            tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
-            tokenizer.no_padding()
-            tokenizer.enable_truncation(MAX_TOKENS)
-            with np.load(self._model_path) as data:
-                scale = data["scale"].astype(np.float32)
-                # float32 rows: a lookup then costs no conversion on the request path
-                table = data["table"].astype(np.float32) * scale[:, None]
-                proj = data["proj"].astype(np.float32)
-                bias = data["bias"].astype(np.float32)
-                if "w1" in data.files:  # the residual layer, when the trainer fitted one
-                    w1, c1, w2 = (data[k].astype(np.float32) for k in ("w1", "c1", "w2"))
-                    self._hidden = (w1, c1, w2)
-            self._tokenizer, self._proj, self._bias = tokenizer, proj, bias
-            self._table = table
+    def _load(self) -> None:
+        if self._table is not None:
+            return
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(MAX_TOKENS)
+        with np.load(self._model_path) as data:
+            scale = data["scale"].astype(np.float32)
+            # float32 rows: a lookup then costs no conversion on the request path
+            table = data["table"].astype(np.float32) * scale[:, None]
+            proj = data["proj"].astype(np.float32)
+            bias = data["bias"].astype(np.float32)
+            if "w1" in data.files:  # the residual layer, when the trainer fitted one
+                w1, c1, w2 = (data[k].astype(np.float32) for k in ("w1", "c1", "w2"))
+                self._hidden = (w1, c1, w2)
+        self._tokenizer, self._proj, self._bias = tokenizer, proj, bias
+        self._table = table
 
     def encode(self, text: str) -> np.ndarray | None:
         """The unit vector of ``text``, or None when it has no word piece."""
