@@ -44,36 +44,27 @@ def test_fit_learns_a_planted_table_and_the_student_reads_it_back() -> None:
         targets,
         test,
     )
-    quiet = lambda _m: None  # noqa: E731
-    params = trainer.fit(
-        batches,
-        targets,
-        train,
-        start,
-        epochs=30,
-        lr=0.05,
-        contrast=0.1,
-        temperature=0.05,
-        seed=0,
-        say=quiet,
-        hidden=16,
-    )
+
+    def fitted() -> dict[str, np.ndarray]:
+        return trainer.fit(
+            batches,
+            targets,
+            train,
+            start,
+            epochs=30,
+            lr=0.05,
+            contrast=0.1,
+            temperature=0.05,
+            seed=0,
+            say=lambda _m: None,
+            hidden=16,
+        )
+
+    params = fitted()
     after = trainer.cosine(params, batches, targets, test)
     assert before < 0.3
     assert after > 0.9, after  # texts never trained on, from the same hidden table
-    again = trainer.fit(
-        batches,
-        targets,
-        train,
-        start,
-        epochs=30,
-        lr=0.05,
-        contrast=0.1,
-        temperature=0.05,
-        seed=0,
-        say=quiet,
-        hidden=16,
-    )
+    again = fitted()
     assert np.array_equal(again["table"], params["table"])  # seeded: the same weights
     stored = quantize(params)
     assert {"table", "scale", "proj", "bias", "w1", "c1", "w2"} == set(stored)
