@@ -95,6 +95,27 @@ def _clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, int(value)))
 
 
+#: A hit whose similarity to the fast encoder's vector is this close to the floor it
+#: must reach: the model embeds the question again and the search runs once more.
+BORDER = 0.05
+
+
+def _borderline(ranked: list[Hit], floor: float | None) -> bool:
+    """Whether a hit's keep-or-drop call could go the other way with the model's
+    vector: its similarity within ``BORDER`` of what it must reach (the floor, or half
+    of it with shared words). Hits something else already chose (an asked attribute's
+    read) do not count."""
+    if not floor:
+        return False
+    for hit in ranked:
+        if hit.vec_score is None or hit.reason:
+            continue
+        need = floor / 2 if hit.fts_score else floor
+        if abs(hit.vec_score - need) < BORDER:
+            return True
+    return False
+
+
 class Retriever:
     def __init__(
         self,
@@ -194,13 +215,57 @@ class Retriever:
         resolution = Resolution(strategy_used=req.strategy, query_truncated=req.query_cut)
         flt = self.scope_filter(req, settings)
         query_vector = None
-        qdrant_knn = None
+        dense = req.query
         names = resolution.subjects = self._named(req, flt)
         if req.strategy != "exact":
             # The people a query names stay in its keyword leg; the dense leg would
             # match the name instead of what is asked about them.
             dense = subjects.without(req.query, names) if names else req.query
             query_vector = self._prepare_vector(req, resolution, dense)
+        ranked, older, question, floor = self._search(
+            req, settings, flt, query_vector, names, resolution
+        )
+        if resolution.query_encoder == "fast" and _borderline(ranked, floor):
+            # The encoder's similarities are near the floor: the keep-or-drop calls are
+            # the model's to make (the encoder's vector would let unrelated ones in).
+            assert self.indexer is not None
+            active = self.indexer.ready()
+            if active is not None:
+                from memoryd.embedding import EmbeddingError
+
+                try:
+                    query_vector = self.indexer.embeddings.embed(active[1], [dense])[0]
+                except EmbeddingError:
+                    query_vector = None
+                if query_vector is not None:
+                    resolution.query_encoder = "model"
+                    ranked, older, question, floor = self._search(
+                        req, settings, flt, query_vector, names, resolution
+                    )
+        ranked, dropped = distinct(*relevant(ranked, floor, question.attributes, reasons))
+        dropped += older
+        searched = [h for h in ranked if h.tier != "asked"]  # what was asked passes anyway
+        if searched and not passes_min_score(searched, settings.min_score):
+            resolution.fallback_reason = (
+                f"best hit below minScore {settings.min_score}: nothing injected"
+            )
+            reason = f"best hit below minScore {settings.min_score}"
+            return [], resolution, dropped + [Dropped(h, reason) for h in ranked]
+        chosen = budget_walk(ranked, req.max_tokens, lambda h: h.tokens, limit=req.limit)
+        taken = {h.memory.id for h in chosen}
+        over = [Dropped(h, "over the token budget or the limit") for h in ranked]
+        return chosen, resolution, dropped + [d for d in over if d.hit.memory.id not in taken]
+
+    def _search(
+        self,
+        req: Request,
+        settings: MemorySettings,
+        flt: Filter,
+        query_vector: np.ndarray | None,
+        names: Sequence[str],
+        resolution: Resolution,
+    ) -> tuple[list[Hit], list[Dropped], asked.Asked, float | None]:
+        qdrant_knn = None
         recent = req.strategy == "exact"  # the newest memories: no question is asked
         question = asked.ask(self.questions, "" if recent else req.query, query_vector, resolution)
         qdrant_context: list[tuple[str, float]] = []
@@ -223,19 +288,7 @@ class Retriever:
             ranked = rerank.apply(ranked, req.query, self.providers(), settings, resolution)
         ranked, older = asked.lead(found, ranked)
         floor = asked.floor(settings.relevance_floor, question, found)
-        ranked, dropped = distinct(*relevant(ranked, floor, question.attributes, reasons))
-        dropped += older
-        searched = [h for h in ranked if h.tier != "asked"]  # what was asked passes anyway
-        if searched and not passes_min_score(searched, settings.min_score):
-            resolution.fallback_reason = (
-                f"best hit below minScore {settings.min_score}: nothing injected"
-            )
-            reason = f"best hit below minScore {settings.min_score}"
-            return [], resolution, dropped + [Dropped(h, reason) for h in ranked]
-        chosen = budget_walk(ranked, req.max_tokens, lambda h: h.tokens, limit=req.limit)
-        taken = {h.memory.id for h in chosen}
-        over = [Dropped(h, "over the token budget or the limit") for h in ranked]
-        return chosen, resolution, dropped + [d for d in over if d.hit.memory.id not in taken]
+        return ranked, older, question, floor
 
     # -- vector tier -------------------------------------------------------------------
 

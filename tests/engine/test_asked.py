@@ -19,6 +19,7 @@ from memoryd.core.extraction.attributes import ATTRIBUTES
 from memoryd.embedding.onnx_minilm import MiniLMEmbedder
 from memoryd.engine import MemoryEngine
 from memoryd.engine.asked import NONE, OVERVIEW, QuestionModel, shared_questions
+from memoryd.engine.retrieval import BORDER
 from memoryd.models import NewMemory
 from tests.conftest import STORES
 from tests.gateway_support import Gateway as BaseGateway
@@ -152,6 +153,35 @@ def test_a_question_about_the_user_is_read_from_the_models_own_vector(gateway: G
     assert other.to_dict()["resolution"]["queryEncoder"] == "fast"
     status = gateway.engine.status()["embedding"]
     assert status["queryEncoder"] == "fast"
+
+
+def test_a_similarity_near_the_floor_is_decided_on_the_models_vector(tmp_path: Path) -> None:
+    """The encoder's similarities are close to the model's, not equal: a memory whose
+    similarity to the encoder's vector lies within ``BORDER`` of the relevance floor
+    is kept or dropped on the model's vector instead; one far from it is not."""
+    data = tmp_path / "data"
+    env = {"MEMORYD_DATA_DIR": str(data)}
+    engine = build_engine(EngineConfig.from_env(env, data_dir=data), env)
+    memory, question = "User grows tomatoes on the balcony", "how do volcanoes form?"
+    try:
+        engine.create_many([NewMemory("k", memory)])
+        engine.drain(timeout=300)
+        embedder = MiniLMEmbedder()
+        fast = embedder.fast_query(question)
+        assert fast is not None
+        close = float(fast @ embedder.embed(memory))
+        model = float(embedder.embed(question) @ embedder.embed(memory))
+        # far first: once the model has embedded the question, its vector is cached
+        for floor, path in ((close + 3 * BORDER, "fast"), (close, "model")):
+            engine.settings.update({"relevanceFloor": round(floor, 4)})
+            preview = engine.preview("k", question)
+            assert preview.resolution.query_encoder == path, floor
+            if path == "model":  # the similarity the floor was weighed against
+                hits = [h.vec_score for h in preview.hits]
+                weighed = hits + [d["vecScore"] for d in preview.dropped]
+                assert weighed[0] == pytest.approx(model, abs=1e-3)
+    finally:
+        engine.close()
 
 
 def test_the_model_can_embed_every_question(tmp_path: Path) -> None:
