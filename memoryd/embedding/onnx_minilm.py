@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,12 @@ from memoryd.embedding.query_encoder import QueryEncoder
 SOURCE = "transformers"
 MAX_TOKENS = 256
 BATCH = 32
+#: What ``encode`` returns per text: its unit vector, each word piece's contextual
+#: vector, and each piece's character span.
+Encoded = tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]
+#: Word pieces of the texts ``encode`` keeps read (about 1.5 KB each): an extraction
+#: job's readers ask for the same message and sentences one after another.
+ENCODED_PIECES = 8192
 
 
 def _buckets(order: list[int], lengths: list[int]) -> list[list[int]]:
@@ -80,6 +87,10 @@ class MiniLMEmbedder:
         self._input_names: set[str] = set()
         self._output_name = "last_hidden_state"
         self._single = Coalescer(self._embed_many)
+        #: text -> what ``encode`` returned for it, newest last (``ENCODED_PIECES``)
+        self._encoded: OrderedDict[str, Encoded] = OrderedDict()
+        self._encoded_pieces = 0
+        self._encoded_lock = threading.Lock()
         self._query: QueryEncoder | None = None
 
     @property
@@ -191,21 +202,42 @@ class MiniLMEmbedder:
         pooled: np.ndarray = summed / np.maximum(weights.sum(axis=1), 1e-9)
         return pooled
 
-    def encode(
-        self, texts: Sequence[str]
-    ) -> list[tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]]:
+    def encode(self, texts: Sequence[str]) -> list[Encoded]:
         """Per text, in one run per batch: its sentence vector (as ``embed_batch``), the
         contextual vector of each word piece and the piece's character span in the text
         (special pieces dropped): a message and its clauses are read by the extraction
-        models in one call. Raises ``EmbeddingError`` like ``embed_batch``."""
+        models in one call. A text read by a recent call is not run again (the steering
+        reader reads a message's sentences, then the attribute classifier and the value
+        tagger the message and its clauses). Raises ``EmbeddingError`` like
+        ``embed_batch``."""
         if not texts:
             return []
+        wanted = [str(t) for t in texts]
+        with self._encoded_lock:
+            known = {t: self._encoded[t] for t in wanted if t in self._encoded}
+        missing = list(dict.fromkeys(t for t in wanted if t not in known))
+        if missing:
+            fresh = self._encode(missing)
+            known.update(zip(missing, fresh, strict=True))
+            self._remember(zip(missing, fresh, strict=True))
+        return [known[t] for t in wanted]
+
+    def _remember(self, items: Iterable[tuple[str, Encoded]]) -> None:
+        with self._encoded_lock:
+            for text, got in items:
+                if text in self._encoded:
+                    continue
+                self._encoded[text] = got
+                self._encoded_pieces += len(got[1])
+            while self._encoded_pieces > ENCODED_PIECES and self._encoded:
+                _text, old = self._encoded.popitem(last=False)
+                self._encoded_pieces -= len(old[1])
+
+    def _encode(self, texts: list[str]) -> list[Encoded]:
         self.load()
         try:
-            encodings = self._tokenizer.encode_batch([str(t) for t in texts])
-            out: list[tuple[np.ndarray, np.ndarray, list[tuple[int, int]]] | None] = [None] * len(
-                encodings
-            )
+            encodings = self._tokenizer.encode_batch(texts)
+            out: list[Encoded | None] = [None] * len(encodings)
             order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
             for chunk in _buckets(order, [len(e.ids) for e in encodings]):
                 width = max(len(encodings[i].ids) for i in chunk)
@@ -228,7 +260,10 @@ class MiniLMEmbedder:
                     vector = pooled / max(float(np.linalg.norm(pooled)), 1e-12)
                     keep = [k for k, special in enumerate(e.special_tokens_mask) if not special]
                     offsets = [(int(e.offsets[k][0]), int(e.offsets[k][1])) for k in keep]
-                    out[i] = (vector.astype(np.float32), hidden[row, keep], offsets)
+                    unit, states = vector.astype(np.float32), hidden[row, keep]
+                    unit.setflags(write=False)  # shared by the callers that ask again
+                    states.setflags(write=False)
+                    out[i] = (unit, states, offsets)
         except Exception as exc:
             raise self._inference_failed(exc) from None
         return [o for o in out if o is not None]

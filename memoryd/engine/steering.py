@@ -140,7 +140,7 @@ class SteeringReader(LazyHeads):
         split = [sentences(text) for text in texts]
         batch = [s for parts in split for s in parts]
         try:
-            vectors = np.asarray(self._embedder.embed_batch(batch), dtype=np.float32)
+            vectors = self._vectors(batch, texts)
         except Exception as exc:  # an embedder failure leaves the guard's patterns
             self.status = f"MiniLM failed ({exc}): the guard's patterns only for now"
             log.warning("steering reader: %s", self.status)
@@ -153,6 +153,21 @@ class SteeringReader(LazyHeads):
             probs = self.probabilities(mine) if parts else np.zeros((0, len(self.labels)))
             out.append(read_probabilities(self.labels, probs, parts))
         return out
+
+    def _vectors(self, batch: list[str], texts: Sequence[str]) -> np.ndarray:
+        """The sentences' vectors. With MiniLM's ``encode`` at hand, the whole texts
+        share the run: the attribute classifier and the value tagger read them next,
+        and find them already read."""
+        inner = getattr(self._embedder, "inner", self._embedder)
+        encode = getattr(inner, "encode", None)
+        if encode is None:
+            assert self._embedder is not None
+            return np.asarray(self._embedder.embed_batch(batch), dtype=np.float32)
+        if not batch:
+            return np.zeros((0, 384), dtype=np.float32)
+        extra = [t for t in dict.fromkeys(texts) if t not in set(batch)]
+        encoded = encode(batch + extra)[: len(batch)]
+        return np.stack([vector for vector, _states, _offsets in encoded]).astype(np.float32)
 
 
 #: what a standing preference may be filed as (anything else a rule read is a fact)

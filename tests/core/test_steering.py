@@ -13,6 +13,7 @@ import pytest
 
 from memoryd.core.extraction import extract
 from memoryd.core.extraction.guard import unsafe
+from memoryd.embedding.onnx_minilm import MiniLMEmbedder
 from memoryd.engine import MemoryEngine
 from memoryd.engine.steering import (
     MAX_SENTENCE,
@@ -57,6 +58,36 @@ def test_a_message_is_read_sentence_by_sentence_and_a_long_one_by_its_ends() -> 
     run_on = "word " * 500  # no stop at all: read in pieces, none longer than the cap
     assert all(len(p) <= MAX_SENTENCE for p in sentences(run_on))
     assert sentences("   ...  ") == []
+
+
+def test_the_whole_message_shares_the_sentences_run() -> None:
+    """The attribute classifier and the value tagger read the message next: the
+    steering reader's one MiniLM run reads it with its sentences, and reads the same
+    as through ``embed_batch``."""
+    embedder = MiniLMEmbedder()
+    reader = SteeringReader(embedder)
+    message = "Thanks! From now on, keep your answers short."
+    (steer,) = reader.read([message]) or []
+    assert message in embedder._encoded
+    assert all(part in embedder._encoded for part in sentences(message))
+    plain = SteeringReader(_BatchOnly(MiniLMEmbedder()))
+    (same,) = plain.read([message]) or []
+    assert same.kind == steer.kind
+    assert same.attack == pytest.approx(steer.attack, abs=1e-4)
+    assert [(s, k) for s, k, _p in same.preferences] == [(s, k) for s, k, _p in steer.preferences]
+    for (_s, _k, p), (_s2, _k2, q) in zip(same.preferences, steer.preferences, strict=True):
+        assert p == pytest.approx(q, abs=1e-4)
+
+
+class _BatchOnly:
+    """An embedder with ``embed_batch`` only (a remote one): the reader embeds the
+    sentences alone."""
+
+    def __init__(self, inner: MiniLMEmbedder) -> None:
+        self._inner = inner
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        return self._inner.embed_batch(texts)
 
 
 def test_the_message_reads_as_its_most_suspect_sentence() -> None:

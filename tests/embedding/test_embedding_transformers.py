@@ -16,6 +16,7 @@ from memoryd.embedding import (
     EmbeddingResolution,
     create,
     local_model_files,
+    onnx_minilm,
 )
 from memoryd.embedding.onnx_minilm import MiniLMEmbedder
 
@@ -131,3 +132,30 @@ def test_large_batches_do_not_leave_their_memory_behind() -> None:
         check=True,
     )
     assert float(out.stdout.strip()) < 300
+
+
+def test_a_text_encoded_again_is_not_run_again(minilm: MiniLMEmbedder) -> None:
+    """An extraction job's readers ask for the same message one after another: the
+    second ``encode`` of a text returns the first one's arrays (read-only, shared),
+    and the vectors equal ``embed_batch``'s."""
+    first = minilm.encode(["I moved to Leeds last spring", "my dog is called Biscuit"])
+    again = minilm.encode(["my dog is called Biscuit", "a text not read before"])
+    assert again[0][0] is first[1][0]
+    assert again[0][1] is first[1][1]
+    assert again[1][0] is not first[0][0]
+    assert not first[0][1].flags.writeable
+    assert not first[0][0].flags.writeable
+    direct = minilm.embed_batch(["I moved to Leeds last spring", "my dog is called Biscuit"])
+    assert np.allclose(direct, np.stack([first[0][0], first[1][0]]), atol=1e-5)
+
+
+def test_the_texts_kept_read_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = MiniLMEmbedder()
+    monkeypatch.setattr(onnx_minilm, "ENCODED_PIECES", 40)
+    texts = [f"sentence number {i} about the weather in town" for i in range(12)]
+    for text in texts:
+        embedder.encode([text])
+    kept = [t for t in texts if t in embedder._encoded]
+    assert 0 < len(kept) < len(texts)
+    assert kept == texts[-len(kept) :]  # the newest stay
+    assert embedder._encoded_pieces <= 40
