@@ -170,6 +170,31 @@ def test_fact_free_messages_still_store_nothing(engine: MemoryEngine, message: s
     assert _after(engine, message) == []
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "tell me about violin and gardening",
+        "Please tell me more about tennis and movies",
+        "teach me a bit about sourdough",
+        "fill me in on jazz history",
+    ],
+)
+def test_asking_to_be_told_about_a_topic_is_no_taste_of_theirs(
+    engine: MemoryEngine, message: str
+) -> None:
+    """The topic someone asks about is not their hobby ("User: tell them about violin
+    and gardening" was stored as one), and such a message queues no job."""
+    mine: list[str] = []
+    extract(message, weak=mine)
+    assert mine == []
+    assert not engine.extraction.needs_job([(message, "user")], rules_only=True)
+    assert _after(engine, message) == []
+
+
+def test_a_request_that_names_a_taste_still_keeps_it(engine: MemoryEngine) -> None:
+    assert _holding(_after(engine, "recommend me songs like Chappell Roan"), "Chappell Roan")
+
+
 def test_a_rules_misfiled_update_moves_to_the_attribute_its_value_is_of(
     engine: MemoryEngine,
 ) -> None:

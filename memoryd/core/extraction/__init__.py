@@ -355,6 +355,15 @@ _STATING = re.compile(
     re.IGNORECASE,
 )
 _YOU = re.compile(r"\b(?:you|u|ur|your|yuh|yu|ya|ye|yo|youse)\b", re.IGNORECASE)
+#: Asked to be told about a topic: the topic is what they want to learn about, not a
+#: hobby or a taste of theirs ("tell me about violin and gardening", "teach me a bit
+#: about sourdough"; "recommend me songs like Chappell Roan" is not this).
+_TELL_ABOUT = re.compile(
+    r"^(?:tell|teach|talk\s+to|explain\s+to|fill)\s+(?:me|us|mi|meh)\s+(?:in\s+)?"
+    r"(?:(?:a\s+)?(?:bit|little|lot|few\s+things|something|everything|all|more|some\s+\w+)\s+)?"
+    r"(?:more\s+)?(?:about|on|of)\b",
+    re.IGNORECASE,
+)
 _POLITE = re.compile(r"^(?:please|pls|plz|kindly|so|and|but|also)[\s,]+", re.IGNORECASE)
 
 
@@ -368,7 +377,8 @@ def _weak(text: str, alone: bool) -> bool:
         return False  # it speaks to the assistant ("Weh yuh tink nicer, Negril or ...")
     if alone and not _WRITER.search(text) and not _STATING.search(text):
         return False  # a message that is a search query ("cheap flights lisbon june")
-    return _OTHER_SUBJECT.match(_POLITE.sub("", text)) is None
+    asked = _POLITE.sub("", text)
+    return _OTHER_SUBJECT.match(asked) is None and _TELL_ABOUT.match(asked) is None
 
 
 def _extract(
