@@ -7,6 +7,7 @@ for logging and retries.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
@@ -110,11 +111,27 @@ _BREAKS = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
 _TAG = re.compile(r"<\s*/?\s*memories\s*>", re.IGNORECASE)
 
 
+#: Memories this short are normalized once per process (``normalize_memory``).
+NORMALIZED_MAX_CHARS = 1000
+
+
 def normalize_memory(text: str) -> str:
     """One memory as one line of plain data: breaks and control or format characters
     become spaces, runs of space collapse, and a ``<memories>`` or ``</memories>`` tag
     inside it, or a look-alike of one (``lookalike``), loses its angle brackets, so no
-    memory can close the block or open one."""
+    memory can close the block or open one. The same memories come back request after
+    request: a short one's line is kept (a pure function of the text)."""
+    if len(text) <= NORMALIZED_MAX_CHARS:
+        return _normalized(text)
+    return _normalize(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _normalized(text: str) -> str:
+    return _normalize(text)
+
+
+def _normalize(text: str) -> str:
     # ``isprintable`` is False for every Other and Separator character but the space, so
     # a printable text has none of ``_BREAKS``: the per-character pass (a fifth of a
     # keyword-memory request at the gateway) runs only for the rest.

@@ -643,3 +643,23 @@ def test_the_printable_fast_path_flattens_exactly_like_the_per_character_pass() 
     for _ in range(5000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         assert normalize_memory(text) == reference(text), repr(text)
+
+
+def test_a_short_memorys_line_is_normalized_once_and_a_long_one_never_kept() -> None:
+    """The same memories return request after request: a short one's line is kept (it
+    depends on the text alone); a long one is normalized each time, so the kept lines
+    stay small."""
+    from memoryd.core import injection
+    from memoryd.core.injection import normalize_memory
+
+    short = "User keeps a <memories> tag\u200b in a note (cache test)"
+    before = injection._normalized.cache_info()
+    first = normalize_memory(short)
+    again = normalize_memory(short)
+    after = injection._normalized.cache_info()
+    assert first == again
+    assert "<memories>" not in first
+    assert after.hits == before.hits + 1
+    long = "x " * injection.NORMALIZED_MAX_CHARS
+    assert normalize_memory(long) == ("x " * injection.NORMALIZED_MAX_CHARS).strip()
+    assert injection._normalized.cache_info().currsize == after.currsize
