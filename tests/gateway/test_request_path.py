@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import openai
 import pytest
 
 from memoryd.engine import MemoryEngine
@@ -31,6 +32,21 @@ def test_a_question_without_facts_queues_no_extraction_job(gateway: Gateway) -> 
     assert scheduled(gateway.engine) == before + 1
     contents = [m.content for m in gateway.engine.list_memories(owner=gateway.owner).data]
     assert contents == ["User's dog is called Rex"]
+
+
+def test_a_streamed_turn_is_checked_the_same(gateway: Gateway) -> None:
+    """The pre-check runs while the upstream answers; a streamed answer waits for it at
+    its end, as a plain one does before its body."""
+    before = scheduled(gateway.engine)
+    with openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=gateway.key, max_retries=0) as c:
+        for text in ("Any name ideas for a cat cafe?", "My cat is called Mochi. Name ideas?"):
+            stream = c.chat.completions.create(
+                model="chat-model", messages=[{"role": "user", "content": text}], stream=True
+            )
+            assert "".join(ch.choices[0].delta.content or "" for ch in stream if ch.choices)
+    assert scheduled(gateway.engine) == before + 1
+    contents = [m.content for m in gateway.engine.list_memories(owner=gateway.owner).data]
+    assert contents == ["User's cat is called Mochi"]
 
 
 def test_with_the_assistant_extracted_every_turn_is_queued(gateway: Gateway) -> None:
