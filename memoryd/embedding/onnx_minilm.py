@@ -222,6 +222,12 @@ class MiniLMEmbedder:
             self._remember(zip(missing, fresh, strict=True))
         return [known[t] for t in wanted]
 
+    def forget_texts(self) -> None:
+        """Drop the texts ``encode`` kept (an erasure: they are people's messages)."""
+        with self._encoded_lock:
+            self._encoded.clear()
+            self._encoded_pieces = 0
+
     def _remember(self, items: Iterable[tuple[str, Encoded]]) -> None:
         with self._encoded_lock:
             for text, got in items:

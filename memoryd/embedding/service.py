@@ -70,6 +70,18 @@ class EmbeddingService:
         self.calls = 0
         self.total_ms = 0.0
 
+    def forget_texts(self) -> None:
+        """Drop what was kept of recent texts: the cached vectors (keyed by a hash of
+        the text) and what the embedder itself kept (``MiniLMEmbedder.encode``'s texts).
+        An erasure calls it; the next questions are embedded again."""
+        self.cache.clear(reset_stats=False)
+        with self._lock:
+            embedder = self._embedder
+        inner = getattr(embedder, "inner", embedder)
+        forget = getattr(inner, "forget_texts", None)
+        if forget is not None:
+            forget()
+
     def resolution(self) -> EmbeddingResolution:
         return self.resolver(self.settings.get(), self.context())
 

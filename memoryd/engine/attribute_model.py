@@ -207,6 +207,14 @@ def own_minilm() -> Any:
         return _own
 
 
+def forget_texts() -> None:
+    """Drop the texts the classifier's own session kept (an erasure)."""
+    with _shared_lock:
+        own = _own
+    if own is not None:
+        own.forget_texts()
+
+
 def engine_minilm(embeddings: Any) -> Callable[[], Any | None]:
     """A source of the engine's embedder when it is the packaged MiniLM (the space the
     weights were trained in), else of None."""

@@ -94,6 +94,7 @@ def _after(engine: ErasureHost, removed: list[Deleted], erasure: Erasure) -> Non
     if removed:
         engine.notify_deleted(removed)  # the read cache, resident vectors, Qdrant outbox
     engine.retriever.forget_subjects()  # names seen in the erased memories
+    engine.retriever.forget_texts()  # recent messages and questions the embedders kept
     engine.store.write(lambda tx: tx.optimize_keyword_index())
     engine.store.scrub()
     tier = engine.qdrant

@@ -30,7 +30,7 @@ from memoryd.core.query import query_window
 from memoryd.core.relevance import Dropped, distinct, relevant
 from memoryd.core.scoring import budget_walk, passes_min_score, relevance_score, rrf_fuse
 from memoryd.core.temporal import DateRange, mentioned_dates, overlaps
-from memoryd.engine import asked, rerank
+from memoryd.engine import asked, attribute_model, rerank
 from memoryd.errors import ValidationError
 from memoryd.models import GLOBAL_OWNER, Hit, Memory, Resolution, Scope, Strategy, utcnow
 from memoryd.storage.base import Filter, Reader, Store
@@ -172,6 +172,13 @@ class Retriever:
     def forget_subjects(self) -> None:
         """Drop the known-subjects cache (an erasure took names with it)."""
         self._subjects.clear()
+
+    def forget_texts(self) -> None:
+        """Drop the recent texts the embedders kept, and their cached vectors (an
+        erasure: a question or a message may name the person erased)."""
+        if self.indexer is not None:
+            self.indexer.embeddings.forget_texts()
+        attribute_model.forget_texts()
 
     def scope_filter(self, req: Request, settings: MemorySettings) -> Filter:
         now = utcnow()

@@ -106,6 +106,26 @@ def test_erasing_one_end_user_leaves_no_byte_and_nobody_else_touched(
     }
 
 
+def test_an_erasure_drops_the_texts_the_embedders_kept(gateway: Gateway) -> None:
+    """Extraction's MiniLM keeps the messages it read (``encode``), and the embedding
+    cache the vectors of recent questions: an erasure drops both, so no message of the
+    person stays in the process either."""
+    engine = gateway.engine
+    said = "My cat is called Quillfeather."
+    told(gateway, "ann", [said])
+    _resolution, embedder = engine.embeddings.current()
+    minilm = embedder.inner
+    assert said in minilm._encoded
+    assert len(engine.embeddings.cache) > 0
+    response = gateway.api(
+        "DELETE", "/api/memory", params={"apiKeyId": gateway.owner, "userId": "ann"}
+    )
+    assert response.status_code == 200, response.text
+    assert said not in minilm._encoded
+    assert minilm._encoded_pieces == 0
+    assert len(engine.embeddings.cache) == 0
+
+
 def test_a_job_queued_before_the_erasure_stores_nothing_after_it(gateway: Gateway) -> None:
     engine, owner = gateway.engine, gateway.owner
     jobs = engine.extraction
