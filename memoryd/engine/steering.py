@@ -165,7 +165,8 @@ class SteeringReader(LazyHeads):
             return np.asarray(self._embedder.embed_batch(batch), dtype=np.float32)
         if not batch:
             return np.zeros((0, 384), dtype=np.float32)
-        extra = [t for t in dict.fromkeys(texts) if t not in set(batch)]
+        read = set(batch)
+        extra = [t for t in dict.fromkeys(texts) if t not in read]
         encoded = encode(batch + extra)[: len(batch)]
         return np.stack([vector for vector, _states, _offsets in encoded]).astype(np.float32)
 
