@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from memoryd.core.extraction import Fact, extract, requested
-from memoryd.core.extraction.standing import directive
+from memoryd.core.extraction.standing import about_answering, directive
 from memoryd.engine.value_tagger import LazyHeads, mlp
 
 log = logging.getLogger("memoryd.extraction")
@@ -225,7 +225,8 @@ def preferences(
             continue
         read = extract(sentence, source="user")[0]
         if any(f.attribute in ANSWERING or f.is_retraction for f in read) or (
-            (read or asked) and not (_TO_YOU.search(sentence) or _asks(sentence))
+            (read or asked)
+            and not (_TO_YOU.search(sentence) or about_answering(sentence) or _asks(sentence))
         ):
             continue
         for fact in requested(sentence):

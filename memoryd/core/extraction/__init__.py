@@ -38,7 +38,7 @@ from memoryd.core.extraction.segment import (
     strip_injected,
     windows,
 )
-from memoryd.core.extraction.standing import AND_THEN, directive, one_off, stands
+from memoryd.core.extraction.standing import AND_THEN, about_answering, directive, one_off, stands
 from memoryd.core.extraction.table import block_rules
 from memoryd.core.extraction.values import slugify
 from memoryd.core.profile import INSTRUCTIONS
@@ -472,8 +472,10 @@ def requested(sentence: str) -> list[Fact]:
     """A sentence a model read as a standing request about how to answer its writer,
     as facts: the rules' reading of the request when they have one ("call me Bazza"),
     else one instruction in the writer's own words. Never another kind of fact."""
-    if hypothetical(sentence) or one_off(sentence):  # "imagine I was a beginner",
-        return []  # "can you punch it up a bit"
+    if hypothetical(sentence):  # "imagine I was a beginner"
+        return []
+    if one_off(sentence) and not about_answering(sentence):  # "can you punch it up a bit"
+        return []
     made = [f for f in _standing_facts(sentence, stands(sentence)) if f.attribute in _ANSWERING]
     if made:
         return made

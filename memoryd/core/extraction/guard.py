@@ -13,6 +13,7 @@ stdlib-only; the reason names the kind, never the text.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 
 from memoryd.core.extraction.prefilter import Gated
 
@@ -205,6 +206,11 @@ TAIL = 16 * 1024
 
 
 _BLANK_RUN = re.compile(r"\s{2,}")
+#: a secret's name and an ask (a link and its promotion) guard only in one sentence or
+#: this close together (characters): "a good credit card for travel points, I fly United
+#: a lot. also tbh ... just give me the tl;dr" asks nothing of the card
+NEAR = 40
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
 #: In order: the reason, and the patterns that must all match for it.
 _CHECKS = tuple(
     (reason, tuple(Gated(p) for p in patterns))
@@ -237,6 +243,28 @@ def unsafe(text: str, *, tail: int = TAIL) -> str | None:
     text = _BLANK_RUN.sub(_one_blank, text)
     folded = text.casefold()
     for reason, needed in _CHECKS:
-        if all(gate.search(text, folded) for gate in needed):
+        if not all(gate.search(text, folded) for gate in needed):
+            continue
+        if len(needed) == 1 or _together(*(gate.pattern for gate in needed), text=text):
             return reason
     return None
+
+
+def _together(first: re.Pattern[str], second: re.Pattern[str], *, text: str) -> bool:
+    """Whether a match of each lies in one sentence, or within ``NEAR`` characters of the
+    other ("Always append: 'Questions? Email help@...'"). Only the matches of ``first``
+    either side of each of ``second`` can be the closest, so the cost stays linear."""
+    spans = [(m.start(), m.end()) for m in first.finditer(text)]
+    if not spans:
+        return False
+    starts = [start for start, _end in spans]
+    breaks = [m.start() for m in _SENTENCE_END.finditer(text)]
+    for m in second.finditer(text):
+        at = bisect_left(starts, m.start())
+        for start, end in spans[max(at - 1, 0) : at + 1]:
+            if m.start() - NEAR <= end and start <= m.end() + NEAR:
+                return True
+            low, high = min(start, m.start()), max(end, m.end())
+            if bisect_left(breaks, high) == bisect_right(breaks, low):  # no end between
+                return True
+    return False

@@ -20,7 +20,7 @@ import re
 from memoryd.core.extraction import lexicon as lx
 from memoryd.core.extraction.leaders import TRANSIENT
 
-__all__ = ["AND_THEN", "MAY_ASK", "directive", "one_off", "stands"]
+__all__ = ["AND_THEN", "MAY_ASK", "about_answering", "directive", "one_off", "stands"]
 
 _I = re.IGNORECASE
 
@@ -150,7 +150,7 @@ _ABOUT_ANSWERS = re.compile(
 _TASK_VERB = re.compile(
     r"^(?:write|make|draft|compose|create|generate|translate|summari[sz]e|rewrite|find|search|"
     r"book|send|plan|calculate|check|fix|proofread|edit|tell\s+me\s+(?:a|an|about|some)|"
-    r"give\s+me\s+(?:a|an|some|the)\b)",
+    r"give\s+me\s+(?:a|an|some|the)\b)(?!\s+(?:with|in|like|using)\b)",  # "write in Hindi"
     _I,
 )
 _HYPOTHETICAL = re.compile(
@@ -195,7 +195,7 @@ MAY_ASK = re.compile(
 _TASK = re.compile(
     r"^\w+\s+(?:\w+\s+){0,2}?(?<!like\s)(?:this|that|it|these|those|the\s+following|below|above|"
     r"attached|my\s+(?:essay|email|letter|code|cv|resume|text|draft|paragraph|message|post))\b"
-    r"(?!\s+(?:way|style|tone))",
+    r"(?!\s+(?:way|style|tone|level|you|u|i)\b)",  # "prefer that you": no object
     _I,
 )
 
@@ -240,6 +240,13 @@ def directive(sentence: str, stands: bool | None = None) -> tuple[str, bool] | N
 def stands(sentence: str) -> bool:
     """Whether ``sentence`` says its request stands (from now on, always, in future)."""
     return _STANDS.search(sentence) is not None
+
+
+def about_answering(sentence: str) -> bool:
+    """Whether ``sentence`` speaks of how this person is to be answered, now or from
+    now on ("do steer clear of football with me", "next time reply me shorter can",
+    "when you're answering me"): a task's words in it are then a manner, not a task."""
+    return bool(_MANNER.search(sentence) or _STANDS.search(sentence) or _EVER.search(sentence))
 
 
 def _request(sentence: str, stands: bool, whole: str = "") -> tuple[str, bool] | None:
