@@ -243,10 +243,19 @@ def stands(sentence: str) -> bool:
 
 
 def about_answering(sentence: str) -> bool:
-    """Whether ``sentence`` speaks of how this person is to be answered, now or from
-    now on ("do steer clear of football with me", "next time reply me shorter can",
-    "when you're answering me"): a task's words in it are then a manner, not a task."""
-    return bool(_MANNER.search(sentence) or _STANDS.search(sentence) or _EVER.search(sentence))
+    """Whether ``sentence`` speaks of how the assistant is to answer this person ("do
+    steer clear of football with me", "next time reply me shorter can", "when you're
+    answering me"): a task's words in it are then a manner, not a task."""
+    return _TO_ME.search(sentence) is not None
+
+
+_TO_ME = re.compile(
+    r"\b(?:(?:reply|respond|answer|talk|speak|chat)\w*\s+(?:back\s+)?(?:to\s+|with\s+)?me\b"
+    r"(?!\s+(?:through|this|that|these|those|a|an|the|about)\b)|write\w*\s+(?:back\s+)?to\s+me\b|"
+    r"(?:answers?|replies|responses)\s+to\s+me\b|(?<!bear\s)(?:with|w/|wi'?)\s+me\b|"
+    r"(?:call|address)\s+me\b|next\s+time\b)",
+    _I,
+)
 
 
 def _request(sentence: str, stands: bool, whole: str = "") -> tuple[str, bool] | None:
