@@ -228,9 +228,16 @@ def back(
     # one MiniLM call: the message for the tagger, the clauses for the classifier
     all_readings, reading = model.read(message, texts)
     values, fact_free = _values(message, reading)
-    if fact_free >= GATE_AT:  # a story, a task, a passing state: only a retraction stands
-        # and a request to the assistant, read by the rules written for those
-        return [f for f in facts if f.is_retraction or f.attribute in _GATE_EXEMPT]
+    if fact_free >= GATE_AT:  # a story, a task, a passing state: only a retraction stands,
+        # a request to the assistant, read by the rules written for those, and a relative's
+        # constraint a rule read, which advice must not ignore ("my roommate is vegetarian")
+        return [
+            f
+            for f in facts
+            if f.is_retraction
+            or f.attribute in _GATE_EXEMPT
+            or (f.attribute == "family_member" and f.clause and careful(f.clause, f.attribute))
+        ]
     out = list(facts)
     if values:
         for i, fact in enumerate(out):

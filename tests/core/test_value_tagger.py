@@ -241,3 +241,26 @@ def test_engine_status_says_whether_the_tagger_reads_the_message(
         model.tagger = shipped
     assert status["available"] is False
     assert "rules only" in status["reason"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "My roommate is Jewish and keeps kosher, she never eats pork",
+        "so my father-in-law is vegan and he's visiting all next week!!",
+    ],
+)
+def test_a_relatives_constraint_stands_though_the_tagger_reads_no_fact_of_mine(
+    engine: MemoryEngine, said: str
+) -> None:
+    # the tagger reads statements about other people as fact-free; a rule's reading of a
+    # relative's diet or condition is what advice on cooking for them must not ignore
+    assert _after(engine, said)
+
+
+def test_a_story_keeps_no_constraint_of_its_character(engine: MemoryEngine) -> None:
+    said = (
+        "ok so lets do a story where im a vet called Jo and im allergic to cats which is a "
+        "problem because the client has six of them"
+    )
+    assert not any("allergic" in c for c in _after(engine, said))

@@ -30,11 +30,22 @@ _MEDICATION = (
     r"methadone|antidepressants?|steroids?|prescri\w+|epi-?pen"
 )
 _ALLERGY = r"allerg|intoleran|anaphyla|epi-?pen|coeliac|celiac"
+_DIET = (
+    r"vegetarian|\bvegan|halal|kosher|pescatarian|gluten[- ]free|dairy[- ]free|lactose|"
+    r"(?:never|doesn'?t|does\s+not|don'?t|won'?t|can'?t|cannot)\s+(?:eat|touch|have)\s+"
+    r"(?:any\s+)?(?:meat|pork|beef|fish|dairy|eggs|gluten|nuts|shellfish)|low[- ]salt|"
+    r"salt\s+(?:right\s+)?down|no[- ]salt"
+)
 _KIN = (
     r"\b(?:sons?|daughters?|kids?|child(?:ren)?|bab(?:y|ies)|bub|toddlers?|twins|triplets|lad|"
     r"girls|boys|little\s+one|eldest|youngest|step\w+|mum|mom|dad|father|mother|grandma|"
     r"grandmother|grandad|grandpa|grandfather|nan|gran|brother|sister|wife|husband|partner|"
     r"fianc[eé]e?|bestie|in-laws?)\b"
+)
+#: who else eats at the person's table: their diet is a constraint on the person's cooking
+_HOUSEHOLD = (
+    r"\b(?:room-?mates?|flat-?mates?|house-?mates?|lodgers?|guests?|girlfriend|boyfriend|"
+    r"in-laws?|\w+-in-law)\b"
 )
 _AGE = r"\b(?:\d+|one|two|three|four|five|six|months?|years?|yrs|yo|old|turned|teen\w*)\b"
 
@@ -44,7 +55,9 @@ CUES: dict[str, re.Pattern[str]] = {
     "medication": re.compile(_MEDICATION, re.I),
     "health_condition": re.compile(_HEALTH, re.I),
     "family_member": re.compile(
-        rf"{_KIN}.*(?:{_AGE}|{_HEALTH}|{_ALLERGY})|(?:{_AGE}|{_HEALTH}).*{_KIN}", re.I
+        rf"{_KIN}.*(?:{_AGE}|{_HEALTH}|{_ALLERGY}|{_DIET})|(?:{_AGE}|{_HEALTH}|{_DIET}).*{_KIN}|"
+        rf"{_HOUSEHOLD}.*(?:{_DIET}|{_ALLERGY})",
+        re.I,
     ),
 }
 _HEDGE = re.compile(
