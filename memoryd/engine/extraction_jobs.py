@@ -44,7 +44,7 @@ from memoryd.engine.background import BackgroundWorker
 from memoryd.engine.extraction_clients import ExtractionClients
 from memoryd.engine.llm_extraction import Proposal, not_applied, propose
 from memoryd.engine.quotas import within
-from memoryd.engine.steering import ATTACK_AT, Steer, preferences, steered
+from memoryd.engine.steering import ATTACK_AT, Steer, preferences, standing, steered
 from memoryd.models import (
     Held,
     MemoryType,
@@ -495,6 +495,7 @@ class ExtractionJobs:
             backed = back(facts, leftovers, self.attributes, said, weak)
             if said and steers:
                 backed += preferences(steers.get(text), backed)
+                backed = standing(steers.get(text), backed)
             for fact in backed:
                 unique.setdefault(fact.key, settle(fact))  # the first occurrence wins
         return [

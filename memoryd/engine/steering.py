@@ -43,6 +43,9 @@ ATTACK = "attack:"
 #: a message is refused when one of its sentences is at least this likely an attack;
 #: set on the development splits (``bench/train_steering.py``)
 ATTACK_AT = 0.5
+#: what goes into every request has the higher bar: a message at least this likely an
+#: attack keeps its facts but no standing instruction (``standing``)
+INSTRUCTION_ATTACK_AT = 0.4
 #: a sentence no rule read is kept as a standing preference from this probability
 PREFERENCE_AT = 0.8
 #: what is read of a long message: its first and last sentences
@@ -234,6 +237,20 @@ def preferences(
                 keys.add(fact.key)
                 out.append(fact)
     return out
+
+
+def standing(steer: Steer | None, facts: list[Fact]) -> list[Fact]:
+    """``facts`` without their standing instructions when ``steer`` reads the message as
+    possibly an attack: an instruction enters every request of its owner, so it needs a
+    message that is clearly no attack (``INSTRUCTION_ATTACK_AT``), while a fact, which
+    comes back only when relevant, needs only one the guard let pass."""
+    if steer is None or steer.attack < INSTRUCTION_ATTACK_AT:
+        return facts
+    return [f for f in facts if f.attribute not in STEERING or f.is_retraction]
+
+
+#: what a standing instruction can steer (a name or a theme steers no answer's content)
+STEERING = ANSWERING - {"preferred_name", "name", "pronouns", "ui_theme"}
 
 
 def steered(model: Any | None, texts: Sequence[str]) -> dict[str, Steer]:
