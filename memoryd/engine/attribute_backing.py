@@ -125,12 +125,16 @@ def _moved(fact: Fact, attribute: str) -> Fact | None:
     return dataclasses.replace(fact, slot=slot, single=True, key=key, attribute=target.name)
 
 
-def _kept(clause: str, attribute: str, source: str, value: str = "") -> Fact | None:
+def _kept(
+    clause: str, attribute: str, source: str, value: str = "", constraint: bool = False
+) -> Fact | None:
     target = by_name(attribute)
     if target is None or len(clause.split()) > _MAX_LEFTOVER_WORDS:
         return None
     content = field_note(clause) or rewrite(clause).rstrip(" ,;:.")
-    if not content.startswith("User"):
+    # a constraint of the writer's need not open with them: "Two stents were put in
+    # User's heart after angioplasty in January"
+    if not content.startswith("User") and not (constraint and _USERS.search(content)):
         if not fragment(clause) and not value:
             return None
         content = f"User: {clause.strip(' ,;:.')}"  # "User: T1D since age 12"
@@ -142,6 +146,9 @@ def _kept(clause: str, attribute: str, source: str, value: str = "") -> Fact | N
     key = f"{slot}:{thing}" if single else slot
     kind = "episodic" if target.name == "plan" else "factual"
     return Fact(target.name, kind, key, content, source, slot, single, (), target.name, (), clause)
+
+
+_USERS = re.compile(r"\bUser(?:'s)?\b")
 
 
 def _keep_at(attribute: str) -> float:
@@ -265,6 +272,7 @@ def back(
     ):
         value = _named(clause, values)
         named = value.text if value is not None else ""
+        is_constraint = False
         # what the value is, by its own context; a clause the classifier reads as a
         # request to the assistant stays one (kept only by the rules written for those)
         if (
@@ -284,6 +292,7 @@ def back(
             constraint = careful(clause, None if attribute == NONE else attribute)
             if constraint:
                 attribute = constraint
+                is_constraint = True
             elif (
                 named
                 and named_p >= VALUED_AT
@@ -293,7 +302,7 @@ def back(
                 attribute = named_as  # the tagger read a value of the writer's in it
             else:
                 continue
-        kept = _kept(clause, attribute, "user", named)
+        kept = _kept(clause, attribute, "user", named, is_constraint)
         if kept is not None and kept.key not in keys and not (kept.single and attribute in held):
             keys.add(kept.key)
             out.append(kept)

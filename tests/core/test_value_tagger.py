@@ -264,3 +264,10 @@ def test_a_story_keeps_no_constraint_of_its_character(engine: MemoryEngine) -> N
         "problem because the client has six of them"
     )
     assert not any("allergic" in c for c in _after(engine, said))
+
+
+def test_a_constraint_of_mine_need_not_open_with_me(engine: MemoryEngine) -> None:
+    # no rule reads it and the classifier is unsure; its words say it is a constraint
+    # advice must not ignore, and "my" says whose
+    stored = _after(engine, "My knee was rebuilt last year after the ACL went")
+    assert stored == ["User's knee was rebuilt last year after the ACL went"]
