@@ -269,5 +269,5 @@ def test_a_story_keeps_no_constraint_of_its_character(engine: MemoryEngine) -> N
 def test_a_constraint_of_mine_need_not_open_with_me(engine: MemoryEngine) -> None:
     # no rule reads it and the classifier is unsure; its words say it is a constraint
     # advice must not ignore, and "my" says whose
-    stored = _after(engine, "My knee was rebuilt last year after the ACL went")
-    assert stored == ["User's knee was rebuilt last year after the ACL went"]
+    stored = _after(engine, "Two stents were put in my heart after angioplasty in January")
+    assert stored == ["Two stents were put in User's heart after angioplasty in January"]
