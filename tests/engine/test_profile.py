@@ -427,3 +427,21 @@ def test_metadata_of_the_wrong_type_is_never_a_500(wire: Wire) -> None:
         "POST", "/api/memory/retrieve-preview", json={"apiKeyId": wire.owner, "query": "jazz"}
     )
     assert preview.status_code == 200, preview.text
+
+
+@pytest.mark.parametrize(
+    ("said", "asked"),
+    [
+        ("I'm in my second year of nursing at Deakin", "How should I put together my CV?"),
+        ("im doing my masters in civil engineering at UNSW", "any tips for landing an internship?"),
+    ],
+)
+def test_a_work_question_brings_what_the_person_studies(
+    engine: MemoryEngine, said: str, asked: str
+) -> None:
+    engine.extract_now("k", said)
+    preview = engine.preview("k", asked)
+    assert preview.profile is not None
+    assert "work" in preview.profile.topics
+    carried = [h.memory.attribute for h in (*preview.profile.hits, *preview.hits)]
+    assert "school" in carried
