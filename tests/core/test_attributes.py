@@ -355,6 +355,29 @@ def test_units_are_one_value_per_dimension(engine: MemoryEngine) -> None:
     assert not _holding(current, "km")
 
 
+def test_a_system_of_units_replaces_every_dimension_it_decides_but_not_the_currency(
+    engine: MemoryEngine,
+) -> None:
+    current = _after(
+        engine,
+        "Imperial units for me please.",
+        "always give me prices in euros please",
+        "back home in Lyon now, please use metric again, kilograms and centimetres",
+    )
+    assert _holding(current, "metric")
+    assert not _holding(current, "Imperial")
+    assert _holding(current, "euros")
+
+
+@pytest.mark.parametrize(
+    "renamed", ["can u call me jay from now on", "could you call me Jay from now on please"]
+)
+def test_a_new_name_asked_for_replaces_the_old_one(engine: MemoryEngine, renamed: str) -> None:
+    current = _after(engine, "call me jess btw", renamed)
+    assert _holding(current, "called jay") or _holding(current, "called Jay")
+    assert not _holding(current, "jess")
+
+
 def test_two_facts_of_one_single_attribute_in_one_message_are_one_memory(
     engine: MemoryEngine,
 ) -> None:

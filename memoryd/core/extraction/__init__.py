@@ -18,7 +18,14 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from memoryd.core.extraction.attributes import ALIASES, attribute_of, by_name, refine
+from memoryd.core.extraction.attributes import (
+    ALIASES,
+    SYSTEM_DIMENSIONS,
+    UNIT_SYSTEM,
+    attribute_of,
+    by_name,
+    refine,
+)
 from memoryd.core.extraction.careful import careful, field_note, fragment
 from memoryd.core.extraction.context import about, follow_up
 from memoryd.core.extraction.grammar import pronouns
@@ -141,6 +148,8 @@ def _fact(draft: Draft, source: str, clause: str = "", still: bool = False) -> F
     if moved is not None:  # the words say which attribute, whichever rule matched
         slot, single = moved
     replaces = draft.replaces
+    if slot == "instruction:units" and UNIT_SYSTEM.search(draft.value):
+        replaces = (*replaces, *SYSTEM_DIMENSIONS)  # metric now: km and kg too, not the currency
     alias = by_name(ALIASES.get(slot, ""))
     if alias is not None:  # "laptop" is the computer: one machine, whatever it is called
         slot, single, replaces = alias.storage_slot, True, (*replaces, slot)

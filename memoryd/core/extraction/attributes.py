@@ -235,9 +235,19 @@ _DIMENSIONS = (
 )
 
 
+UNIT_SYSTEM = re.compile(r"\b(?:metric|imperial|si\s+units)\b", re.IGNORECASE)
+#: the dimensions a system of measurement decides (a currency or a date format it does not)
+SYSTEM_DIMENSIONS = tuple(
+    f"instruction:units:{name}" for name in ("temperature", "distance", "weight", "volume")
+)
+
+
 def units_slot(text: str) -> str:
     """Units are one value per dimension: Celsius and km are both current; miles
-    replaces km. "metric"/"imperial" name the whole system."""
+    replaces km. "metric"/"imperial" name the whole system, whatever units they list
+    ("metric again, kilogram and centimetre"), and retire every dimension's value."""
+    if UNIT_SYSTEM.search(text):
+        return "instruction:units"
     for name, pattern in _DIMENSIONS:
         if pattern.search(text):
             return f"instruction:units:{name}"

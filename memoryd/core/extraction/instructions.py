@@ -24,6 +24,53 @@ _VERB_FIRST = (
 )
 
 
+_CALL_ME = re.compile(
+    r"(?:call|address)\s+me\s+(?:as\s+)?(?P<name>(?:(?:dr|mr|mrs|ms|prof)\.?\s+)?[A-Za-z][\w'-]{1,20})"
+    r"(?:\s*$|\s*[,.!]|\s+(?:from|going|now|instead|please|pls|not|rather|only)\b)",
+    re.IGNORECASE,
+)
+_NOT_A_NAME = frozenset(  # "call me back", "call me crazy"; a title alone names nobody
+    {
+        "back",
+        "out",
+        "crazy",
+        "lazy",
+        "old",
+        "later",
+        "tomorrow",
+        "tonight",
+        "when",
+        "if",
+        "a",
+        "an",
+        "the",
+        "anytime",
+        "maybe",
+        "by",
+        "on",
+        "at",
+        "in",
+        "whenever",
+        "soon",
+        "again",
+        "sometime",
+        "sir",
+        "madam",
+        "mate",
+        "dude",
+        "bro",
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+        "prof",
+        "professor",
+        "doctor",
+    }
+)
+_ASKED = re.compile(r"(?:can|could|would|will)\s+(?:you|u|ya)\b", re.IGNORECASE)
+
+
 def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
     """A standing instruction to the assistant. The answer language is one at a time;
     ``attributes.refine`` files units, length, format, tone and theme the same way
@@ -34,6 +81,14 @@ def instruction(m: re.Match[str], clause: str) -> list[Draft] | None:
     )
     if len(value) < 3 or deictic(value):
         return None
+    if _ASKED.match(value):  # "can you call me jay from now on": the standing requests'
+        return None  # reading, which takes the ask off first ("call me jay": the name)
+    called = _CALL_ME.match(value)
+    if called and called["name"].lower() not in _NOT_A_NAME:  # typed in lower case too
+        name = called["name"]
+        return one(
+            "identity", "preferred_name", name, f"User likes to be called {name}", single=True
+        )
     slot = f"instruction:{slug(value)}"
     single = True
     lang = find(lx.LANGUAGES, value)
