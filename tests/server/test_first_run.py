@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,14 @@ def test_the_demo_the_banner_a_misspelt_variable_and_status(spawn: Any, tmp_path
         client.chat.completions.create(
             model="gpt-4o-mini", messages=[{"role": "user", "content": "My dog is called Rex."}]
         )
-        asked = cli(data, "memory", "list", "-k", "my-app")  # the extraction has run by now
+        # extraction runs in the background: on a busy machine it may finish after the
+        # first listing, so list until it shows (a few seconds at most when quiet)
+        deadline = time.monotonic() + 90
+        while True:
+            asked = cli(data, "memory", "list", "-k", "my-app")
+            if "User's dog is called Rex" in asked.stdout or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
         assert "User's dog is called Rex" in asked.stdout, asked.stdout + asked.stderr
         reply = client.chat.completions.create(
             model="gpt-4o-mini", messages=[{"role": "user", "content": "What is my dog called?"}]
