@@ -271,3 +271,23 @@ def test_a_constraint_of_mine_need_not_open_with_me(engine: MemoryEngine) -> Non
     # advice must not ignore, and "my" says whose
     stored = _after(engine, "Two stents were put in my heart after angioplasty in January")
     assert stored == ["Two stents were put in User's heart after angioplasty in January"]
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("the physio said I have tendonitis in my left knee", "tendonitis"),
+        ("My GP says my cholesterol is too high", "cholesterol"),
+        ("Doctor told me I'm pre-diabetic", "pre-diabetic"),
+    ],
+)
+def test_a_clinicians_word_about_me_is_my_condition(
+    engine: MemoryEngine, said: str, kept: str
+) -> None:
+    # someone else's words are not the person's facts, except how people tell their own
+    # conditions: what a doctor found in them
+    assert _holding(_after(engine, said), kept)
+
+
+def test_what_someone_else_says_of_themselves_stays_theirs(engine: MemoryEngine) -> None:
+    assert _after(engine, "My sister says she has a nut allergy") == []

@@ -125,6 +125,19 @@ _REPORTED = re.compile(
     + _SPEECH
     + _REPORTED_CONTENT
 )
+#: A clinician's word about the person is how people tell their own conditions ("Doctor
+#: told me I'm pre-diabetic", "the physio said I have tendonitis in my knee"): the words
+#: after it are read as the person's, when they are about the person.
+_TOLD_BY_CLINICIAN = re.compile(
+    r"^(?:(?:my|the|our|a|me)\s+)?(?:doctor|doc|dr|gp|physio\w*|dentist|consultant|specialist|"
+    r"nurse|cardiologist|surgeon|optician|optometrist|dietitian|dietician|nutritionist|midwife|"
+    r"p(?:a)?ediatrician|psychiatrist|allergist|dermatologist|neurologist|oncologist|"
+    r"rheumatologist|endocrinologist|obstetrician|gynae?cologist|hospital|clinic)s?\s+"
+    r"(?:has\s+|have\s+|just\s+|also\s+|finally\s+)?(?:said|says|say|told|tells|tell|"
+    r"confirmed|confirms|reckons|thinks|found|diagnosed)\s+(?:me\s+)?(?:that\s+)?"
+    r"(?P<c>(?:i\b|i'|my\b).+)$",
+    re.IGNORECASE,
+)
 _HYPOTHETICAL_SENTENCE = re.compile(
     r"^according\s+to\b|\b(?:imagine|imagining|suppose|supposing|pretend|pretending|hypothetically|"
     r"what if|let's say|lets say|say that|in a world|in an alternate|in another life|"
@@ -405,6 +418,9 @@ def clauses(text: str) -> list[Clause]:
             break  # what follows is the task's material, not the user's life
         if kind == "creative" or _HYPOTHETICAL_SENTENCE.search(sentence):
             continue
+        told = _TOLD_BY_CLINICIAN.match(sentence)
+        if told:  # "my GP says my cholesterol is high": the person's own condition
+            sentence = told["c"]
         reported = _REPORTED.search(sentence)
         if reported:
             sentence = sentence[: reported.start()]
