@@ -494,8 +494,8 @@ class ExtractionJobs:
             said = text if source == "user" else ""
             backed = back(facts, leftovers, self.attributes, said, weak)
             if said and steers:
-                backed += preferences(steers.get(text), backed)
-                backed = standing(steers.get(text), backed)
+                steer = steers.get(text)
+                backed = standing(steer, backed + preferences(steer, backed))
             for fact in backed:
                 unique.setdefault(fact.key, settle(fact))  # the first occurrence wins
         return [
