@@ -291,3 +291,57 @@ def test_a_clinicians_word_about_me_is_my_condition(
 
 def test_what_someone_else_says_of_themselves_stays_theirs(engine: MemoryEngine) -> None:
     assert _after(engine, "My sister says she has a nut allergy") == []
+
+
+def _attributes(engine: MemoryEngine, message: str, owner: str) -> dict[str, str]:
+    engine.extract_now(owner, message)
+    rows = engine.list_memories(owner=owner).data
+    return {m.content: str((m.metadata or {}).get("attribute")) for m in rows}
+
+
+@pytest.mark.parametrize(
+    ("said", "kept", "attribute"),
+    [
+        # a relative or an animal named bare, as people name their own
+        ("Nan's got dementia and can't be left on her own", "dementia", "family_member"),
+        ("the wife is coeliac so everything has to be gluten free", "coeliac", "family_member"),
+        ("Dad's diabetic now", "diabetic", "family_member"),
+        ("dog is 13 with bad hips", "hips", None),
+        # how many children and their ages, with no "I have"
+        ("3 kids, 2, 5 and 9", "3 kids", "family_member"),
+        # the household with an age, whatever the classifier read
+        ("We're fostering a girl of 12 at the moment", "girl of 12", "family_member"),
+        # a medicine as people are given it
+        ("GP put me on statins last month", "statins", "medication"),
+        # a rule that reads and then declines ("I got RA" is no possession) leaves it
+        ("Got RA, on methotrexate now", "methotrexate", None),
+        # a fear is a constraint, not a thing owned
+        ("I'm really scared of deep water", "deep water", "health_condition"),
+        # "in one day" is no daydream
+        ("I get migraines, sometimes three in one day", "migraines", "health_condition"),
+        # a dropped "I" before what they run
+        ("Run my own plumbing firm", "plumbing firm", None),
+    ],
+)
+def test_a_constraint_in_the_shapes_people_tell_it_is_kept(
+    engine: MemoryEngine, said: str, kept: str, attribute: str | None
+) -> None:
+    stored = _attributes(engine, said, owner=f"shape-{abs(hash(said))}")
+    held = {c: a for c, a in stored.items() if kept.lower() in c.lower()}
+    assert held, stored
+    if attribute is not None:
+        assert attribute in held.values(), held
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Dad walked in and laughed at the telly",  # a relative named bare, no constraint
+        "the kids love the beach",
+        "one day I'd love to own a farm",  # a daydream
+        "Run my script again please",  # a request, not a business
+        "Best toys for 2 year old kids?",  # a question
+    ],
+)
+def test_a_bare_name_or_a_shape_alone_keeps_nothing(engine: MemoryEngine, said: str) -> None:
+    assert _attributes(engine, said, owner=f"none-{abs(hash(said))}") == {}

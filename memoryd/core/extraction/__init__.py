@@ -26,7 +26,7 @@ from memoryd.core.extraction.attributes import (
     by_name,
     refine,
 )
-from memoryd.core.extraction.careful import careful, field_note, fragment
+from memoryd.core.extraction.careful import careful, field_note, fragment, owned
 from memoryd.core.extraction.context import about, follow_up
 from memoryd.core.extraction.grammar import pronouns
 from memoryd.core.extraction.guard import unsafe
@@ -419,14 +419,20 @@ def _extract(
         if late is not None and not _NOT_LATE.search(late[0]):  # the rules, from the speaker on
             text = text[late.end() :]
             drafts = _match(text)
+        own = None if drafts or source != "user" else owned(text)
+        if own is not None:  # "Mum is on home oxygen": the writer's mum
+            text = own
+            drafts = _match(text)
         topic = next(iter(drafts), None) or about(clause.text)
-        if not drafts and source == "user":
+        read = [_fact(draft, source, own or clause.text, clause.still) for draft in drafts]
+        # a rule that matched and then declined ("I got AF" is no possession) leaves the
+        # clause to the classifier, as if no rule had read it
+        if not any(read) and source == "user":
             if _candidate(text, clause.question):
                 leftovers.append(text)
             elif weak is not None and _weak(text, len(found) == 1):
                 weak.append(text)
-        for draft in drafts:
-            fact = _fact(draft, source, clause.text, clause.still)
+        for fact in read:
             if fact is not None and fact.key not in seen:
                 seen.add(fact.key)
                 facts.append(fact)

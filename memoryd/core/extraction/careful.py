@@ -1,8 +1,9 @@
 """Constraints advice must not ignore, by their words: an allergy, a health
 condition or injury, a medication, a child's age or a relative's condition. Capture
 keeps a statement of one even when the attribute classifier is unsure, and a terse
-fragment of one ("T1D since age 12.", "Kids 2 and 3.") that names no person at all: a
-missed allergy costs more than a stored aside. The cues are what keep questions and
+fragment of one ("T1D since age 12.", "Kids 2 and 3.") that names no person at all, and
+one of a relative named bare ("Mum's on home oxygen"): a missed allergy costs more than
+a stored aside. The cues are what keep questions and
 chatter out; a hedge ("I wonder if I'm allergic") is never a constraint. Pure.
 """
 
@@ -10,23 +11,29 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CUES", "careful", "fragment"]
+__all__ = ["CUES", "careful", "fragment", "owned"]
 
 _HEALTH = (
     r"diabet|asthma|epilep|injur|surgery|operation|syndrome|disorder|disease|\w{3,}itis\b|"
-    r"\w{3,}osis\b|\w{3,}pathy\b|phobi|claustro|terrified\s+of|fear\s+of|afraid\s+of|seasick|"
+    r"\w{3,}osis\b|\w{3,}pathy\b|phobi|claustro|(?:terrified|scared|frightened|afraid)\s+of|"
+    r"fear\s+of|seasick|"
     r"travel\s*sick|motion\s+sick|sickness|vertigo|wheelchair|pregnan|weeks\s+along|gave\s+birth|"
-    r"post-?partum|c-?section|caesarean|blood\s+thinners|\bdvt\b|clot|chronic|arthrit|cancer|"
+    r"post-?partum|c-?section|caesarean|blood\s+thinners?|a-?fib\b|atrial|premature|preemie|"
+    r"nicu\b|(?:born|came|arrived)\s+(?:at|@)\s+\d+\s*(?:weeks|wks)|\bdvt\b|clot|chronic|"
+    r"arthrit|cancer|"
     r"chemo|migraine|adhd|autis|deaf|blind|disab|fractur|torn|sprain|\bacl\b|menisc|hernia|"
     r"heart\s+(?:condition|attack|problem)|blood\s+pressure|cholesterol|\bibs\b|crohn|dislocat|"
     r"hypermobil|bad\s+(?:back|knee|hip|shoulder|ankle)|stroke|swallow|oxygen|transplant|ptsd|"
     r"anorexi|bulimi|eating\s+disorder|\bsober\b|in\s+recovery|\bpku\b|t[12]d\b|type\s+[12]\b|"
-    r"copd|emphysema|slip(?:ped)?\s+disc|sciatica|seizure|kidney|liver|pacemaker|stent|bypass|"
+    r"dementia|alzheim|parkinson|frail|copd|emphysema|slip(?:ped)?\s+disc|sciatica|seizure|"
+    r"kidney|liver|pacemaker|stent|bypass|"
     r"mobility|crutches|hearing\s+aid|implants?\b|\b(?:had|got)\s+(?:my|me|his|her)\s+\w+\s+"
     r"(?:out|removed|replaced)"
 )
 _MEDICATION = (
-    r"tablets|pills|medication|medicine|\bmeds\b|insulin|inhaler|thinners|injection|immuno\w*|"
+    r"tablets|pills|medication|medicine|\bmeds\b|insulin|inhaler|thinners?|injection|immuno\w*|"
+    r"\b(?:doctor|doc|dr|gp|consultant|specialist|cardiologist)\s+(?:has\s+)?(?:put|started)\s+"
+    r"(?:me|him|her|them)\s+on\b|"
     r"methadone|antidepressants?|steroids?|prescri\w+|epi-?pen"
 )
 _ALLERGY = r"allerg|intoleran|anaphyla|epi-?pen|coeliac|celiac"
@@ -38,6 +45,7 @@ _DIET = (
 )
 _KIN = (
     r"\b(?:sons?|daughters?|kids?|child(?:ren)?|bab(?:y|ies)|bub|toddlers?|twins|triplets|lad|"
+    r"foster\w*|"
     r"girls|boys|little\s+one|eldest|youngest|step\w+|mum|mom|dad|father|mother|grandma|"
     r"grandmother|grandad|grandpa|grandfather|nan|gran|brother|sister|wife|husband|partner|"
     r"fianc[eé]e?|bestie|in-laws?)\b"
@@ -89,7 +97,14 @@ def careful(clause: str, attribute: str | None = None) -> str | None:
     for name, cue in CUES.items():
         if name != "family_member" and cue.search(clause):
             return name
+    # the writer's household with an age or a condition, whatever the classifier read:
+    # "We've just taken on our first foster placement, a lad of 9"
+    if _WE.search(clause) and CUES["family_member"].search(clause):
+        return "family_member"
     return None
+
+
+_WE = re.compile(r"\b(?:my|our|we|we've|we're|i|i've|i'm|im)\b", re.I)
 
 
 def fragment(clause: str) -> bool:
@@ -101,6 +116,34 @@ def fragment(clause: str) -> bool:
     return (1 < len(words) <= _FRAGMENT_WORDS and careful(clause) is not None) or (
         1 < len(words) <= 4 and CUES["family_member"].search(clause) is not None
     )
+
+
+#: A relative or an animal named with no "my", as people name their own: "Mum lives with
+#: us", "Dad's been told to cut his salt", "the wife is coeliac", "cat is 14 and diabetic".
+_BARE_KIN = re.compile(
+    r"^(?:the\s+)?(?:mum|mom|mam|mummy|mommy|dad|daddy|ma|pa|nan|nana|nanna|gran|granny|"
+    r"grandma|grandad|granddad|grandpa|amma|appa|hubby|wifey|missus|wife|husband|kids|son|"
+    r"daughter|eldest|youngest|bub|baby|cat|dog|pup|puppy|kitten)(?:'s)?\s+(?!and\b|or\b|&)",
+    re.I,
+)
+#: "2 kids, 18 months and 4", "Three boys under 10": how many, with no "I have"
+_COUNTED_KIN = re.compile(
+    r"^(?:\d+|two|three|four|five|six)\s+(?:kids|children|boys|girls|sons|daughters)\b", re.I
+)
+
+
+def owned(clause: str) -> str | None:
+    """``clause`` in the writer's own words when it names their relative or animal bare
+    and states a constraint of theirs ("Mum is on home oxygen" is "my Mum is on home
+    oxygen"), else None: only a constraint, so a story's "Dad walked in" stays out."""
+    if _NOT_MINE.search(clause) or _HEDGE.search(clause):
+        return None
+    if _COUNTED_KIN.match(clause):
+        return f"I have {clause}" if CUES["family_member"].search(clause) else None
+    m = _BARE_KIN.match(clause)
+    if m is None or not any(cue.search(clause) for cue in CUES.values()):
+        return None
+    return "my " + clause[len("the ") :] if clause[:4].lower() == "the " else "my " + clause
 
 
 #: A field of a list about the person: "Condition: coeliac disease", "Meds: metformin".

@@ -98,7 +98,18 @@ def strip_leader(part: str) -> str:
         return be + stripped[0].lower() + stripped[1:]
     if _DROPPED_AM.match(stripped):
         return "I am " + stripped[0].lower() + stripped[1:]
+    if _DROPPED_OWN.match(stripped):
+        return "I " + stripped[0].lower() + stripped[1:]
     return stripped
+
+
+#: "Run my own tiling business", "own a small cafe": a dropped "I" before what they run
+#: ("Run my script" is a request: only a business is owned)
+_DROPPED_OWN = re.compile(
+    r"^(?:run|own|co-own|manage)\s+(?:my\s+own|a|an|our|a\s+small)\s+(?:[\w&'-]+\s+){0,3}?"
+    r"(?:business|company|firm|shop|cafe|café|salon|practice|agency|consultancy|ltd|limited)\b",
+    re.IGNORECASE,
+)
 
 
 #: "dont drink coffee anymore", "never liked olives": the same dropped "I"

@@ -163,7 +163,9 @@ _HYPOTHETICAL = re.compile(
     r"^(?:if|unless|whether|even\s+if|only\s+if|in\s+case)\b"
     r"|^(?:\S+\s+){0,3}(?:would|could|might|should|ought|may|maybe|perhaps|probably|"
     r"possibly)\b"
-    r"|\b(?:wish|wished|someday|some\s+day|one\s+day|hypothetically|were\s+I)\b",
+    r"|\b(?:wish|wished|someday|some\s+day|hypothetically|were\s+I)\b"
+    # "one day I'll ..." dreams; "three in one day" counts
+    r"|(?<!\bin\s)(?<!\bper\s)(?<!\ba\s)(?<!\beach\s)(?<!\bevery\s)\bone\s+day\b",
     re.IGNORECASE,
 )
 _WH = re.compile(r"^(?:when|where)\b", re.IGNORECASE)
