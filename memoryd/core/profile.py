@@ -100,7 +100,16 @@ TOPICS: tuple[Topic, ...] = (
             r"fancy",
             r"thinking\s+(?:of|about)",
         ),
-        ("family_member", "partner", "relationship_status", "pet", "living_situation"),
+        # and on what the person may do: their age, a visa, a record, a protective order
+        (
+            "family_member",
+            "partner",
+            "relationship_status",
+            "pet",
+            "living_situation",
+            "age",
+            "legal_status",
+        ),
     ),
     # a question about someone else of the household: "how do I talk to her about it?"
     Topic(
@@ -129,7 +138,7 @@ TOPICS: tuple[Topic, ...] = (
             r"grandchildren",
             r"twins",
         ),
-        ("family_member", "partner", "relationship_status"),
+        ("family_member", "partner", "relationship_status", "legal_status"),
     ),
     Topic(
         "travel",
@@ -160,7 +169,7 @@ TOPICS: tuple[Topic, ...] = (
             r"staycation",
             r"honeymoon",
         ),
-        ("home", "vehicle"),
+        ("home", "vehicle", "age", "legal_status"),
     ),
     Topic(
         "work",
@@ -223,11 +232,30 @@ TOPICS: tuple[Topic, ...] = (
             r"employees?",
             r"apprentices?",
             r"recruit\w*",
-            r"(?:paid|annual|sick|parental|maternity)\s+leave",
+            r"(?:paid|annual|sick|parental|maternity|paternity)\s+leave",
             r"time\s+off",
+            r"paid",
+            r"got\s+(?:an?\s+)?offer",
+            r"offered",
+            r"volunteer\w*",
         ),
-        # the school too: what someone studies bears on a CV or a career question
-        ("employer", "work", "employment_status", "education", "field_of_study", "school"),
+        # the school too: what someone studies bears on a CV or a career question; a visa
+        # on whether they may take the work at all
+        (
+            "employer",
+            "work",
+            "employment_status",
+            "education",
+            "field_of_study",
+            "school",
+            "legal_status",
+        ),
+    ),
+    # sleep answers to the hours someone works
+    Topic(
+        "sleep",
+        _cue(r"sleep\w*", "insomnia", r"jet\s*lag\w*", r"body\s+clock", "naps?"),
+        ("employer", "employment_status", "work", "routine"),
     ),
 )
 

@@ -21,6 +21,7 @@ from memoryd.core.extraction import (
     fact_metadata,
     slugify,
 )
+from memoryd.core.extraction.grammar import rewrite
 
 CURLY = "\u2019"
 
@@ -501,3 +502,22 @@ def test_the_rule_union_matches_exactly_where_some_rule_does() -> None:
                     matched += some
     assert checked > 500
     assert 0 < matched < checked  # both outcomes exercised
+
+
+@pytest.mark.parametrize(
+    ("said", "content"),
+    [
+        ("im on a zero hours contract at a warehouse", "User is on a zero hours contract"),
+        ("I'm FIFO, two weeks on one off", "User is FIFO, two weeks on one off"),  # no name
+    ],
+)
+def test_how_and_where_someone_works_in_their_words(said: str, content: str) -> None:
+    facts = extract_facts(said)
+    assert [f.content for f in facts if f.content.startswith(content)], facts
+    assert all(f.attribute != "name" for f in facts)
+
+
+def test_a_mine_after_an_article_is_the_noun() -> None:
+    assert rewrite("I work at a gold mine") == "User works at a gold mine"
+    assert rewrite("I drive trucks at the mine") == "User drives trucks at the mine"
+    assert rewrite("I said the blue one is mine") == "User said the blue one is theirs"

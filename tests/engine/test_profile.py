@@ -445,3 +445,55 @@ def test_a_work_question_brings_what_the_person_studies(
     assert "work" in preview.profile.topics
     carried = [h.memory.attribute for h in (*preview.profile.hits, *preview.hits)]
     assert "school" in carried
+
+
+@pytest.mark.parametrize(
+    ("said", "asked", "attribute"),
+    [
+        # what a border asks: a visa, a record, a passport about to run out
+        (
+            "I'm here on a student visa till 2027",
+            "fancy a long weekend in Prague, tips?",
+            "legal_status",
+        ),
+        (
+            "been on probation since last spring",
+            "any ideas for a holiday abroad in July?",
+            "legal_status",
+        ),
+        # whether they may take the work at all
+        (
+            "I'm on a spouse visa, no right to work yet",
+            "Should I take the job offer?",
+            "legal_status",
+        ),
+        # how old they are bears on renting a car or a hostel
+        (
+            "I'm 19 and just finished first year",
+            "road trip across Oz, how should we plan it?",
+            "age",
+        ),
+        # sleep answers to the hours someone works
+        (
+            "I'm FIFO, two weeks on one off",
+            "how do I fix my sleep on the off weeks?",
+            "employment_status",
+        ),
+    ],
+)
+def test_advice_brings_what_the_person_may_do_and_when_they_work(
+    engine: MemoryEngine, said: str, asked: str, attribute: str
+) -> None:
+    engine.extract_now("k", said)
+    preview = engine.preview("k", asked)
+    assert preview.profile is not None
+    carried = [h.memory.attribute for h in (*preview.profile.hits, *preview.hits)]
+    assert attribute in carried, (carried, preview.profile.topics)
+
+
+def test_a_visa_card_and_a_visa_interview_are_no_legal_status(engine: MemoryEngine) -> None:
+    engine.extract_now("v", "I always pay with my Visa card for the points")
+    engine.extract_now("v", "My visa interview is on the 5th of May")
+    rows = engine.list_memories(owner="v").data
+    assert "legal_status" not in [m.attribute for m in rows]
+    assert any(m.attribute == "plan" and "interview" in m.content for m in rows)

@@ -130,6 +130,8 @@ def _constraint(slot: str, clause: str, value: str) -> tuple[str, bool] | None:
     if found is not None and found.name not in _LOOSE:
         return None
     kind = careful(clause) if clause else None
+    if kind == "legal_status" and found is not None and found.name == "plan":
+        return None  # a visa interview or a citizenship exam is a date that moves
     target = by_name(kind) if kind else None
     if target is not None and target.prefixes:
         return f"{target.prefixes[0]}:{value}", False

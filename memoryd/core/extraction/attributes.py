@@ -113,6 +113,13 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     _a("medication", False, "medicines and doses", "", "health:medication"),
     _a("health_condition", False, "illnesses, injuries, pregnancy", "", "health"),
     _a("habit", False, "smoking, drinking, and quitting them", "", "habit"),
+    _a(
+        "legal_status",
+        False,
+        "visas, permits, passport, a criminal record, parole, protection from someone",
+        "",
+        "legal",
+    ),
     _a("language_spoken", False, "languages they speak", "", "language"),
     _a("language_learning", False, "languages they are learning", "", "learning"),
     _a("tool", False, "languages, frameworks, apps they use", "", "tool", "primary"),

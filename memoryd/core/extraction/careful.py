@@ -1,5 +1,6 @@
 """Constraints advice must not ignore, by their words: an allergy, a health
-condition or injury, a medication, a child's age or a relative's condition. Capture
+condition or injury, a medication, a strict diet, a legal status (a visa, a record), a
+child's age or a relative's condition. Capture
 keeps a statement of one even when the attribute classifier is unsure, and a terse
 fragment of one ("T1D since age 12.", "Kids 2 and 3.") that names no person at all, and
 one of a relative named bare ("Mum's on home oxygen"): a missed allergy costs more than
@@ -25,7 +26,7 @@ _HEALTH = (
     r"heart\s+(?:condition|attack|problem)|blood\s+pressure|cholesterol|\bibs\b|crohn|dislocat|"
     r"hypermobil|bad\s+(?:back|knee|hip|shoulder|ankle)|stroke|swallow|oxygen|transplant|ptsd|"
     r"anorexi|bulimi|eating\s+disorder|\bsober\b|in\s+recovery|\bpku\b|t[12]d\b|type\s+[12]\b|"
-    r"dementia|alzheim|parkinson|frail|copd|emphysema|slip(?:ped)?\s+disc|sciatica|seizure|"
+    r"apn(?:o)?ea|cpap|dementia|alzheim|parkinson|frail|copd|emphysema|slip(?:ped)?\s+disc|sciatica|seizure|"
     r"kidney|liver|pacemaker|stent|bypass|"
     r"mobility|crutches|hearing\s+aid|implants?\b|\b(?:had|got)\s+(?:my|me|his|her)\s+\w+\s+"
     r"(?:out|removed|replaced)"
@@ -55,16 +56,29 @@ _HOUSEHOLD = (
     r"\b(?:room-?mates?|flat-?mates?|house-?mates?|lodgers?|guests?|girlfriend|boyfriend|"
     r"in-laws?|\w+-in-law)\b"
 )
+#: What a border, an employer or a school must be told: a visa or permit, a passport, a
+#: record, parole, a protective order ("fled abusive ex, new address is secret")
+_LEGAL = (
+    r"\bvisas?\b(?!\s+(?:card|debit|credit|gift|signature|platinum))|passport|green\s+card|"
+    r"blue\s+card|h-?1b|residence\s+permit|work\s+permit|right\s+to\s+work|permanent\s+resid|"
+    r"citizenship|asylum|refugee|undocumented|immigration|deport|convict|criminal\s+record|"
+    r"\bdbs\b|parole|probation|on\s+bail|restraining\s+order|protection\s+order|"
+    r"non-?molestation|abusive|domestic\s+(?:violence|abuse)|\bfled\b|witness\s+protection|"
+    r"address\s+is\s+(?:secret|confidential|hidden)"
+)
 _AGE = r"\b(?:\d+|one|two|three|four|five|six|months?|years?|yrs|yo|old|turned|teen\w*)\b"
 
 #: Each careful attribute and the words that say a statement is one.
 CUES: dict[str, re.Pattern[str]] = {
     "allergy": re.compile(_ALLERGY, re.I),
+    "food_avoidance": re.compile(_DIET, re.I),
     "medication": re.compile(_MEDICATION, re.I),
     "health_condition": re.compile(_HEALTH, re.I),
+    "legal_status": re.compile(_LEGAL, re.I),
     "family_member": re.compile(
         rf"{_KIN}.*(?:{_AGE}|{_HEALTH}|{_ALLERGY}|{_DIET})|(?:{_AGE}|{_HEALTH}|{_DIET}).*{_KIN}|"
-        rf"{_HOUSEHOLD}.*(?:{_DIET}|{_ALLERGY})",
+        rf"{_HOUSEHOLD}.*(?:{_DIET}|{_ALLERGY})|\bfoster(?:ing|ed|\s+(?:child|kid|placement|"
+        r"carers?|parents?|son|daughter|boy|girl))\b",
         re.I,
     ),
 }

@@ -86,6 +86,12 @@ _POSSESSIVE = {
     "we've": "they've",
     "ourselves": "themselves",
 }
+#: "mine" after an article or a mineral is the noun ("works at a gold mine")
+_A_MINE = re.compile(
+    r"\b(?:a|an|the|this|that|gold|coal|salt|tin|copper|iron|silver|diamond|lithium|"
+    r"uranium|zinc|nickel|open[- ]pit|open[- ]cast|opal|slate|underground)\s+$",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"\b(?:my|mine|me|myself|our|ours|us|ourselves|I|I'm|I've|I'll|I'd|we)\b")
 
 
@@ -98,6 +104,8 @@ def pronouns(text: str) -> str:
             return word  # "the U.S" stays
         if word == "US":
             return word
+        if word.lower() == "mine" and _A_MINE.search(text, 0, m.start()):
+            return word  # "a gold mine", "the mine": the noun
         return _POSSESSIVE[word.lower()]
 
     return _WORD.sub(swap, text)

@@ -123,6 +123,7 @@ _DROPPED_AM = re.compile(
     r"^(?:on\s+(?:a\s+|the\s+)?(?:keto|paleo|low[- ]carb|low[- ]fodmap|vegan|vegetarian|"
     r"carnivore|gluten[- ]free|dairy[- ]free|whole30|mediterranean|intermittent)\b|"
     r"(?:allergic|intolerant)\s+to\b|based\s+(?:in|out\s+of)\b|originally\s+from\b|"
+    r"on\s+(?:parole|probation|bail|a\s+\S+\s+visa|an?\s+visa)\b|"
     r"married\s+(?:to|with)\b|vegan\b|vegetarian\b|pescatarian\b|"
     r"(?:a\s+)?(?:big|huge|massive|die-hard|diehard|lifelong|long-time|longtime)\s+fan\s+of\b|"
     r"on\s+(?:a|an|my)\s+(?:macbook|mac|iphone|pixel|galaxy|android|thinkpad|surface|"

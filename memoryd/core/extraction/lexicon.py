@@ -398,7 +398,7 @@ NOT_NAMES = (
         "blind,diabetic,asthmatic,celiac,coeliac,lactose,gluten,fluent,native,bilingual,"
         "trilingual,human,alive,awake,asleep,sick,ill,better,worse,certain,positive,"
         "convinced,done,finished,struggling,dealing,recovering,training,saving,studying,"
-        "teaching,writing,reading,building,running,cooking,coding".split(",")
+        "teaching,writing,reading,building,running,cooking,coding,fifo,dido".split(",")
     )
     | NATIONALITIES
 )

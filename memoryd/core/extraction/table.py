@@ -225,6 +225,7 @@ rule("work", rf"^(?:my|our)\s+(?:team|department|group|squad)\s+(?:at|in)\s+{V}"
 rule("work", rf"^I\s+{ADV}(?:work|am\s+working|have\s+been\s+working|freelance|consult|contract|temp|am\s+freelancing|have\s+been\s+freelancing|have\s+been\s+contracting)\s+(?:as|like)\s+(?:an?\s+|the\s+)?{V}", r.simple("work", "occupation", single=True))
 rule("work", rf"^I\s+{ADV}work\s+(?:in|in\s+the)\s+{V}", r.simple("work", "industry", single=True))
 rule("work", rf"^I\s+{ADV}(?:work|am\s+working)\s+(?P<v>(?:from\s+home|remotely|remote|night\s+shifts?|nights|part[- ]time|full[- ]time|freelance|shifts|weekends|in\s+shifts|hybrid|on\s+call).*)", r.simple("work", "work_pattern", single=True))
+rule("work", rf"^I\s+(?:am|work)\s+{ADV}(?:on\s+)?(?:an?\s+)?(?P<v>(?:zero[- ]hours?|fixed[- ]term|casual|temporary|temp|rolling)\s+contract\b.*|(?:fifo|fly[- ]in[- ]fly[- ]out)\b.*)", r.simple("work", "work_pattern", single=True))
 rule("work", rf"^I\s+am\s+{ADV}(?:employed|working)\s+(?:at|by|for)\s+{V}", r.works)
 rule("work", rf"^I\s+(?:used\s+to\s+work|previously\s+worked|worked|once\s+worked)\s+(?:at|for)\s+{V}", r.simple("work", "past_employer:{}"))
 rule("work", rf"^I\s+{ADV}(?:got|was|have\s+been|am|been)\s+{ADV}(?:promoted|made)\s+(?:to\s+)?(?:an?\s+|the\s+)?{V}", r.simple("work", "occupation", single=True))
