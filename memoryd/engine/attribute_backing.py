@@ -238,13 +238,16 @@ def back(
     if fact_free >= GATE_AT:  # a story, a task, a passing state: only a retraction stands,
         # a request to the assistant, read by the rules written for those, and a relative's
         # constraint a rule read, which advice must not ignore ("my roommate is vegetarian")
-        return [
+        standing = [
             f
             for f in facts
             if f.is_retraction
             or f.attribute in _GATE_EXEMPT
             or (f.attribute == "family_member" and f.clause and careful(f.clause, f.attribute))
         ]
+        # and a terse note of a constraint, which the tagger, reading sentences, takes for
+        # nothing lasting ("Veteran. Service dog for PTSD.", "muslim, halal only")
+        return standing + _constraints(leftovers[:weak_from], {f.key for f in standing})
     out = list(facts)
     if values:
         for i, fact in enumerate(out):
@@ -304,6 +307,25 @@ def back(
                 continue
         kept = _kept(clause, attribute, "user", named, is_constraint)
         if kept is not None and kept.key not in keys and not (kept.single and attribute in held):
+            keys.add(kept.key)
+            out.append(kept)
+    return out
+
+
+#: someone else's news or words, a character, a log line: not the writer's note
+_HEARSAY = re.compile(
+    r"^(?:she|he|hes|he's|they|it|her|his)\b|\b(?:says?|said|saying|apparently|reckons?|told)\b|"
+    r"[=\[\]<>{}]",
+    re.IGNORECASE,
+)
+
+
+def _constraints(clauses: Sequence[str], keys: set[str]) -> list[Fact]:
+    out: list[Fact] = []
+    for clause in clauses:
+        attribute = careful(clause) if fragment(clause) and not _HEARSAY.search(clause) else None
+        kept = _kept(clause, attribute, "user", "", True) if attribute else None
+        if kept is not None and kept.key not in keys:
             keys.add(kept.key)
             out.append(kept)
     return out

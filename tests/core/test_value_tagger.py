@@ -345,3 +345,23 @@ def test_a_constraint_in_the_shapes_people_tell_it_is_kept(
 )
 def test_a_bare_name_or_a_shape_alone_keeps_nothing(engine: MemoryEngine, said: str) -> None:
     assert _attributes(engine, said, owner=f"none-{abs(hash(said))}") == {}
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("Veteran. Service dog for PTSD.", "PTSD"),
+        ("fled abusive ex, new address is secret", "abusive"),
+    ],
+)
+def test_a_terse_note_of_a_constraint_passes_the_fact_free_gate(
+    engine: MemoryEngine, said: str, kept: str
+) -> None:
+    # the tagger reads sentences and takes a note for nothing lasting; its own words say
+    # it is a constraint
+    assert _holding(_after(engine, said, owner=f"note-{kept}"), kept)
+
+
+def test_someone_elses_news_told_tersely_stays_theirs(engine: MemoryEngine) -> None:
+    said = "my flatmate says hes allergic to shellfish, can i still cook prawns if i clean the pan"
+    assert not _holding(_after(engine, said, owner="hearsay"), "shellfish")
