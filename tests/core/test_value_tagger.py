@@ -307,6 +307,13 @@ def _attributes(engine: MemoryEngine, message: str, owner: str) -> dict[str, str
         ("the wife is coeliac so everything has to be gluten free", "coeliac", "family_member"),
         ("Dad's diabetic now", "diabetic", "family_member"),
         ("dog is 13 with bad hips", "hips", None),
+        ("Mam has Parkinson's", "Parkinson", None),
+        ("the twins came at 30 weeks", "30 weeks", "family_member"),
+        # an "if" inside a statement is no hedge of it
+        ("my hip dislocates if I sit cross-legged", "dislocates", "health_condition"),
+        # a legal status: what a border or an employer asks about
+        ("I'm on an electronic tag till June, curfew 7pm", "tag", "legal_status"),
+        ("got a DUI back in 2019", "DUI", "legal_status"),
         # how many children and their ages, with no "I have"
         ("3 kids, 2, 5 and 9", "3 kids", "family_member"),
         # the household with an age, whatever the classifier read

@@ -26,7 +26,8 @@ _HEALTH = (
     r"heart\s+(?:condition|attack|problem)|blood\s+pressure|cholesterol|\bibs\b|crohn|dislocat|"
     r"hypermobil|bad\s+(?:back|knee|hip|shoulder|ankle)|stroke|swallow|oxygen|transplant|ptsd|"
     r"anorexi|bulimi|eating\s+disorder|\bsober\b|in\s+recovery|\bpku\b|t[12]d\b|type\s+[12]\b|"
-    r"apn(?:o)?ea|cpap|dementia|alzheim|parkinson|frail|copd|emphysema|slip(?:ped)?\s+disc|sciatica|seizure|"
+    r"apn(?:o)?ea|cpap|\bivf\b|egg\s+collection|embryo|miscarri|ehlers|\bh?eds\b|bppv|stoma\b|"
+    r"\w+ostomy|stammer|stutter|panic\s+attack|terrif(?:ies|ied)|corrected\s+age|dementia|alzheim|parkinson|frail|copd|emphysema|slip(?:ped)?\s+disc|sciatica|seizure|"
     r"kidney|liver|pacemaker|stent|bypass|"
     r"mobility|crutches|hearing\s+aid|implants?\b|\b(?:had|got)\s+(?:my|me|his|her)\s+\w+\s+"
     r"(?:out|removed|replaced)"
@@ -47,7 +48,8 @@ _DIET = (
 _KIN = (
     r"\b(?:sons?|daughters?|kids?|child(?:ren)?|bab(?:y|ies)|bub|toddlers?|twins|triplets|lad|"
     r"foster\w*|"
-    r"girls|boys|little\s+one|eldest|youngest|step\w+|mum|mom|dad|father|mother|grandma|"
+    r"girls|boys|little\s+one|wee\s+one|eldest|youngest|step\w+|mum|mom|mam|dad|father|mother|"
+    r"grandma|granny|nana|nanna|"
     r"grandmother|grandad|grandpa|grandfather|nan|gran|brother|sister|wife|husband|partner|"
     r"fianc[eé]e?|bestie|in-laws?)\b"
 )
@@ -63,6 +65,9 @@ _LEGAL = (
     r"blue\s+card|h-?1b|residence\s+permit|work\s+permit|right\s+to\s+work|permanent\s+resid|"
     r"citizenship|asylum|refugee|undocumented|immigration|deport|convict|criminal\s+record|"
     r"\bdbs\b|parole|probation|on\s+bail|restraining\s+order|protection\s+order|"
+    r"\bdui\b|\bdwi\b|drink[- ]driv|curfew|on\s+(?:a|an\s+electronic)\s+tag\b|court\s+order|"
+    r"custody|referral\s+order|youth\s+offend|prison|\bjail|served\s+time|inside\s+for\b|"
+    r"banned\s+from\s+driving|licen[cs]e\s+(?:suspended|revoked)|"
     r"non-?molestation|abusive|domestic\s+(?:violence|abuse)|\bfled\b|witness\s+protection|"
     r"address\s+is\s+(?:secret|confidential|hidden)"
 )
@@ -83,7 +88,8 @@ CUES: dict[str, re.Pattern[str]] = {
     ),
 }
 _HEDGE = re.compile(
-    r"\b(?:wonder\w*|whether|if|maybe|might|perhaps|possibly|suspect|not\s+sure|think\s+I|"
+    r"\b(?:wonder\w*|whether|maybe|might|perhaps|possibly|suspect|not\s+sure|think\s+I|"
+    r"(?:know|ask\w*|check|see|unsure)\s+if|"
     r"could\s+be|probably)\b",
     re.I,
 )
@@ -137,7 +143,8 @@ def fragment(clause: str) -> bool:
 _BARE_KIN = re.compile(
     r"^(?:the\s+)?(?:mum|mom|mam|mummy|mommy|dad|daddy|ma|pa|nan|nana|nanna|gran|granny|"
     r"grandma|grandad|granddad|grandpa|amma|appa|hubby|wifey|missus|wife|husband|kids|son|"
-    r"daughter|eldest|youngest|bub|baby|cat|dog|pup|puppy|kitten)(?:'s)?\s+(?!and\b|or\b|&)",
+    r"daughter|eldest|youngest|bub|baby|twins|triplets|girls|boys|wee\s+one|little\s+one|cat|"
+    r"dog|pup|puppy|kitten)(?:'s)?\s+(?!and\b|or\b|&)",
     re.I,
 )
 #: "2 kids, 18 months and 4", "Three boys under 10": how many, with no "I have"
