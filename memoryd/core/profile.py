@@ -251,12 +251,6 @@ TOPICS: tuple[Topic, ...] = (
             "legal_status",
         ),
     ),
-    # a question about the animals: what the vet said of them
-    Topic(
-        "pets",
-        _cue(r"dogs?", r"pup(?:py|pies|s)?", r"cats?", r"kittens?", r"vets?", r"pets?"),
-        ("pet",),
-    ),
     # sleep answers to the hours someone works
     Topic(
         "sleep",

@@ -473,8 +473,6 @@ def test_a_work_question_brings_what_the_person_studies(
             "road trip across Oz, how should we plan it?",
             "age",
         ),
-        # a question about the animals brings what the vet said of them
-        ("our dog Rolo has kidney disease", "can the pup have turkey leftovers?", "pet"),
         # sleep answers to the hours someone works
         (
             "I'm FIFO, two weeks on one off",
