@@ -46,8 +46,17 @@ INSTRUCTIONS = (
 #: expertise an answer assumes), and what they say they are ("a freelance designer",
 #: "Hindu", "a night owl": capture files roles it does not know as identity).
 IDENTITY = ("preferred_name", "name", "pronouns", "job_title", "identity")
-#: What no advice may ignore: allergies, diet, conditions and injuries, medication.
-CONSTRAINTS = ("allergy", "diet", "food_avoidance", "health_condition", "medication")
+#: What no advice may ignore: allergies, diet, conditions and injuries, medication, and
+#: what the law says the person may do (a visa, a tag and curfew, a court order): it
+#: bears on a trip, a job or a photo of the children, asked in words no topic knows.
+CONSTRAINTS = (
+    "allergy",
+    "diet",
+    "food_avoidance",
+    "health_condition",
+    "medication",
+    "legal_status",
+)
 #: Every always-on attribute, in the order the budget keeps them.
 PROFILE = INSTRUCTIONS + IDENTITY + CONSTRAINTS
 #: Attributes of other people in the person's life: always read, carried when the
@@ -100,16 +109,8 @@ TOPICS: tuple[Topic, ...] = (
             r"fancy",
             r"thinking\s+(?:of|about)",
         ),
-        # and on what the person may do: their age, a visa, a record, a protective order
-        (
-            "family_member",
-            "partner",
-            "relationship_status",
-            "pet",
-            "living_situation",
-            "age",
-            "legal_status",
-        ),
+        # and on what the person may do: their age
+        ("family_member", "partner", "relationship_status", "pet", "living_situation", "age"),
     ),
     # a question about someone else of the household: "how do I talk to her about it?"
     Topic(
@@ -138,7 +139,7 @@ TOPICS: tuple[Topic, ...] = (
             r"grandchildren",
             r"twins",
         ),
-        ("family_member", "partner", "relationship_status", "legal_status"),
+        ("family_member", "partner", "relationship_status"),
     ),
     Topic(
         "travel",
@@ -169,7 +170,7 @@ TOPICS: tuple[Topic, ...] = (
             r"staycation",
             r"honeymoon",
         ),
-        ("home", "vehicle", "age", "legal_status"),
+        ("home", "vehicle", "age"),
     ),
     Topic(
         "work",
@@ -239,17 +240,8 @@ TOPICS: tuple[Topic, ...] = (
             r"offered",
             r"volunteer\w*",
         ),
-        # the school too: what someone studies bears on a CV or a career question; a visa
-        # on whether they may take the work at all
-        (
-            "employer",
-            "work",
-            "employment_status",
-            "education",
-            "field_of_study",
-            "school",
-            "legal_status",
-        ),
+        # the school too: what someone studies bears on a CV or a career question
+        ("employer", "work", "employment_status", "education", "field_of_study", "school"),
     ),
     # sleep answers to the hours someone works
     Topic(
