@@ -109,8 +109,18 @@ TOPICS: tuple[Topic, ...] = (
             r"fancy",
             r"thinking\s+(?:of|about)",
         ),
-        # and on what the person may do: their age
-        ("family_member", "partner", "relationship_status", "pet", "living_situation", "age"),
+        # and on what the person may do: their age, whether they work (a job lost, a
+        # zero-hours contract: money and childcare advice), whether they drink or smoke
+        (
+            "family_member",
+            "partner",
+            "relationship_status",
+            "pet",
+            "living_situation",
+            "age",
+            "employment_status",
+            "habit",
+        ),
     ),
     # a question about someone else of the household: "how do I talk to her about it?"
     Topic(
