@@ -116,7 +116,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     _a(
         "legal_status",
         False,
-        "visas, permits, passport, a criminal record, parole, protection from someone",
+        "visas, permits, passport, a record, parole, court orders, a non-compete",
         "",
         "legal",
     ),

@@ -27,7 +27,10 @@ _HEALTH = (
     r"hypermobil|bad\s+(?:back|knee|hip|shoulder|ankle)|stroke|swallow|oxygen|transplant|ptsd|"
     r"anorexi|bulimi|eating\s+disorder|\bsober\b|in\s+recovery|\bpku\b|t[12]d\b|type\s+[12]\b|"
     r"apn(?:o)?ea|cpap|\bivf\b|egg\s+collection|embryo|miscarri|ehlers|\bh?eds\b|bppv|stoma\b|"
-    r"\w+ostomy|stammer|stutter|panic\s+attack|terrif(?:ies|ied)|corrected\s+age|dementia|alzheim|parkinson|frail|copd|emphysema|slip(?:ped)?\s+disc|sciatica|seizure|"
+    r"\w+ostomy|stammer|stutter|panic\s+attack|terrif(?:ies|ied)|corrected\s+age|concuss|"
+    r"dengue|malaria|platelet|\bi\s*'?a?m\s+\d+\s*(?:weeks|wks)(?=\s+(?:now|along|gone|"
+    r"today|pregnant)\b|\s*[,.!]|\s*$)|dementia|alzheim|parkinson|frail|copd|emphysema|"
+    r"slip(?:ped)?\s+disc|sciatica|seizure|"
     r"kidney|liver|pacemaker|stent|bypass|"
     r"mobility|crutches|hearing\s+aid|implants?\b|\b(?:had|got)\s+(?:my|me|his|her)\s+\w+\s+"
     r"(?:out|removed|replaced)"
@@ -67,7 +70,8 @@ _LEGAL = (
     r"\bdbs\b|parole|probation|on\s+bail|restraining\s+order|protection\s+order|"
     r"\bdui\b|\bdwi\b|drink[- ]driv|curfew|on\s+(?:a|an\s+electronic)\s+tag\b|court\s+order|"
     r"custody|referral\s+order|youth\s+offend|prison|\bjail|served\s+time|inside\s+for\b|"
-    r"banned\s+from\s+driving|licen[cs]e\s+(?:suspended|revoked)|"
+    r"banned\s+from\s+driving|licen[cs]e\s+(?:suspended|revoked)|parenting\s+orders?|"
+    r"non-?compete|notice\s+period|scholarship\s+bond|workers'?\s+comp|workcover|"
     r"non-?molestation|abusive|domestic\s+(?:violence|abuse)|\bfled\b|witness\s+protection|"
     r"address\s+is\s+(?:secret|confidential|hidden)"
 )
@@ -144,7 +148,7 @@ _BARE_KIN = re.compile(
     r"^(?:the\s+)?(?:mum|mom|mam|mummy|mommy|dad|daddy|ma|pa|nan|nana|nanna|gran|granny|"
     r"grandma|grandad|granddad|grandpa|amma|appa|hubby|wifey|missus|wife|husband|kids|son|"
     r"daughter|eldest|youngest|bub|baby|twins|triplets|girls|boys|wee\s+one|little\s+one|cat|"
-    r"dog|pup|puppy|kitten)(?:'s)?\s+(?!and\b|or\b|&)",
+    r"dog|pup|puppy|kitten|moggy|pooch|doggo)(?:'s)?\s+(?!and\b|or\b|&)",
     re.I,
 )
 #: "2 kids, 18 months and 4", "Three boys under 10": how many, with no "I have"
