@@ -328,6 +328,10 @@ def _attributes(engine: MemoryEngine, message: str, owner: str) -> dict[str, str
         ("I get migraines, sometimes three in one day", "migraines", "health_condition"),
         # a dropped "I" before what they run
         ("Run my own plumbing firm", "plumbing firm", None),
+        # pregnancy told in weeks, a contract's restriction, a cat called the moggy
+        ("also im 19 weeks now, bump is finally showing", "19 weeks", "health_condition"),
+        ("I signed a 12-month non-compete", "non-compete", "legal_status"),
+        ("the moggy's on steroids for her asthma", "steroids", None),
     ],
 )
 def test_a_constraint_in_the_shapes_people_tell_it_is_kept(
@@ -372,24 +376,6 @@ def test_a_terse_note_of_a_constraint_passes_the_fact_free_gate(
 def test_someone_elses_news_told_tersely_stays_theirs(engine: MemoryEngine) -> None:
     said = "my flatmate says hes allergic to shellfish, can i still cook prawns if i clean the pan"
     assert not _holding(_after(engine, said, owner="hearsay"), "shellfish")
-
-
-@pytest.mark.parametrize(
-    ("said", "kept", "attribute"),
-    [
-        ("also im 19 weeks now, bump is finally showing", "19 weeks", "health_condition"),
-        ("I signed a 12-month non-compete", "non-compete", "legal_status"),
-        ("the moggy's on steroids for her asthma", "steroids", None),
-    ],
-)
-def test_pregnancy_in_weeks_a_contract_restriction_and_a_cat_called_moggy(
-    engine: MemoryEngine, said: str, kept: str, attribute: str | None
-) -> None:
-    stored = _attributes(engine, said, owner=f"t5-{kept}")
-    held = {c: a for c, a in stored.items() if kept.lower() in c.lower()}
-    assert held, stored
-    if attribute is not None:
-        assert attribute in held.values(), held
 
 
 def test_weeks_into_a_course_is_no_pregnancy(engine: MemoryEngine) -> None:
