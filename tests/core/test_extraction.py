@@ -521,3 +521,15 @@ def test_a_mine_after_an_article_is_the_noun() -> None:
     assert rewrite("I work at a gold mine") == "User works at a gold mine"
     assert rewrite("I drive trucks at the mine") == "User drives trucks at the mine"
     assert rewrite("I said the blue one is mine") == "User said the blue one is theirs"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "ok so lets do a story where im a vet called Jo and im allergic to cats",
+        "lets do a roleplay where you're my landlord and I'm three months behind on rent",
+    ],
+)
+def test_the_set_up_of_a_make_believe_is_no_standing_rule_nor_a_fact(said: str) -> None:
+    # an instruction would go into every later request of the person
+    assert extract_facts(said) == []

@@ -88,7 +88,10 @@ _NOT_MINE = re.compile(
 # Creative tasks: the sentence is skipped; with fiction cues or a colon, so is the rest.
 _CREATIVE = re.compile(
     _TASK_PREFIX + r"(?:write|compose|draft|generate|create|make up|come up with|"
-    r"tell me a|play the)"
+    r"tell me a|play the|"
+    # "lets do a story where im a vet": the set-up of a make-believe, not a standing rule
+    r"(?:do|start)\s+(?:a|an|another|some)\s+(?:story|role-?play|rp|scenario|adventure|"
+    r"campaign|quest))"
     r"(?![\w,!.-])",
     re.IGNORECASE,
 )
