@@ -56,6 +56,7 @@ CONSTRAINTS = (
     "health_condition",
     "medication",
     "legal_status",
+    "circumstance",
 )
 #: Every always-on attribute, in the order the budget keeps them.
 PROFILE = INSTRUCTIONS + IDENTITY + CONSTRAINTS

@@ -17,10 +17,11 @@ from typing import NamedTuple
 
 from memoryd.core.extraction import Fact, slugify
 from memoryd.core.extraction.attributes import Attribute, by_name, units_slot
-from memoryd.core.extraction.careful import careful, field_note, fragment
+from memoryd.core.extraction.careful import careful, field_note, fragment, unsure
 from memoryd.core.extraction.denial import denied
 from memoryd.core.extraction.grammar import rewrite
-from memoryd.engine.attribute_model import NONE, AttributeModel
+from memoryd.core.extraction.segment import clauses, prepare, windows
+from memoryd.engine.attribute_model import NONE, AttributeModel, Read
 from memoryd.engine.value_tagger import Reading
 
 #: where the rules file what they recognise as a statement but not as an attribute
@@ -97,6 +98,21 @@ _MISFILED = frozenset(
 _MOVING = frozenset({"tool"})
 KEEP_AT = 0.90  # a leftover statement is stored, or at any confidence when it states a
 #: constraint advice must not ignore and its own words say so (``extraction.careful``)
+#: ... or the careful reader is this sure it does (``attribute_model.CAREFUL_PATH``):
+#: words name the constraints someone listed; the reader, trained on statements of
+#: constraints nobody listed, finds the next kind ("I'm on a zero hours contract",
+#: "Mum's on thickened fluids since her stroke").
+CAREFUL_AT = 0.8
+#: ... and this sure for a statement the tagger reads as stating nothing lasting
+CAREFUL_GATED_AT = 0.9
+#: ... and this sure of a whole message none of whose clauses capture kept ("There's a
+#: three-month notice period in my contract", "Shomer Shabbat - fully.")
+MESSAGE_CAREFUL_AT = 0.9
+#: where a constraint the reader found is filed when the classifier names none of these
+CIRCUMSTANCE = "circumstance"
+_CAREFUL_NAMED = frozenset(
+    {"allergy", "diet", "food_avoidance", "health_condition", "medication", "legal_status"}
+)
 _MAX_LEFTOVER_WORDS = 40
 
 #: "a mountain bike too", "another dog": a second one, not a new value of the first
@@ -126,7 +142,12 @@ def _moved(fact: Fact, attribute: str) -> Fact | None:
 
 
 def _kept(
-    clause: str, attribute: str, source: str, value: str = "", constraint: bool = False
+    clause: str,
+    attribute: str,
+    source: str,
+    value: str = "",
+    constraint: bool = False,
+    read: bool = False,
 ) -> Fact | None:
     target = by_name(attribute)
     if target is None or len(clause.split()) > _MAX_LEFTOVER_WORDS:
@@ -135,7 +156,9 @@ def _kept(
     # a constraint of the writer's need not open with them: "Two stents were put in
     # User's heart after angioplasty in January"
     if not content.startswith("User") and not (constraint and _USERS.search(content)):
-        if not fragment(clause) and not value:
+        # a terse note the reader found a constraint in: "Coeliac since 2019"
+        short = read and len(clause.split()) <= _NOTE_WORDS
+        if not fragment(clause) and not value and not short:
             return None
         content = f"User: {clause.strip(' ,;:.')}"  # "User: T1D since age 12"
     # a tagged value names the thing: the same pet said twice is one memory
@@ -149,6 +172,26 @@ def _kept(
 
 
 _USERS = re.compile(r"\bUser(?:'s)?\b")
+#: a note with no subject the reader vouches for is kept up to this many words
+_NOTE_WORDS = 8
+
+
+def _circumstance(clause: str, named_as: str) -> bool:
+    """A clause the reader flagged is kept as a constraint unless it is hearsay or
+    the classifier reads it as another single-valued attribute of the person's (a job
+    title said in passing: "as a pharmacist I get asked this all the time")."""
+    if _HEARSAY.search(clause) or _HEARSAY_NOTE.search(clause) or unsure(clause):
+        return False
+    if _OUTSIDE.search(clause):
+        return False
+    target = by_name(named_as)
+    return target is None or not target.single or named_as in _CAREFUL_NAMED
+
+
+def _read_as(named_as: str) -> str:
+    """The attribute of a constraint the reader found: the classifier's own when it is
+    a constraint's, else ``circumstance`` (a shift pattern, a contract, a carer's role)."""
+    return named_as if named_as in _CAREFUL_NAMED else CIRCUMSTANCE
 
 
 def _keep_at(attribute: str) -> float:
@@ -218,22 +261,106 @@ def back(
     """``facts`` re-slotted where the classifier is sure of another attribute, and
     confident leftovers added (in order); ``message`` (the person's own words) is read
     by the value tagger, which alone can keep one of the ``weak`` statements
-    (``extract``) and re-slots a fact its value says a rule misfiled."""
+    (``extract``) and re-slots a fact its value says a rule misfiled. A message that
+    keeps nothing is kept whole as a ``circumstance`` when the careful reader is sure it
+    states one (``MESSAGE_CAREFUL_AT``)."""
     if model is None:
         return facts
-    if message and weak:
-        leftovers = [*leftovers, *weak]
-    weak_from = len(leftovers) - (len(weak) if message else 0)
-    movable = [  # only a catch-all reading can move: one batch for those and the leftovers
+    noting = _notable(message) and model.careful_ready()
+    if not facts and not leftovers and not (message and weak) and not noting:
+        return facts
+    found = model.read_all(message, _texts(facts, leftovers, message, weak))
+    out = _back(facts, leftovers, found, message, weak)
+    if not out and noting and found.message_careful >= MESSAGE_CAREFUL_AT:
+        note = _note(message)
+        return [note] if note is not None else out
+    return out
+
+
+def _movable(facts: list[Fact]) -> list[int]:
+    """Only a catch-all reading can move: one batch for those and the leftovers."""
+    return [
         i
         for i, f in enumerate(facts)
         if not f.is_retraction and f.source == "user" and f.clause and f.attribute in CATCH_ALL
     ]
-    texts = [facts[i].clause for i in movable] + leftovers
+
+
+def _texts(facts: list[Fact], leftovers: list[str], message: str, weak: Sequence[str]) -> list[str]:
+    return [facts[i].clause for i in _movable(facts)] + leftovers + list(weak if message else ())
+
+
+#: A message is read whole for a constraint only when it may be a note about oneself:
+#: not a question, not code or a log, not long.
+_NOTE_MAX_WORDS = 45
+_CODE = re.compile(r"[=\[\]<>{}`|]|\n\s*(?:\d+[.)]|[-*\u2022])")
+
+
+def _notable(message: str) -> bool:
+    return (
+        bool(message)
+        and "?" not in message
+        and len(message.split()) <= _NOTE_MAX_WORDS
+        and not _CODE.search(message)
+    )
+
+
+def _note(message: str) -> Fact | None:
+    """The message as a note: the clauses capture reads as statements (a text to
+    translate, a hypothetical, a quote or a hedge are none), when none is someone
+    else's or a story's."""
+    said = [
+        c.text
+        for window in windows(message)
+        for c in clauses(prepare(window))
+        if not c.question and not _HEARSAY_NOTE.search(c.text) and not _OUTSIDE.search(c.text)
+    ]
+    if not said or any(unsure(c) for c in said):
+        return None
+    text = "; ".join(said).strip(" ,;:.")
+    thing = slugify(text, 60)
+    if not thing:
+        return None
+    content = rewrite(text).rstrip(" ,;:.")
+    if not content.startswith("User"):
+        content = f"User: {text}"
+    slot = f"{CIRCUMSTANCE}:{thing}"
+    return Fact(
+        CIRCUMSTANCE, "factual", slot, content, "user", slot, False, (), CIRCUMSTANCE, (), text
+    )
+
+
+#: a note is the writer's: not what someone else said or has
+_HEARSAY_NOTE = re.compile(
+    r"^(?:she|he|they|her|his)\b|\b(?:says|said|reckons|told|tells|apparently)\b", re.I
+)
+#: someone outside the household: their condition is theirs, not a constraint on advice
+#: to the writer ("My neighbour tells me he has been diagnosed with diabetes")
+_OUTSIDE = re.compile(
+    r"\b(?:my|our|a|the)\s+(?:neighbou?rs?|friends?|mates?|colleagues?|co-?workers?|boss|"
+    r"manager|clients?|patients?|customers?|students?|teachers?|landlord|landlady|"
+    r"classmates?|pals?|buddy|guests?)\b",
+    re.I,
+)
+
+
+def _back(
+    facts: list[Fact],
+    leftovers: list[str],
+    found: Read,
+    message: str,
+    weak: Sequence[str],
+) -> list[Fact]:
+    if message and weak:
+        leftovers = [*leftovers, *weak]
+    weak_from = len(leftovers) - (len(weak) if message else 0)
+    movable = _movable(facts)
     if not facts and not leftovers:
         return facts
-    # one MiniLM call: the message for the tagger, the clauses for the classifier
-    all_readings, reading = model.read(message, texts)
+    # one MiniLM call (``back``): the message for the tagger, the clauses for the
+    # classifier and the careful reader
+    all_readings, reading, flags = found.readings, found.reading, found.careful
+    flagged = flags[len(movable) :] if flags else [0.0] * len(leftovers)
     values, fact_free = _values(message, reading)
     if fact_free >= GATE_AT:  # a story, a task, a passing state: only a retraction stands,
         # a request to the assistant, read by the rules written for those, and a relative's
@@ -247,7 +374,9 @@ def back(
         ]
         # and a terse note of a constraint, which the tagger, reading sentences, takes for
         # nothing lasting ("Veteran. Service dog for PTSD.", "muslim, halal only")
-        return standing + _constraints(leftovers[:weak_from], {f.key for f in standing})
+        return standing + _constraints(
+            leftovers[:weak_from], {f.key for f in standing}, flagged, all_readings or []
+        )
     out = list(facts)
     if values:
         for i, fact in enumerate(out):
@@ -276,6 +405,7 @@ def back(
         value = _named(clause, values)
         named = value.text if value is not None else ""
         is_constraint = False
+        read = False
         # what the value is, by its own context; a clause the classifier reads as a
         # request to the assistant stays one (kept only by the rules written for those)
         if (
@@ -296,6 +426,9 @@ def back(
             if constraint:
                 attribute = constraint
                 is_constraint = True
+            elif flagged[n] >= CAREFUL_AT and _circumstance(clause, named_as):
+                attribute = _read_as(named_as)
+                is_constraint = read = True
             elif (
                 named
                 and named_p >= VALUED_AT
@@ -305,7 +438,7 @@ def back(
                 attribute = named_as  # the tagger read a value of the writer's in it
             else:
                 continue
-        kept = _kept(clause, attribute, "user", named, is_constraint)
+        kept = _kept(clause, attribute, "user", named, is_constraint, read)
         if kept is not None and kept.key not in keys and not (kept.single and attribute in held):
             keys.add(kept.key)
             out.append(kept)
@@ -320,11 +453,29 @@ _HEARSAY = re.compile(
 )
 
 
-def _constraints(clauses: Sequence[str], keys: set[str]) -> list[Fact]:
+def _constraints(
+    clauses: Sequence[str],
+    keys: set[str],
+    flagged: Sequence[float],
+    readings: Sequence[tuple[tuple[str, float], tuple[str, float]]],
+) -> list[Fact]:
     out: list[Fact] = []
-    for clause in clauses:
-        attribute = careful(clause) if fragment(clause) and not _HEARSAY.search(clause) else None
-        kept = _kept(clause, attribute, "user", "", True) if attribute else None
+    named = readings[len(readings) - len(flagged) :] if readings else []
+    for n, clause in enumerate(clauses):
+        if _HEARSAY.search(clause):
+            continue
+        read = False
+        attribute = careful(clause) if fragment(clause) else None
+        named_as = named[n][1][0] if n < len(named) else NONE
+        if (
+            attribute is None
+            and n < len(flagged)
+            and flagged[n] >= CAREFUL_GATED_AT
+            and _circumstance(clause, named_as)
+        ):
+            attribute = _read_as(named_as)
+            read = True
+        kept = _kept(clause, attribute, "user", "", True, read) if attribute else None
         if kept is not None and kept.key not in keys:
             keys.add(kept.key)
             out.append(kept)

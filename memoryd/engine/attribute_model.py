@@ -21,7 +21,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -31,7 +31,24 @@ from memoryd.engine.value_tagger import Reading, ValueTagger
 log = logging.getLogger("memoryd.extraction")
 
 MODEL_PATH = Path(__file__).with_name("attribute_model.npz")
+#: The careful reader: how likely a statement is one a careful assistant must weigh in
+#: any advice (``bench/train_careful.py``), a logistic head on the same vectors.
+CAREFUL_PATH = Path(__file__).with_name("careful_model.npz")
 NONE = "none"
+
+
+Readings = list[tuple[tuple[str, float], tuple[str, float]]]
+
+
+class Read(NamedTuple):
+    """One batch's readings: per text the label and attribute (``readings``), the
+    message's value spans, per text and for the message whole the careful reader's
+    probability."""
+
+    readings: Readings | None
+    reading: Reading | None
+    careful: list[float]
+    message_careful: float
 
 
 class AttributeModel:
@@ -43,6 +60,7 @@ class AttributeModel:
         embedder: Any | None = None,
         path: Path = MODEL_PATH,
         source: Callable[[], Any | None] | None = None,
+        careful_path: Path = CAREFUL_PATH,
     ) -> None:
         self._embedder = embedder
         self._source = source  # the engine's own MiniLM, when retrieval runs it
@@ -53,6 +71,8 @@ class AttributeModel:
         self._bias: np.ndarray | None = None
         self._hidden: tuple[np.ndarray, np.ndarray] | None = None
         self._labels: list[str] = []
+        self._careful_path = careful_path
+        self._careful: tuple[np.ndarray, float] | None = None
         self.status = "not loaded"
         self._available: bool | None = None
         #: reads value spans on the same MiniLM session
@@ -82,6 +102,11 @@ class AttributeModel:
                 self.status = f"no attribute model ({exc}): rules only"
                 log.warning("attribute classifier unavailable: %s", self.status)
                 return False
+            try:  # optional: without it, constraints are read by their words alone
+                with np.load(self._careful_path) as data:
+                    self._careful = (data["weights"].astype(np.float32), float(data["bias"]))
+            except (OSError, KeyError, ValueError) as exc:
+                log.warning("careful reader unavailable (%s): constraints by words only", exc)
             if self._embedder is None and self._source is not None:
                 try:  # retrieval's MiniLM session, instead of a second one
                     self._embedder = self._source()
@@ -99,7 +124,11 @@ class AttributeModel:
                     self.status = "MiniLM model files not found: rules only"
                     return False
                 self._embedder = own_minilm()
-            self.status = f"ready ({len(self._labels)} attributes)"
+            self.status = f"ready ({len(self._labels)} attributes)" + (
+                ""
+                if self._careful is not None
+                else "; careful reader missing: constraints by words"
+            )
             return True
 
     def available(self) -> bool:
@@ -145,30 +174,47 @@ class AttributeModel:
     ) -> tuple[list[tuple[tuple[str, float], tuple[str, float]]] | None, Reading | None]:
         """``readings(texts)`` and the tagger's ``Reading`` of ``message`` ("" for none),
         from one MiniLM call: the message and its clauses are one batch."""
-        if not texts and not message:
-            return None, None
-        if not self._load():
-            return None, None
+        found = self.read_all(message, texts)
+        return found.readings, found.reading
+
+    def read_all(self, message: str, texts: Sequence[str]) -> Read:
+        """``read`` and the careful reader's probability that ``message`` and each text
+        state a constraint advice must weigh (0.0 and empty without the reader), from
+        the same batch."""
+        if (not texts and not message) or not self._load():
+            return Read(None, None, [], 0.0)
         inner = getattr(self._embedder, "inner", self._embedder)
         encode = getattr(inner, "encode", None)
         if encode is None or (message and not self.tagger.ready()):
             tagged = self.tag([message]) if message else None
-            return self.readings(texts), (tagged[0] if tagged else None)
+            return Read(self.readings(texts), (tagged[0] if tagged else None), [], 0.0)
         batch = ([message] if message else []) + list(texts)
         try:
             encoded = encode(batch)
         except Exception as exc:  # an embedder failure degrades to the rules alone
             log.warning("attribute classifier: embedding failed: %s", exc)
-            return None, None
+            return Read(None, None, [], 0.0)
         reading = None
+        whole = 0.0
         if message:
-            _vector, states, offsets = encoded[0]
+            vector, states, offsets = encoded[0]
             reading = self.tagger.read(message, states, offsets)
+            whole = next(iter(self._careful_of(vector[None, :])), 0.0)
             encoded = encoded[1:]
         if not texts:
-            return None, reading
+            return Read(None, reading, [], whole)
         vectors = np.stack([vector for vector, _states, _offsets in encoded])
-        return self._read_vectors(vectors), reading
+        return Read(self._read_vectors(vectors), reading, self._careful_of(vectors), whole)
+
+    def careful_ready(self) -> bool:
+        """Whether the careful reader can answer (loads the models)."""
+        return self._load() and self._careful is not None
+
+    def _careful_of(self, vectors: np.ndarray) -> list[float]:
+        if self._careful is None:
+            return []
+        weights, bias = self._careful
+        return [float(p) for p in 1.0 / (1.0 + np.exp(-(vectors @ weights + bias)))]
 
     def _read_vectors(
         self, vectors: np.ndarray

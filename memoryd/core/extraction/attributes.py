@@ -120,6 +120,13 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         "",
         "legal",
     ),
+    _a(
+        "circumstance",
+        False,
+        "what else advice must weigh: shift work, a contract, caring for someone",
+        "",
+        "circumstance",
+    ),
     _a("language_spoken", False, "languages they speak", "", "language"),
     _a("language_learning", False, "languages they are learning", "", "learning"),
     _a("tool", False, "languages, frameworks, apps they use", "", "tool", "primary"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CUES", "careful", "fragment", "owned"]
+__all__ = ["CUES", "careful", "fragment", "owned", "unsure"]
 
 _HEALTH = (
     r"diabet|asthma|epilep|injur|surgery|operation|syndrome|disorder|disease|\w{3,}itis\b|"
@@ -126,6 +126,11 @@ def careful(clause: str, attribute: str | None = None) -> str | None:
     if _WE.search(clause) and CUES["family_member"].search(clause):
         return "family_member"
     return None
+
+
+def unsure(clause: str) -> bool:
+    """A hedge or someone else's (a character, a story, what another said)."""
+    return _HEDGE.search(clause) is not None or _NOT_MINE.search(clause) is not None
 
 
 _WE = re.compile(r"\b(?:my|our|we|we've|we're|i|i've|i'm|im)\b", re.I)
