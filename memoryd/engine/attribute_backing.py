@@ -21,6 +21,7 @@ from memoryd.core.extraction.careful import careful, field_note, fragment, unsur
 from memoryd.core.extraction.denial import denied
 from memoryd.core.extraction.grammar import rewrite
 from memoryd.core.extraction.segment import clauses, prepare, windows
+from memoryd.core.profile import PROFILE
 from memoryd.engine.attribute_model import NONE, AttributeModel, Read
 from memoryd.engine.value_tagger import Reading
 
@@ -274,7 +275,28 @@ def back(
     if not out and noting and found.message_careful >= MESSAGE_CAREFUL_AT:
         note = _note(message)
         return [note] if note is not None else out
+    if message and found.message_careful >= FLAG_AT:
+        return [_flagged(f) for f in out]
     return out
+
+
+#: A message the reader is this sure states a constraint marks what capture kept of it
+#: as careful: the profile carries it whatever attribute it was filed under ("Still don't
+#: have a driver's, I take taxis everywhere" is a vehicle's; "My husband's got G6PD
+#: deficiency" a partner's).
+FLAG_AT = 0.9
+
+
+def _flagged(fact: Fact) -> Fact:
+    if (
+        fact.is_retraction
+        or fact.source != "user"
+        or fact.attribute in PROFILE
+        or fact.attribute in _KEEP_RULE
+        or fact.content.startswith(_REQUEST)
+    ):
+        return fact
+    return dataclasses.replace(fact, careful=True)
 
 
 def _movable(facts: list[Fact]) -> list[int]:

@@ -42,14 +42,14 @@ def compose(retriever: Retriever, req: Request, settings: MemorySettings) -> Pro
         kin = reader.recent(replace(flt, profile=household), CANDIDATES)
         seen = {m.id for m in rows}
         rows += [m for m in kin if m.id not in seen and careful(m.content) is not None]
-    ranked = core.rank(rows, lambda m: m.attribute, _pinned, extra)
+    ranked = core.rank(rows, _ranked_as, _pinned, extra)
     always = set(core.PROFILE)
     hits = [
         Hit(
             m,
             1.0,
             "profile"
-            if _pinned(m) or m.attribute in always or m.attribute in household
+            if _pinned(m) or _careful(m) or m.attribute in always or m.attribute in household
             else "topic",
             retriever.tokens(m.content),
         )
@@ -72,3 +72,16 @@ def merge(profile: Profile, hits: list[Hit]) -> list[Hit]:
 
 def _pinned(memory: Memory) -> bool:
     return memory.metadata.get("pinned") is True
+
+
+def _careful(memory: Memory) -> bool:
+    """Capture found it a constraint advice must weigh, whatever its attribute ("still
+    don't have a driver's, I take taxis everywhere" is a vehicle's)."""
+    return memory.metadata.get("careful") is True and "pinned" not in memory.metadata
+
+
+def _ranked_as(memory: Memory) -> str | None:
+    """A careful memory ranks with the constraints."""
+    if _careful(memory) and memory.attribute not in core.PROFILE:
+        return core.CONSTRAINTS[-1]
+    return memory.attribute

@@ -104,11 +104,19 @@ def attribute_of(metadata: dict[str, Any]) -> str | None:
     return value[:64] if isinstance(value, str) and value else None
 
 
+#: The ``pinned`` column of a memory capture found to be a constraint advice must weigh
+#: (metadata "careful"): the profile carries it, as it does a pinned one, by the same
+#: partial index; a person's own pin or unpin wins.
+CAREFUL = 2
+
+
 def pinned_of(metadata: dict[str, Any]) -> int | None:
-    """The ``pinned`` column: 1 pinned into the profile, 0 kept out of it, None when
-    the attribute decides."""
+    """The ``pinned`` column: 1 pinned into the profile, 0 kept out of it,
+    ``CAREFUL`` carried as a constraint, None when the attribute decides."""
     value = metadata.get("pinned")
-    return int(value) if isinstance(value, bool) else None
+    if isinstance(value, bool):
+        return int(value)
+    return CAREFUL if metadata.get("careful") is True else None
 
 
 def derived(metadata: dict[str, Any]) -> list[Any]:

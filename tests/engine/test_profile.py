@@ -497,3 +497,49 @@ def test_a_visa_card_and_a_visa_interview_are_no_legal_status(engine: MemoryEngi
     rows = engine.list_memories(owner="v").data
     assert "legal_status" not in [m.attribute for m in rows]
     assert any(m.attribute == "plan" and "interview" in m.content for m in rows)
+
+
+def test_a_careful_memory_of_any_attribute_is_carried_until_unpinned(
+    engine: MemoryEngine,
+) -> None:
+    """Capture's careful flag carries a memory whatever its attribute, by the pinned
+    column's index; a person's unpin wins over it, and "attribute decides" restores it."""
+    from memoryd.models import NewMemory
+
+    careful, _ = engine.create(
+        NewMemory(
+            "app",
+            "User has no driving licence and takes taxis everywhere",
+            metadata={"attribute": "vehicle", "careful": True},
+        )
+    )
+    engine.create(
+        NewMemory("app", "User drives a blue Fiat Panda", metadata={"attribute": "vehicle"})
+    )
+    engine.create_many(
+        NewMemory("app", f"User likes film number {i}", metadata={"attribute": "like"})
+        for i in range(40)
+    )
+
+    def carried() -> list[str]:
+        return [h.memory.content for h in engine.profile("app").hits]
+
+    assert carried() == ["User has no driving licence and takes taxis everywhere"]
+    engine.pin(careful.id, False)
+    assert carried() == []
+    engine.pin(careful.id, None)
+    assert carried() == ["User has no driving licence and takes taxis everywhere"]
+
+
+def test_capture_flags_a_relatives_constraint_no_word_names(engine: MemoryEngine) -> None:
+    said = "My husband's got G6PD deficiency, proper favism, found out when he was a kid."
+    engine.extract_now("k", said)
+    engine.extract_now("k", "My husband is mad about Arsenal")
+    rows = engine.list_memories(owner="k").data
+    flagged = [m for m in rows if m.metadata.get("careful") is True]
+    assert [m.attribute for m in flagged] == ["partner"]
+    preview = engine.preview("k", "Broad beans are overflowing, a tidy recipe for the two of us?")
+    assert preview.profile is not None
+    carried = [h.memory.content for h in preview.profile.hits]
+    assert any("G6PD" in c for c in carried), carried
+    assert not any("Arsenal" in c for c in carried)

@@ -85,6 +85,7 @@ class Fact:
     attribute: str | None = None  # the schema's name for what it is about (``attributes``)
     retracts: tuple[str, ...] = ()  # a retraction: no memory, these targets are retired
     clause: str = ""  # the clause it was read from (the attribute classifier reads it)
+    careful: bool = False  # a constraint advice must weigh, whatever its attribute
 
     @property
     def is_retraction(self) -> bool:
@@ -540,4 +541,6 @@ def fact_metadata(fact: Fact, extracted_at: str) -> dict[str, Any]:
         meta["slot"] = fact.slot
     if fact.attribute:
         meta["attribute"] = fact.attribute
+    if fact.careful:  # the profile carries it (``storage.rows.pinned_of``)
+        meta["careful"] = True
     return meta

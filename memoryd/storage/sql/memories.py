@@ -23,7 +23,7 @@ from memoryd.storage.contract.memories import (
     Page,
     Upserted,
 )
-from memoryd.storage.rows import COLUMNS, NCOLS, derived, escape_like, row_to_memory
+from memoryd.storage.rows import CAREFUL, COLUMNS, NCOLS, derived, escape_like, row_to_memory
 from memoryd.storage.sql import context
 
 #: ``rows.derived``'s columns, as an UPDATE's SET list.
@@ -42,8 +42,13 @@ def filter_sql(flt: Filter, branch: str = "") -> tuple[str, list[Any]]:
     if flt.profile is not None:
         # each branch repeats its partial index's WHERE, so the planner may use it
         marks = ", ".join("?" for _ in flt.profile) or "NULL"
-        pinned = "(m.pinned IS NOT NULL AND m.pinned = 1)"
-        of = f"(m.attribute IS NOT NULL AND m.attribute IN ({marks}) AND m.pinned IS NULL)"
+        # pinned, or carried as a constraint (``rows.CAREFUL``); an attribute's own rows
+        # are those nobody pinned or unpinned
+        pinned = f"(m.pinned IS NOT NULL AND m.pinned IN (1, {CAREFUL}))"
+        of = (
+            f"(m.attribute IS NOT NULL AND m.attribute IN ({marks}) "
+            f"AND (m.pinned IS NULL OR m.pinned = {CAREFUL}))"
+        )
         if branch == "pinned":
             clauses.append(pinned)
         else:
