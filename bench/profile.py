@@ -31,7 +31,7 @@ from memoryd.engine import MemoryEngine
 REPO = Path(__file__).resolve().parent.parent
 ADVICE = REPO / "bench" / "data" / "advice"
 INSTRUCTIONS = REPO / "bench" / "data" / "instructions"
-SPLITS = ("dev", "dev2", "test2", "test3", "dev3", "test4", "test5")
+SPLITS = ("dev", "dev2", "test2", "test3", "dev3", "test4", "test5", "test6")
 
 
 def _load(path: Path) -> list[dict[str, Any]]:

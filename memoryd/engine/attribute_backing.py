@@ -20,6 +20,7 @@ from memoryd.core.extraction.attributes import Attribute, by_name, units_slot
 from memoryd.core.extraction.careful import careful, field_note, fragment, unsure
 from memoryd.core.extraction.denial import denied
 from memoryd.core.extraction.grammar import rewrite
+from memoryd.core.extraction.guard import unsafe
 from memoryd.core.extraction.segment import clauses, prepare, windows
 from memoryd.core.profile import PROFILE
 from memoryd.engine.attribute_model import NONE, AttributeModel, Read
@@ -157,9 +158,9 @@ def _kept(
     # a constraint of the writer's need not open with them: "Two stents were put in
     # User's heart after angioplasty in January"
     if not content.startswith("User") and not (constraint and _USERS.search(content)):
-        # a terse note the reader found a constraint in: "Coeliac since 2019"
-        short = read and len(clause.split()) <= _NOTE_WORDS
-        if not fragment(clause) and not value and not short:
+        # a note the reader found a constraint in, whoever it opens with: "Coeliac since
+        # 2019", "Seán's settling in grand with the pump since the diagnosis"
+        if not fragment(clause) and not value and not read:
             return None
         content = f"User: {clause.strip(' ,;:.')}"  # "User: T1D since age 12"
     # a tagged value names the thing: the same pet said twice is one memory
@@ -173,8 +174,6 @@ def _kept(
 
 
 _USERS = re.compile(r"\bUser(?:'s)?\b")
-#: a note with no subject the reader vouches for is kept up to this many words
-_NOTE_WORDS = 8
 
 
 def _circumstance(clause: str, named_as: str) -> bool:
@@ -331,9 +330,12 @@ def _note(message: str) -> Fact | None:
     """The message as a note: the clauses capture reads as statements (a text to
     translate, a hypothetical, a quote or a hedge are none), when none is someone
     else's or a story's."""
+    parts = windows(message)
+    if any(unsafe(part) for part in parts):  # a message steering the assistant: never
+        return None
     said = [
         c.text
-        for window in windows(message)
+        for window in parts
         for c in clauses(prepare(window))
         if not c.question and not _HEARSAY_NOTE.search(c.text) and not _OUTSIDE.search(c.text)
     ]
@@ -437,11 +439,19 @@ def _back(
         ):
             named_as = value.attribute
         if n >= weak_from:  # no first-person word: the tagger must be sure of a value
-            if value is None or value.p < WEAK_SPAN_AT or named_p < WEAK_AT:
+            if flagged[n] >= CAREFUL_GATED_AT and _circumstance(clause, named_as):
+                attribute = _read_as(named_as)  # or the reader of a constraint
+                is_constraint = read = True
+            elif (
+                value is None
+                or value.p < WEAK_SPAN_AT
+                or named_p < WEAK_AT
+                or named_as in _KEEP_RULE
+                or named_as in _MOVING
+            ):
                 continue
-            if named_as in _KEEP_RULE or named_as in _MOVING:
-                continue
-            attribute = named_as
+            else:
+                attribute = named_as
         elif attribute == NONE or p < _keep_at(attribute):
             # a constraint advice must not ignore is read by its own words first
             constraint = careful(clause, None if attribute == NONE else attribute)
