@@ -91,6 +91,8 @@ def _why(hit: Hit, section: str) -> dict[str, Any]:
     if section == "profile":
         if hit.memory.metadata.get("pinned") is True:
             why["reason"] = "pinned"
+        elif hit.memory.metadata.get("careful") is True and "pinned" not in hit.memory.metadata:
+            why["reason"] = "in every request: a constraint advice must weigh"
         elif hit.tier == "topic":
             why["reason"] = f"the question's topic bears on it: {attribute}"
         else:

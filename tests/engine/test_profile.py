@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from click.testing import CliRunner
 
 from memoryd.cli import main
 from memoryd.core.injection import MEMORIES_HEADING, PROFILE_HEADING
 from memoryd.engine import MemoryEngine
-from tests.conftest import STORES, add
+from tests.conftest import ADMIN, STORES, add
 from tests.mcp_support import Session, over_http, served
 from tests.wire_support import Wire, block_lines, running_wire
 
@@ -543,3 +544,21 @@ def test_capture_flags_a_relatives_constraint_no_word_names(engine: MemoryEngine
     carried = [h.memory.content for h in preview.profile.hits]
     assert any("G6PD" in c for c in carried), carried
     assert not any("Arsenal" in c for c in carried)
+
+
+def test_a_careful_memory_rides_an_unrelated_request_and_says_why(wire: Wire) -> None:
+    """Through the gateway: a relative's constraint filed under the partner reaches a
+    later unrelated request's profile, and the request's record says why."""
+    chat(wire, "My husband's got G6PD deficiency, found out when he was a kid.", user="eve")
+    lines = chat(wire, "Broad beans everywhere, a tidy recipe for the two of us?", user="eve")
+    assert any("G6PD" in line for line in lines), lines
+    request_id = wire.last_headers["x-memoryd-request-id"]  # type: ignore[attr-defined]
+    found = httpx.get(
+        f"{wire.url}/api/requests/{request_id}", headers={"Authorization": f"Bearer {ADMIN}"}
+    )
+    assert found.status_code == 200, found.text
+    carried = {m["memory"]["content"]: m for m in found.json()["request"]["memories"]}
+    g6pd = next(m for content, m in carried.items() if "G6PD" in content)
+    assert g6pd["section"] == "profile"
+    assert g6pd["reason"] == "in every request: a constraint advice must weigh"
+    assert g6pd["memory"]["metadata"]["careful"] is True
