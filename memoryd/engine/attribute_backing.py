@@ -326,20 +326,43 @@ def _notable(message: str) -> bool:
     )
 
 
-def _note(message: str) -> Fact | None:
-    """The message as a note: the clauses capture reads as statements (a text to
-    translate, a hypothetical, a quote or a hedge are none), when none is someone
-    else's or a story's."""
+def notable(message: str) -> bool:
+    """Whether the careful reader could keep ``message`` whole, asked without the
+    model: the request path queues an extraction job for such a turn even when no
+    rule reads it ("There's a three-month notice period in my contract")."""
+    if _PLEASANTRY.match(message) and len(message.split()) <= _PLEASANTRY_WORDS:
+        return False  # "thanks, that's great": a job would read it for nothing
+    return _notable(message) and bool(_said(message))
+
+
+_PLEASANTRY = re.compile(
+    r"\W*(?:thanks|thank\s+you|thx|ty|cheers|ok|okay|great|cool|nice|perfect|awesome|lol|"
+    r"haha\w*|hi|hello|hey|bye|good\s+(?:morning|night|evening)|sounds\s+good|got\s+it)\b",
+    re.IGNORECASE,
+)
+_PLEASANTRY_WORDS = 6
+
+
+def _said(message: str) -> list[str]:
+    """The clauses capture reads as statements (a text to translate, a hypothetical, a
+    quote or a hedge are none), or none when one is someone else's or a story's, or
+    the message steers the assistant."""
     parts = windows(message)
-    if any(unsafe(part) for part in parts):  # a message steering the assistant: never
-        return None
+    if any(unsafe(part) for part in parts):
+        return []
     said = [
         c.text
         for window in parts
         for c in clauses(prepare(window))
         if not c.question and not _HEARSAY_NOTE.search(c.text) and not _OUTSIDE.search(c.text)
     ]
-    if not said or any(unsure(c) for c in said):
+    return [] if any(unsure(c) for c in said) else said
+
+
+def _note(message: str) -> Fact | None:
+    """The message as a note of its statement clauses (``_said``)."""
+    said = _said(message)
+    if not said:
         return None
     text = "; ".join(said).strip(" ,;:.")
     thing = slugify(text, 60)

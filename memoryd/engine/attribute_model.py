@@ -206,6 +206,13 @@ class AttributeModel:
         vectors = np.stack([vector for vector, _states, _offsets in encoded])
         return Read(self._read_vectors(vectors), reading, self._careful_of(vectors), whole)
 
+    def careful_available(self) -> bool:
+        """Whether the careful reader can answer, without loading anything (the
+        request path's extraction pre-check asks)."""
+        if self._loaded:
+            return self._careful is not None
+        return self._careful_path.is_file() and self.available()
+
     def careful_ready(self) -> bool:
         """Whether the careful reader can answer (loads the models)."""
         return self._load() and self._careful is not None

@@ -38,7 +38,7 @@ from memoryd.config.settings import MemorySettings
 from memoryd.core.extraction import Fact, extract, fact_metadata
 from memoryd.core.extraction.guard import unsafe
 from memoryd.core.extraction.standing import MAY_ASK
-from memoryd.engine.attribute_backing import back, settle
+from memoryd.engine.attribute_backing import back, notable, settle
 from memoryd.engine.attribute_model import AttributeModel
 from memoryd.engine.background import BackgroundWorker
 from memoryd.engine.extraction_clients import ExtractionClients
@@ -205,7 +205,12 @@ class ExtractionJobs:
                 return True
             if classifier and source == "user" and MAY_ASK.search(text):
                 return True  # a standing request the steering reader may read
+            if source == "user" and self._careful() and notable(text):
+                return True  # a constraint the careful reader may keep whole
         return False
+
+    def _careful(self) -> bool:
+        return self.attributes is not None and self.attributes.careful_available()
 
     def _lease(self) -> timedelta:
         return timedelta(seconds=self.lease_s)

@@ -562,3 +562,17 @@ def test_a_careful_memory_rides_an_unrelated_request_and_says_why(wire: Wire) ->
     assert g6pd["section"] == "profile"
     assert g6pd["reason"] == "in every request: a constraint advice must weigh"
     assert g6pd["memory"]["metadata"]["careful"] is True
+
+
+def test_a_constraint_no_rule_reads_is_queued_and_kept_through_the_gateway(wire: Wire) -> None:
+    """The request path's pre-check queues a job for a statement no rule reads when the
+    careful reader may keep it; small talk and questions still queue none."""
+    said = "There's a three-month notice period in my contract, daft for a role like mine."
+    jobs = wire.engine.extraction
+    assert jobs.needs_job([(said, "user")], rules_only=True)
+    assert not jobs.needs_job([("thanks, that's great", "user")], rules_only=True)
+    assert not jobs.needs_job([("What's the capital of Peru?", "user")], rules_only=True)
+    chat(wire, said, user="fay")
+    assert any("notice period" in m for m in wire.memories("fay"))
+    lines = chat(wire, "Offered a lush new job in Cardiff, how do I resign nicely?", user="fay")
+    assert any("notice period" in line for line in lines), lines
