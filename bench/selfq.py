@@ -191,7 +191,8 @@ def run_split(
 
 
 def run(
-    splits: tuple[str, ...] = ("dev", "test"), progress: Callable[[str], None] | None = None
+    splits: tuple[str, ...] = ("dev", "test", "test2"),
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Each split by search alone (as before the question classifier) and with the
     question classifier, then the relevance floor's own bench, in one run."""
