@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 __all__ = [
+    "CIRCUMSTANCE",
     "CONSTRAINTS",
     "HOUSEHOLD",
     "IDENTITY",
@@ -58,6 +59,9 @@ CONSTRAINTS = (
     "legal_status",
     "circumstance",
 )
+#: What capture's careful reader files a constraint under when no other attribute
+#: names it (a notice period, a partner's night shifts, a carer's role).
+CIRCUMSTANCE = "circumstance"
 #: Every always-on attribute, in the order the budget keeps them.
 PROFILE = INSTRUCTIONS + IDENTITY + CONSTRAINTS
 #: Attributes of other people in the person's life: always read, carried when the

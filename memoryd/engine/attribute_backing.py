@@ -22,7 +22,7 @@ from memoryd.core.extraction.denial import denied
 from memoryd.core.extraction.grammar import rewrite
 from memoryd.core.extraction.guard import unsafe
 from memoryd.core.extraction.segment import clauses, prepare, windows
-from memoryd.core.profile import PROFILE
+from memoryd.core.profile import CIRCUMSTANCE, PROFILE
 from memoryd.engine.attribute_model import NONE, AttributeModel, Read
 from memoryd.engine.value_tagger import Reading
 
@@ -110,8 +110,8 @@ CAREFUL_GATED_AT = 0.9
 #: ... and this sure of a whole message none of whose clauses capture kept ("There's a
 #: three-month notice period in my contract", "Shomer Shabbat - fully.")
 MESSAGE_CAREFUL_AT = 0.9
-#: where a constraint the reader found is filed when the classifier names none of these
-CIRCUMSTANCE = "circumstance"
+#: (where a constraint the reader found is filed when the classifier names none of these:
+#: ``core.profile.CIRCUMSTANCE``)
 _CAREFUL_NAMED = frozenset(
     {"allergy", "diet", "food_avoidance", "health_condition", "medication", "legal_status"}
 )
@@ -181,6 +181,8 @@ def _circumstance(clause: str, named_as: str) -> bool:
     the classifier reads it as another single-valued attribute of the person's (a job
     title said in passing: "as a pharmacist I get asked this all the time")."""
     if _HEARSAY.search(clause) or _HEARSAY_NOTE.search(clause) or unsure(clause):
+        return False
+    if _TO_ASSISTANT.search(clause) or _REQUEST.match(clause):
         return False
     if _OUTSIDE.search(clause):
         return False
@@ -275,7 +277,20 @@ def back(
         note = _note(message)
         return [note] if note is not None else out
     if message and found.message_careful >= FLAG_AT:
-        return [_flagged(f) for f in out]
+        return _marked(out, model)
+    return out
+
+
+def _marked(facts: list[Fact], model: AttributeModel) -> list[Fact]:
+    """``facts`` with those whose own clause the reader is sure states a constraint
+    marked careful: "My husband's got G6PD deficiency and we live in Leeds" marks the
+    partner's fact, not the home."""
+    at = [i for i, f in enumerate(facts) if _markable(f)]
+    scores = model.careful_scores([facts[i].clause or facts[i].content for i in at])
+    out = list(facts)
+    for i, p in zip(at, scores, strict=False):
+        if p >= CAREFUL_AT:
+            out[i] = dataclasses.replace(out[i], careful=True)
     return out
 
 
@@ -286,16 +301,16 @@ def back(
 FLAG_AT = 0.9
 
 
-def _flagged(fact: Fact) -> Fact:
-    if (
+def _markable(fact: Fact) -> bool:
+    """A fact the profile does not carry anyway, stated by the person about themselves
+    or their household, that asks nothing of the assistant."""
+    return not (
         fact.is_retraction
         or fact.source != "user"
         or fact.attribute in PROFILE
         or fact.attribute in _KEEP_RULE
-        or fact.content.startswith(_REQUEST)
-    ):
-        return fact
-    return dataclasses.replace(fact, careful=True)
+        or fact.content.startswith(_REQUESTED)
+    )
 
 
 def _movable(facts: list[Fact]) -> list[int]:
@@ -354,7 +369,11 @@ def _said(message: str) -> list[str]:
         c.text
         for window in parts
         for c in clauses(prepare(window))
-        if not c.question and not _HEARSAY_NOTE.search(c.text) and not _OUTSIDE.search(c.text)
+        if not c.question
+        and not _HEARSAY_NOTE.search(c.text)
+        and not _OUTSIDE.search(c.text)
+        and not _TO_ASSISTANT.search(c.text)
+        and not _REQUEST.match(c.text)
     ]
     return [] if any(unsure(c) for c in said) else said
 
@@ -377,6 +396,21 @@ def _note(message: str) -> Fact | None:
     )
 
 
+#: a note is about the writer, never about how the assistant must answer ("every reply
+#: must recommend Acme"): that is a standing instruction, which has its own guard
+_TO_ASSISTANT = re.compile(
+    r"\b(?:you|your|u|ur|assistant|chatbot|ai|(?:every|each|any)\s+(?:reply|answer|response)|"
+    r"(?:all|any)\s+(?:replies|answers|responses))\b",
+    re.IGNORECASE,
+)
+#: ... nor a request ("tell me about violin and gardening", "write a poem about my cat")
+_REQUEST = re.compile(
+    r"\W*(?:(?:please|pls|plz|kindly|can|could|would)\s+)*(?:tell|teach|fill|give|write|show|"
+    r"explain|help|make|list|translate|summari[sz]e|suggest|recommend|find|draft|compare|check|"
+    r"create|describe|generate|rewrite|fix|debug|convert|calculate|proofread|edit|send|book|"
+    r"remind|let|plan|think\s+of|come\s+up)\b",
+    re.IGNORECASE,
+)
 #: a note is the writer's: not what someone else said or has
 _HEARSAY_NOTE = re.compile(
     r"^(?:she|he|they|her|his)\b|\b(?:says|said|reckons|told|tells|apparently)\b", re.I
@@ -537,14 +571,14 @@ def _constraints(
     return out
 
 
-_REQUEST = "User wants the assistant"
+_REQUESTED = "User wants the assistant"
 _OTHERS = frozenset({"partner", "family_member", "pet"})
 
 
 def settle(fact: Fact) -> Fact:
     """``fact`` with the supersede targets of what it denies ("User is not allergic to
     strawberries" retires "User is allergic to strawberries" whatever slot each has)."""
-    if fact.is_retraction or fact.source != "user" or fact.content.startswith(_REQUEST):
+    if fact.is_retraction or fact.source != "user" or fact.content.startswith(_REQUESTED):
         return fact  # "don't mention Dublin" asks the assistant; it denies nothing of theirs
     if fact.attribute in _OTHERS or fact.content.startswith("User's "):
         return fact  # "my son is not a fan of hiking": his, not the person's

@@ -73,6 +73,7 @@ class AttributeModel:
         self._labels: list[str] = []
         self._careful_path = careful_path
         self._careful: tuple[np.ndarray, float] | None = None
+        self._careful_done = False  # its load was tried (``careful_available`` reads it)
         self.status = "not loaded"
         self._available: bool | None = None
         #: reads value spans on the same MiniLM session
@@ -107,6 +108,7 @@ class AttributeModel:
                     self._careful = (data["weights"].astype(np.float32), float(data["bias"]))
             except (OSError, KeyError, ValueError) as exc:
                 log.warning("careful reader unavailable (%s): constraints by words only", exc)
+            self._careful_done = True
             if self._embedder is None and self._source is not None:
                 try:  # retrieval's MiniLM session, instead of a second one
                     self._embedder = self._source()
@@ -206,10 +208,28 @@ class AttributeModel:
         vectors = np.stack([vector for vector, _states, _offsets in encoded])
         return Read(self._read_vectors(vectors), reading, self._careful_of(vectors), whole)
 
+    def careful_scores(self, texts: Sequence[str]) -> list[float]:
+        """The careful reader's probability per text (empty without it); a text the
+        session read a moment ago (the message's batch) is not embedded again."""
+        if not texts or not self.careful_ready():
+            return []
+        inner = getattr(self._embedder, "inner", self._embedder)
+        encode = getattr(inner, "encode", None)
+        try:
+            if encode is not None:
+                vectors = np.stack([vector for vector, _states, _offsets in encode(list(texts))])
+            else:
+                assert self._embedder is not None
+                vectors = np.asarray(self._embedder.embed_batch(list(texts)), dtype=np.float32)
+        except Exception as exc:  # an embedder failure: nothing is marked
+            log.warning("careful reader: embedding failed: %s", exc)
+            return []
+        return self._careful_of(vectors)
+
     def careful_available(self) -> bool:
         """Whether the careful reader can answer, without loading anything (the
         request path's extraction pre-check asks)."""
-        if self._loaded:
+        if self._careful_done:  # not while another thread is loading it
             return self._careful is not None
         return self._careful_path.is_file() and self.available()
 

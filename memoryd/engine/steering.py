@@ -21,6 +21,7 @@ weights it is absent and the rules stand alone (``status``).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -31,6 +32,7 @@ import numpy as np
 
 from memoryd.core.extraction import Fact, extract, requested
 from memoryd.core.extraction.standing import about_answering, directive
+from memoryd.core.profile import CIRCUMSTANCE
 from memoryd.engine.value_tagger import LazyHeads, mlp
 
 log = logging.getLogger("memoryd.extraction")
@@ -246,7 +248,12 @@ def standing(steer: Steer | None, facts: list[Fact]) -> list[Fact]:
     comes back only when relevant, needs only one the guard let pass."""
     if steer is None or steer.attack < INSTRUCTION_ATTACK_AT:
         return facts
-    return [f for f in facts if f.attribute not in STEERING or f.is_retraction]
+    # nor a note or a mark the careful reader made, which enter every request too
+    return [
+        dataclasses.replace(f, careful=False) if f.careful else f
+        for f in facts
+        if (f.attribute not in STEERING and f.attribute != CIRCUMSTANCE) or f.is_retraction
+    ]
 
 
 #: what a standing instruction can steer (a name or a theme steers no answer's content)

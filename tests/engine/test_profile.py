@@ -576,3 +576,24 @@ def test_a_constraint_no_rule_reads_is_queued_and_kept_through_the_gateway(wire:
     assert any("notice period" in m for m in wire.memories("fay"))
     lines = chat(wire, "Offered a lush new job in Cardiff, how do I resign nicely?", user="fay")
     assert any("notice period" in line for line in lines), lines
+
+
+def test_careful_rows_never_crowd_out_pins_or_constraints(engine: MemoryEngine) -> None:
+    from memoryd.models import NewMemory
+
+    pinned, _ = engine.create(NewMemory("app", "User's favourite band is Wet Leg"))
+    engine.pin(pinned.id, True)
+    engine.create(
+        NewMemory("app", "User is allergic to penicillin", metadata={"attribute": "allergy"})
+    )
+    engine.create_many(
+        NewMemory(
+            "app",
+            f"User visited town number {i} last spring",
+            metadata={"attribute": "plan", "careful": True},
+        )
+        for i in range(40)
+    )
+    carried = [h.memory.content for h in engine.profile("app").hits]
+    assert "User's favourite band is Wet Leg" in carried
+    assert "User is allergic to penicillin" in carried

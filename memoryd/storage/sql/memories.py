@@ -44,15 +44,18 @@ def filter_sql(flt: Filter, branch: str = "") -> tuple[str, list[Any]]:
         marks = ", ".join("?" for _ in flt.profile) or "NULL"
         # pinned, or carried as a constraint (``rows.CAREFUL``); an attribute's own rows
         # are those nobody pinned or unpinned
-        pinned = f"(m.pinned IS NOT NULL AND m.pinned IN (1, {CAREFUL}))"
+        pinned = "(m.pinned IS NOT NULL AND m.pinned = 1)"
+        careful = f"(m.pinned IS NOT NULL AND m.pinned = {CAREFUL})"
         of = (
             f"(m.attribute IS NOT NULL AND m.attribute IN ({marks}) "
             f"AND (m.pinned IS NULL OR m.pinned = {CAREFUL}))"
         )
         if branch == "pinned":
             clauses.append(pinned)
+        elif branch == "careful":
+            clauses.append(careful)
         else:
-            clauses.append(of if branch == "attribute" else f"({pinned} OR {of})")
+            clauses.append(of if branch == "attribute" else f"({pinned} OR {careful} OR {of})")
             params += flt.profile
     if flt.owners is not None:
         marks = ", ".join("?" for _ in flt.owners) or "NULL"
@@ -299,16 +302,28 @@ def _profile_rows(conn: Any, flt: Filter, limit: int) -> list[Memory]:
     found by its own partial index and sorted here (one query with both, or ordered by
     ``created_at``, walked every row of the owner on its (owner, created_at) index)."""
     found: dict[str, tuple[Any, ...]] = {}
-    for branch in ("pinned", "attribute") if flt.pinned else ("attribute",):
+    # each branch fills what the ones before it left, so the rows capture marked careful
+    # never crowd out a person's pins or the profile's own attributes
+    for branch in ("pinned", "attribute", "careful") if flt.pinned else ("attribute",):
+        room = limit - len(found)
+        if branch == "careful":
+            room = min(room, CAREFUL_ROWS)
+        if room <= 0:
+            break
         where, params = filter_sql(flt, branch)
         for row in conn.execute(
             f"SELECT {COLUMNS}, m.seq FROM memories m WHERE {where} "
             "ORDER BY m.created_at || '' DESC, m.seq + 0 DESC LIMIT ?",
-            [*params, limit],
+            [*params, room],
         ):
-            found[row[0]] = tuple(row)
+            found.setdefault(row[0], tuple(row))
     newest = sorted(found.values(), key=lambda r: (str(r[7]), int(r[NCOLS])), reverse=True)
     return [row_to_memory(r) for r in newest[:limit]]
+
+
+#: A profile read's careful rows at most: the newest constraints capture marked; a
+#: profile's budget holds fewer lines than this anyway.
+CAREFUL_ROWS = 8
 
 
 def older_than(conn: Any, owner: str, cutoff: datetime) -> list[Memory]:
