@@ -22,7 +22,7 @@ from memoryd.core.extraction.denial import denied
 from memoryd.core.extraction.grammar import rewrite
 from memoryd.core.extraction.guard import unsafe
 from memoryd.core.extraction.segment import clauses, prepare, windows
-from memoryd.core.profile import CIRCUMSTANCE, PROFILE
+from memoryd.core.profile import CIRCUMSTANCE, CONSTRAINTS, PROFILE
 from memoryd.engine.attribute_model import NONE, AttributeModel, Read
 from memoryd.engine.value_tagger import Reading
 
@@ -110,11 +110,9 @@ CAREFUL_GATED_AT = 0.9
 #: ... and this sure of a whole message none of whose clauses capture kept ("There's a
 #: three-month notice period in my contract", "Shomer Shabbat - fully.")
 MESSAGE_CAREFUL_AT = 0.9
-#: (where a constraint the reader found is filed when the classifier names none of these:
-#: ``core.profile.CIRCUMSTANCE``)
-_CAREFUL_NAMED = frozenset(
-    {"allergy", "diet", "food_avoidance", "health_condition", "medication", "legal_status"}
-)
+#: (where a constraint the reader found is filed when the classifier names none of the
+#: profile's other constraints: ``core.profile.CIRCUMSTANCE``)
+_CAREFUL_NAMED = frozenset(CONSTRAINTS) - {CIRCUMSTANCE}
 _MAX_LEFTOVER_WORDS = 40
 
 #: "a mountain bike too", "another dog": a second one, not a new value of the first
@@ -180,11 +178,7 @@ def _circumstance(clause: str, named_as: str) -> bool:
     """A clause the reader flagged is kept as a constraint unless it is hearsay or
     the classifier reads it as another single-valued attribute of the person's (a job
     title said in passing: "as a pharmacist I get asked this all the time")."""
-    if _HEARSAY.search(clause) or _HEARSAY_NOTE.search(clause) or unsure(clause):
-        return False
-    if _TO_ASSISTANT.search(clause) or _REQUEST.match(clause):
-        return False
-    if _OUTSIDE.search(clause):
+    if _HEARSAY.search(clause) or _not_noted(clause) or unsure(clause):
         return False
     target = by_name(named_as)
     return target is None or not target.single or named_as in _CAREFUL_NAMED
@@ -369,13 +363,20 @@ def _said(message: str) -> list[str]:
         c.text
         for window in parts
         for c in clauses(prepare(window))
-        if not c.question
-        and not _HEARSAY_NOTE.search(c.text)
-        and not _OUTSIDE.search(c.text)
-        and not _TO_ASSISTANT.search(c.text)
-        and not _REQUEST.match(c.text)
+        if not c.question and not _not_noted(c.text)
     ]
     return [] if any(unsure(c) for c in said) else said
+
+
+def _not_noted(clause: str) -> bool:
+    """Someone else's words or condition, or something asked of the assistant: never
+    a constraint of the writer's, whoever reads it as one."""
+    return (
+        _HEARSAY_NOTE.search(clause) is not None
+        or _OUTSIDE.search(clause) is not None
+        or _TO_ASSISTANT.search(clause) is not None
+        or _REQUEST.match(clause) is not None
+    )
 
 
 def _note(message: str) -> Fact | None:
