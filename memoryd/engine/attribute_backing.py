@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
-from memoryd.core.extraction import Fact, slugify
+from memoryd.core.extraction import ENDED, Fact, ended_mention, slugify
 from memoryd.core.extraction.attributes import Attribute, by_name, units_slot
 from memoryd.core.extraction.careful import careful, field_note, fragment, unsure
 from memoryd.core.extraction.denial import denied
@@ -253,26 +253,131 @@ def back(
     model: AttributeModel | None,
     message: str = "",
     weak: Sequence[str] = (),
+    held: Collection[str] = (),
 ) -> list[Fact]:
     """``facts`` re-slotted where the classifier is sure of another attribute, and
     confident leftovers added (in order); ``message`` (the person's own words) is read
     by the value tagger, which alone can keep one of the ``weak`` statements
     (``extract``) and re-slots a fact its value says a rule misfiled. A message that
     keeps nothing is kept whole as a ``circumstance`` when the careful reader is sure it
-    states one (``MESSAGE_CAREFUL_AT``)."""
+    states one (``MESSAGE_CAREFUL_AT``). ``held``: the single-valued attributes the
+    person already has a current value of; a statement of change that reads as one of
+    them is its new value (``updated``)."""
     if model is None:
         return facts
     noting = _notable(message) and model.careful_ready()
     if not facts and not leftovers and not (message and weak) and not noting:
         return facts
     found = model.read_all(message, _texts(facts, leftovers, message, weak))
-    out = _back(facts, leftovers, found, message, weak)
+    out = _over(_back(facts, leftovers, found, message, weak))
+    if held and message:
+        out = updated(out, leftovers, model, held)
     if not out and noting and found.message_careful >= MESSAGE_CAREFUL_AT:
         note = _note(message)
         return [note] if note is not None else out
     if message and found.message_careful >= FLAG_AT:
         return _marked(out, model)
     return out
+
+
+#: A statement of change ("switched", "now", "traded the Golf in") that reads as an
+#: attribute the person already holds is filed there when the classifier gives that
+#: attribute at least this, and more than the rules' own reading: the old value is what
+#: it changes (set on the development splits).
+UPDATE_AT = 0.15
+#: words that say something changed or is new, in the registers of the labelled splits
+CHANGE = re.compile(
+    r"\b(?:now|nowadays|these\s+days|any\s*more|no\s+longer|not\s+any\s+longer|"
+    r"switch(?:ed|ing)?|swap(?:ped|ping)?|chang(?:ed|ing)|shift(?:ed|ing)?|mov(?:ed|ing)|"
+    r"new|newly|start(?:ed|ing)|instead|transition(?:ed|ing)?|bec[oa]me|promoted|appointed|"
+    r"joined|hired|upgraded|replaced|traded|(?:took|taken|picked|signed)\s+(?:up|on)|"
+    r"since|as\s+of|from\s+(?:today|tomorrow|this|next|monday|the\s+\w+\s+of)|"
+    r"officially|finally|went|gone|got\s+(?:a|an|my|the|into|onto)|put\s+me|onto)\b",
+    re.IGNORECASE,
+)
+#: "me" or "I" in the clause: "my cardiologist switched me over to Eliquis" is the
+#: person's change; "my wife works at Apple now" is hers
+_ME = re.compile(r"\b(?:i|i'm|im|i've|ive|me|myself|mine)\b", re.IGNORECASE)
+
+
+def updated(
+    facts: list[Fact], leftovers: Sequence[str], model: AttributeModel, held: Collection[str]
+) -> list[Fact]:
+    """``facts`` with a statement of change filed under the single attribute the person
+    already holds that the classifier reads it as ("Got a girlfriend now, Soo-ah" after
+    "single"; "doc put me on apixaban" after "I take warfarin"), so the new value
+    retires the old; a leftover statement of change so read is kept. One batch (the
+    message's clauses were just embedded: the session reads them again from its cache)."""
+    holds = [a for a in held if a not in _KEEP_RULE and (t := by_name(a)) and t.single]
+    if not holds:
+        return facts
+    spoken = {f.clause for f in facts if f.clause}
+    at = [i for i, f in enumerate(facts) if _changing(f)]
+    loose = [c for c in leftovers if c not in spoken and CHANGE.search(c) and _ME.search(c)]
+    texts = [facts[i].clause for i in at] + loose
+    if not texts:
+        return facts
+    found = model.distributions(texts)
+    if found is None:
+        return facts
+    labels, probs = found
+    # the classifier's likeliest single-valued reading must be one the person holds:
+    # "Switched to Emacs" after an OS and no editor is no new OS
+    singles = [n for n, label in enumerate(labels) if (t := by_name(label)) and t.single]
+    if not singles:
+        return facts
+    out = list(facts)
+    taken = {f.attribute for f in out if f.single}
+    index = {label: n for n, label in enumerate(labels)}
+    for row, text in enumerate(texts):
+        best = max(singles, key=lambda c: probs[row, c])
+        attribute, p = labels[best], float(probs[row, best])
+        if attribute not in holds or p < UPDATE_AT or attribute in taken:
+            continue
+        if row < len(at):
+            i = at[row]
+            own = index.get(out[i].attribute or "")
+            if own is not None and probs[row, own] >= p:
+                continue  # the rules' reading is at least as likely
+            moved = _moved(out[i], attribute)
+            if moved is not None:
+                out[i] = moved
+                taken.add(attribute)
+        else:
+            kept = _kept(text, attribute, "user")
+            if kept is not None:
+                out.append(kept)
+                taken.add(attribute)
+    return out
+
+
+def _changing(fact: Fact) -> bool:
+    """A fact of the person's that says something changed and that a rule filed under
+    an attribute no later statement retires (a hobby, a like, a many-valued one)."""
+    target = by_name(fact.attribute or "")
+    return (
+        not fact.is_retraction
+        and fact.source == "user"
+        and bool(fact.clause)
+        and not (target is not None and target.single)  # it retires its own already
+        and fact.attribute not in _KEEP_RULE
+        and not fact.content.startswith(_REQUESTED)
+        and CHANGE.search(fact.clause) is not None
+        and _ME.search(fact.clause) is not None
+    )
+
+
+def _over(facts: list[Fact]) -> list[Fact]:
+    """What the classifier kept of a clause saying something ended, unless it only
+    restates the thing ended (``extraction.ended_mention``)."""
+    ended = {f.clause: f.retracts for f in facts if f.key.startswith(ENDED) and f.clause}
+    if not ended:
+        return facts
+    return [
+        f
+        for f in facts
+        if f.is_retraction or f.clause not in ended or not ended_mention(f, ended[f.clause])
+    ]
 
 
 def _marked(facts: list[Fact], model: AttributeModel) -> list[Fact]:

@@ -213,18 +213,30 @@ class AttributeModel:
         session read a moment ago (the message's batch) is not embedded again."""
         if not texts or not self.careful_ready():
             return []
+        vectors = self._vectors(texts)
+        return [] if vectors is None else self._careful_of(vectors)
+
+    def distributions(self, texts: Sequence[str]) -> tuple[list[str], np.ndarray] | None:
+        """The labels and, per text, the classifier's whole distribution over them (an
+        update weighs the attributes a person already holds, not only the likeliest);
+        a text the session read a moment ago is not embedded again. None without the
+        model."""
+        if not texts or not self._load():
+            return None
+        vectors = self._vectors(texts)
+        return None if vectors is None else (list(self._labels), self._probabilities(vectors))
+
+    def _vectors(self, texts: Sequence[str]) -> np.ndarray | None:
         inner = getattr(self._embedder, "inner", self._embedder)
         encode = getattr(inner, "encode", None)
         try:
             if encode is not None:
-                vectors = np.stack([vector for vector, _states, _offsets in encode(list(texts))])
-            else:
-                assert self._embedder is not None
-                vectors = np.asarray(self._embedder.embed_batch(list(texts)), dtype=np.float32)
-        except Exception as exc:  # an embedder failure: nothing is marked
-            log.warning("careful reader: embedding failed: %s", exc)
-            return []
-        return self._careful_of(vectors)
+                return np.stack([vector for vector, _states, _offsets in encode(list(texts))])
+            assert self._embedder is not None
+            return np.asarray(self._embedder.embed_batch(list(texts)), dtype=np.float32)
+        except Exception as exc:  # an embedder failure: the rules' reading stands
+            log.warning("attribute classifier: embedding failed: %s", exc)
+            return None
 
     def careful_available(self) -> bool:
         """Whether the careful reader can answer, without loading anything (the
@@ -243,17 +255,21 @@ class AttributeModel:
         weights, bias = self._careful
         return [float(p) for p in 1.0 / (1.0 + np.exp(-(vectors @ weights + bias)))]
 
-    def _read_vectors(
-        self, vectors: np.ndarray
-    ) -> list[tuple[tuple[str, float], tuple[str, float]]]:
+    def _probabilities(self, vectors: np.ndarray) -> np.ndarray:
         assert self._weights is not None
         assert self._bias is not None
         if self._hidden is not None:
             vectors = np.maximum(vectors @ self._hidden[0] + self._hidden[1], 0)
         logits = vectors @ self._weights + self._bias
         logits -= logits.max(axis=1, keepdims=True)
-        probs = np.exp(logits)
+        probs: np.ndarray = np.exp(logits)
         probs /= probs.sum(axis=1, keepdims=True)
+        return probs
+
+    def _read_vectors(
+        self, vectors: np.ndarray
+    ) -> list[tuple[tuple[str, float], tuple[str, float]]]:
+        probs = self._probabilities(vectors)
         best = probs.argmax(axis=1)
         named = probs.copy()
         if NONE in self._labels:

@@ -36,6 +36,7 @@ from datetime import datetime, timedelta
 
 from memoryd.config.settings import MemorySettings
 from memoryd.core.extraction import Fact, extract, fact_metadata
+from memoryd.core.extraction.attributes import ATTRIBUTES
 from memoryd.core.extraction.guard import unsafe
 from memoryd.core.extraction.standing import MAY_ASK
 from memoryd.engine.attribute_backing import back, notable, settle
@@ -56,12 +57,16 @@ from memoryd.models import (
     utcnow,
 )
 from memoryd.priority import lower_this_thread
-from memoryd.storage.base import NewHeld, NewJob, Writer
+from memoryd.storage.base import Filter, NewHeld, NewJob, Writer
 
 log = logging.getLogger(__name__)
 
 #: How long the server that queued a job holds it before another may run it.
 DEFAULT_LEASE_S = 60.0
+#: The single-valued attributes a new statement may update (``_held``), and the rows
+#: read to find which of them a person holds.
+SINGLE_ATTRIBUTES = tuple(a.name for a in ATTRIBUTES if a.single)
+HELD_ROWS = 64
 #: Jobs held in memory (their texts with them) before new ones wait in the table.
 DEFAULT_MAX_PENDING = 256
 
@@ -477,6 +482,23 @@ class ExtractionJobs:
             held.api_key_id, held.session_id, texts, held.user_id, origin, guard=False
         )
 
+    def _held(self, owner: str, user_id: str) -> frozenset[str]:
+        """The single-valued attributes the person (this end user of the key, exactly:
+        the rows a new value may retire) holds a current captured value of; one read,
+        only when the classifier backs the rules."""
+        if self.attributes is None or not self.attributes.available():
+            return frozenset()
+        flt = Filter(
+            owners=(owner,),
+            now=utcnow(),
+            user_id=user_id,
+            shared=False,
+            profile=SINGLE_ATTRIBUTES,
+            pinned=False,
+        )
+        rows = self.store.read().recent(flt, HELD_ROWS)
+        return frozenset(m.attribute for m in rows if m.attribute)
+
     def rule_items(
         self,
         owner: str,
@@ -493,11 +515,14 @@ class ExtractionJobs:
         kept too."""
         extracted_at = to_iso(utcnow())
         unique: dict[str, Fact] = {}
+        held: frozenset[str] | None = None
         for text, source in texts:
             weak: list[str] = []
             facts, leftovers = extract(text, source=source, guard=guard, weak=weak)
             said = text if source == "user" else ""
-            backed = back(facts, leftovers, self.attributes, said, weak)
+            if said and held is None and (facts or leftovers):
+                held = self._held(owner, user_id)
+            backed = back(facts, leftovers, self.attributes, said, weak, held or ())
             if said and steers:
                 steer = steers.get(text)
                 backed = standing(steer, backed + preferences(steer, backed))

@@ -240,6 +240,105 @@ def test_a_retraction_only_touches_its_owner(engine: MemoryEngine) -> None:
     assert _holding(current_contents(engine, "b"), "jazz")
 
 
+@pytest.mark.parametrize(
+    ("first", "second", "gone"),
+    [
+        ("I play five-a-side on Thursdays", "gave up the five-a-side, my knees are done", "five"),
+        ("I do kickboxing twice a week", "quit kickboxing lol too expensive", "kickboxing"),
+        (
+            "We keep a narrowboat at Braunston",
+            "finally sold the narrowboat last spring",
+            "narrowboat",
+        ),
+        (
+            "I work at Harrow Logistics",
+            "I resigned from Harrow Logistics, taking a break",
+            "Harrow",
+        ),
+        ("i take sertraline every morning", "doctor has stopped the sertraline", "sertraline"),
+        ("Our wedding is in May in Kilkenny", "Wedding is called off, long story", "wedding"),
+    ],
+)
+def test_something_of_theirs_that_ended_is_retired_and_not_kept_as_news(
+    engine: MemoryEngine, first: str, second: str, gone: str
+) -> None:
+    current = _after(engine, first, second)
+    assert not _holding(current, gone), current
+
+
+def test_what_they_gave_up_stays_as_their_habit() -> None:
+    """ "I quit coffee" retires a memory of coffee and is itself a diet of theirs."""
+    facts = extract_facts("I quit coffee in March, it was wrecking my sleep")
+    assert any(f.is_retraction and "*~coffee" in f.retracts for f in facts)
+    assert [f.content for f in facts if not f.is_retraction] == ["User quit coffee in March"]
+
+
+def test_an_end_that_names_the_next_value_keeps_it(engine: MemoryEngine) -> None:
+    current = _after(engine, "I have a Huawei P30", "ditched the huawei, got a pixel 9 now")
+    assert _holding(current, "pixel 9"), current
+    assert not _holding(current, "P30"), current
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        "my brother quit padel",
+        "should I quit padel?",
+        "if I gave up padel I'd be so bored",
+        "I left my padel racket at the club",
+    ],
+)
+def test_an_end_asked_about_imagined_or_someone_elses_retires_nothing(
+    engine: MemoryEngine, second: str
+) -> None:
+    current = _after(engine, "I play padel with my mates", second)
+    assert _holding(current, "plays padel"), current
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "old", "new"),
+    [
+        ("I'm vegetarian", "gone fully vegan since March", "vegetarian", "vegan"),
+        (
+            "I use a ThinkPad for work",
+            "my daughter set me up with a new Surface Laptop",
+            "ThinkPad",
+            "Surface",
+        ),
+        ("Im single", "got a boyfriend now, his name is Tomasz", "single", "boyfriend"),
+        (
+            "I drive a Ford Focus",
+            "my dad handed me down his old Volvo estate now",
+            "Focus",
+            "Volvo",
+        ),
+    ],
+)
+def test_a_change_read_as_an_attribute_they_hold_retires_its_old_value(
+    engine: MemoryEngine, first: str, second: str, old: str, new: str
+) -> None:
+    """Capture files the news where the classifier reads it, weighing what the person
+    already told: the attribute they hold is the one that changed."""
+    current = _after(engine, first, second)
+    assert _holding(current, new), current
+    assert not _holding(current, old), current
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "kept"),
+    [
+        # the classifier's best single reading is an editor, which they never named
+        ("Debian on servers, Fedora on my laptop.", "Switched to Emacs. Don't ask.", "Fedora"),
+        ("I work at Aldi", "my wife works at Lidl now", "Aldi"),  # her change, not theirs
+    ],
+)
+def test_a_change_is_not_filed_under_an_attribute_it_does_not_change(
+    engine: MemoryEngine, first: str, second: str, kept: str
+) -> None:
+    current = _after(engine, first, second)
+    assert _holding(current, kept), current
+
+
 def test_an_assistant_message_cannot_retract() -> None:
     facts = extract_facts("Forget that I said I like jazz", source="assistant")
     assert not any(f.is_retraction for f in facts)

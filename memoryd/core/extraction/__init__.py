@@ -32,7 +32,7 @@ from memoryd.core.extraction.grammar import pronouns
 from memoryd.core.extraction.guard import unsafe
 from memoryd.core.extraction.instructions import instruction
 from memoryd.core.extraction.lists import fallback
-from memoryd.core.extraction.retract import retraction
+from memoryd.core.extraction.retract import ended, retraction
 from memoryd.core.extraction.rules import Draft
 from memoryd.core.extraction.segment import (
     MAX_CLAUSES,
@@ -52,10 +52,12 @@ from memoryd.core.profile import INSTRUCTIONS
 from memoryd.core.subjects import of_fact as subjects_of_fact
 
 __all__ = [
+    "ENDED",
     "MAX_FACT_LENGTH",
     "MAX_INPUT_CHARS",
     "MIN_FACT_LENGTH",
     "Fact",
+    "ended_mention",
     "extract",
     "extract_facts",
     "fact_metadata",
@@ -393,6 +395,36 @@ def _weak(text: str, alone: bool) -> bool:
     return _OTHER_SUBJECT.match(asked) is None and _TELL_ABOUT.match(asked) is None
 
 
+#: The key prefix of the retraction a clause saying something ended makes (``ended``).
+ENDED = "ended:"
+#: What "I gave up X" still states after it retires X: a way of eating or living.
+_KEPT_WHEN_ENDED = frozenset({"diet", "food_avoidance", "habit", "health_condition", "allergy"})
+
+
+def ended_mention(fact: Fact, over: tuple[str, ...]) -> bool:
+    """Whether ``fact`` only restates what ended: "quit ballet" keeps no hobby of
+    ballet, "sold the pontoon" no boat; what they gave up is a habit or a diet of
+    theirs now ("I quit caffeine", "given up the drink for Lent"), and what else the
+    clause says stands ("ditched the samsung, on a pixel now")."""
+    if fact.attribute in _KEPT_WHEN_ENDED:
+        return False
+    low = fact.content.lower()
+    gone = [w for t in over if "~" in t and (w := t.partition("~")[2].lower()) and w in low]
+    if not gone:
+        return False
+    # a single value the clause goes on to name replaces the old one ("ditched the
+    # samsung, on a pixel 8 now"); "resigned from Mou Foods, no job currently" names none
+    after = re.findall(r"[\w'-]+", low.split(gone[0], 1)[1])
+    said = [w for w in after if w not in _FILLER]
+    return not (fact.single and len(said) >= 3 and said[0] not in ("no", "not", "nothing"))
+
+
+_FILLER = frozenset(
+    {"now", "anymore", "already", "too", "lol", "haha", "though", "yet", "just", "finally"}
+    | {"completely", "currently"}
+)
+
+
 def _extract(
     found: list[Clause],
     source: str,
@@ -405,6 +437,7 @@ def _extract(
     before = ""
     for clause in found:
         withdrawn = retraction(clause.text, _match, before) if source == "user" else None
+        over = None if withdrawn or source != "user" or clause.question else ended(clause.text)
         before = clause.text
         if withdrawn:
             key = "retract:" + slugify("|".join(withdrawn), 120)
@@ -428,6 +461,14 @@ def _extract(
             drafts = _match(text)
         topic = next(iter(drafts), None) or about(clause.text)
         read = [_fact(draft, source, own or clause.text, clause.still) for draft in drafts]
+        if over:  # something of theirs ended: it is retired first
+            key = ENDED + slugify("|".join(over), 120)
+            if key not in seen:
+                seen.add(key)
+                facts.append(
+                    Fact("retraction", "factual", key, "", source, retracts=over, clause=text)
+                )
+            read = [f for f in read if f is not None and not ended_mention(f, over)]
         # a rule that matched and then declined ("I got AF" is no possession) leaves the
         # clause to the classifier, as if no rule had read it
         if not any(read) and source == "user":

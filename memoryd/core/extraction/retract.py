@@ -18,7 +18,7 @@ from collections.abc import Callable
 from memoryd.core.extraction import lexicon as lx
 from memoryd.core.extraction.values import Draft, slugify, trim
 
-__all__ = ["retraction"]
+__all__ = ["ended", "retraction"]
 
 Match = Callable[[str], list[Draft]]
 
@@ -57,7 +57,9 @@ _AFTER_ALL = re.compile(
     re.IGNORECASE,
 )
 _OFF = re.compile(
-    r"^(?:the|our|my)\s+(?P<what>[\w\s-]{2,40}?)\s+(?:is|has\s+been|got|was)\s+"
+    r"^(?:(?:the|our|my)\s+(?P<what>[\w\s-]{2,40}?)\s+(?:is|has\s+been|got|was)\s+"
+    r"|(?P<bare>[\w-]{3,20}(?:\s+[\w-]{3,20})?)\s+(?:is|has\s+been|got|was)\s+"
+    r"(?=called\s+off|cancell?ed|scrapped))"
     r"(?:off|cancell?ed|called\s+off|scrapped)\b",
     re.IGNORECASE,
 )
@@ -256,7 +258,7 @@ _NONE_LEFT = re.compile(
 )
 _TOOK_OFF = re.compile(
     r"^(?:the\s+|my\s+)?(?:doc|doctor|gp|specialist|consultant|psychiatrist)\s+(?:has\s+)?"
-    r"(?:took|taken|take)\s+me\s+off\s+(?:the|my|all)\s+(?:[\w-]+\s+)?(?P<what>meds|medication|"
+    r"(?:(?:took|taken|take)\s+me\s+off|stopped)\s+(?:the|my|all)\s+(?:[\w-]+\s+)?(?P<what>meds|medication|"
     r"medicines?|tablets|pills|insulin|[\w-]+)\b",
     re.IGNORECASE,
 )
@@ -281,7 +283,8 @@ _CUE = re.compile(
     r"\b(?:forget|ignore|disregard|delete|remove|erase|drop|scrap|strike|mind|nvm|nevermind|"
     r"after\s+all|off|cancell?ed|scrapped|longer|passed|died|down|rehomed|gave|sold|wrong|true|"
     r"mistake|incorrect|alarm|nothing|happening|dead|stopped|quit|finished|done|keep|save|store|"
-    r"remember|hold|anymore|more|now|stop|need|have)\b",
+    r"remember|hold|anymore|more|now|stop|need|have|quitted|given|packed|pulled|resigned|"
+    r"retired|walked|ditched|rid|left)\b",
     re.IGNORECASE,
 )
 # "you can stop using bullet points", "no need to keep it short anymore": a standing
@@ -351,7 +354,7 @@ def retraction(clause: str, match: Match, before: str = "") -> tuple[str, ...] |
         return _topic(last) or None  # "I'm not allergic after all"
     m = _OFF.match(clause) or _CALLED_OFF.match(clause)
     if m is not None:
-        what = trim(m["what"])
+        what = trim(m["what"] or m.groupdict().get("bare") or "")
         event = "wedding" if what.lower() in ("wedding", "marriage") else slugify(what, 60)
         named = _words(what)
         return (f"plan:{event}", f"*~{named}") if len(named) >= 3 else None
@@ -373,3 +376,47 @@ def retraction(clause: str, match: Match, before: str = "") -> tuple[str, ...] |
         head = what.split()[-1] if what else ""
         return _owned(head) if len(head) >= 3 else None
     return None
+
+
+#: Something of the person's that ended: "quit ballet", "Gave up netball after I did my
+#: ankle", "I've pulled out of the marathon", "Finally sold that pontoon", "I resigned
+#: from Mou Foods", "left Google". Only the writer's own (I, we, or no subject) and only
+#: said as done: "should I quit?", "if I sell the boat", "my sister quit" match nothing.
+_ENDED = re.compile(
+    r"^(?:(?:so|and|but|well|ok|okay|yeah|ya|lol|actually|finally|officially|just|also|"
+    r"sadly|anyway|ugh|update|news)[\s,:]+)*"
+    r"(?:(?:I|we)\s+(?:(?:have|had|'ve|ve|just|finally|officially|also|already)\s+)*|"
+    r"(?:I've|we've|ive)\s+(?:(?:just|finally|officially|also|already)\s+)*)?"
+    r"(?P<verb>quit|quitted|gave\s+up|given\s+up|packed\s+in|sold|"
+    r"pulled\s+out\s+of|resigned\s+from|walked\s+away\s+from|ditched|"
+    r"got\s+rid\s+of|left)\s+"
+    r"(?:(?:the|my|our|that|those|this|with|at|on|from|in)\s+)*(?P<what>[^,;.!?()]+)",
+    re.IGNORECASE,
+)
+#: where the thing's name ends: "netball after I did my ankle", "the rugby now"
+_ENDED_TAIL = re.compile(
+    r"\s+(?:after|because|cause|cuz|coz|since|so|as|and|but|to|for|in|on|at|from|by|with|"
+    r"some|entirely|totally|fully|this|last|yesterday|"
+    r"today|tonight|now|already|too|anymore|any\s+more|altogether|completely|though|lol|"
+    r"haha|ago|earlier|recently|finally|at\s+last|in\s+the\s+end|months?|weeks?|years?)\b.*$",
+    re.IGNORECASE,
+)
+
+
+def ended(clause: str) -> tuple[str, ...] | None:
+    """What a statement that something of the person's ended retires (supersede
+    targets), or None. The caller decides whether the words also state a lasting fact
+    ("I quit caffeine in January" is a diet; "quit ballet" ends a hobby)."""
+    if _CUE.search(clause) is None:
+        return None
+    m = _ENDED.match(clause.strip())
+    if m is None:
+        return None
+    what = _ENDED_TAIL.sub("", m["what"]).strip()
+    if not what:
+        return None
+    if m["verb"].lower() == "left" and (not what[:1].isupper() or " for " in m["what"]):
+        # "left Google" ends a job; "left early", "left my keys" end nothing, and "left
+        # Google for Netflix" says the new one (the rules read it)
+        return None
+    return _topic(what) or None
