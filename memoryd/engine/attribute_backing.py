@@ -292,8 +292,15 @@ CHANGE = re.compile(
     r"new|newly|start(?:ed|ing)|instead|transition(?:ed|ing)?|bec[oa]me|promoted|appointed|"
     r"joined|hired|upgraded|replaced|traded|(?:took|taken|picked|signed)\s+(?:up|on)|"
     r"since|as\s+of|from\s+(?:today|tomorrow|this|next|monday|the\s+\w+\s+of)|"
-    r"officially|finally|went|gone|got\s+(?:a|an|my|the|into|onto)|put\s+me|onto)\b",
+    r"officially|finally|went|gone|got\s+(?:a|an|my|the|into|onto)|put\s+me|onto|"
+    r"actually|rather|from\s+now(?:\s+on)?|henceforth|going\s+forward|no\s+(?:more|need)|"
+    r"changed\s+my\s+mind)\b",
     re.IGNORECASE,
+)
+#: How the person wants to be answered and addressed: one value each, which a new
+#: request changes ("everyone's calling me Vonnie these days, go with that instead").
+_ANSWERED = frozenset(
+    {"preferred_name", "tone", "answer_format", "answer_length", "answer_language", "ui_theme"}
 )
 #: "me" or "I" in the clause: "my cardiologist switched me over to Eliquis" is the
 #: person's change; "my wife works at Apple now" is hers
@@ -314,6 +321,40 @@ def updated(
     spoken = {f.clause for f in facts if f.clause}
     at = [i for i, f in enumerate(facts) if _changing(f)]
     loose = [c for c in leftovers if c not in spoken and CHANGE.search(c) and _ME.search(c)]
+    return _filed(facts, at, loose, model, holds, single_readings=True)
+
+
+def updated_requests(facts: list[Fact], model: AttributeModel, held: Collection[str]) -> list[Fact]:
+    """``facts`` with a standing request that changes how the person is answered or
+    addressed filed under that preference when they hold one ("Please call me Siobhán",
+    then "everyone's calling me Vonnie these days, go with that instead"): read among
+    those preferences only, so the new request retires the old one."""
+    holds = [a for a in held if a in _ANSWERED]
+    if not holds:
+        return facts
+    at = [
+        i
+        for i, f in enumerate(facts)
+        if f.attribute == "instruction"
+        and f.source == "user"
+        and f.clause
+        and CHANGE.search(f.clause) is not None
+    ]
+    return _filed(facts, at, [], model, holds, single_readings=False)
+
+
+def _filed(
+    facts: list[Fact],
+    at: list[int],
+    loose: list[str],
+    model: AttributeModel,
+    holds: list[str],
+    *,
+    single_readings: bool,
+) -> list[Fact]:
+    """``facts[at]`` moved to, and ``loose`` clauses kept under, the attribute of
+    ``holds`` the classifier reads them as; ``single_readings``: that attribute must be
+    its likeliest single-valued reading of all, else its likeliest of ``_ANSWERED``."""
     texts = [facts[i].clause for i in at] + loose
     if not texts:
         return facts
@@ -323,7 +364,11 @@ def updated(
     labels, probs = found
     # the classifier's likeliest single-valued reading must be one the person holds:
     # "Switched to Emacs" after an OS and no editor is no new OS
-    singles = [n for n, label in enumerate(labels) if (t := by_name(label)) and t.single]
+    singles = [
+        n
+        for n, label in enumerate(labels)
+        if (t := by_name(label)) and t.single and (single_readings or label in _ANSWERED)
+    ]
     if not singles:
         return facts
     out = list(facts)

@@ -39,7 +39,7 @@ from memoryd.core.extraction import Fact, extract, fact_metadata
 from memoryd.core.extraction.attributes import ATTRIBUTES
 from memoryd.core.extraction.guard import unsafe
 from memoryd.core.extraction.standing import MAY_ASK
-from memoryd.engine.attribute_backing import back, notable, settle
+from memoryd.engine.attribute_backing import back, notable, settle, updated_requests
 from memoryd.engine.attribute_model import AttributeModel
 from memoryd.engine.background import BackgroundWorker
 from memoryd.engine.extraction_clients import ExtractionClients
@@ -520,12 +520,14 @@ class ExtractionJobs:
             weak: list[str] = []
             facts, leftovers = extract(text, source=source, guard=guard, weak=weak)
             said = text if source == "user" else ""
-            if said and held is None and (facts or leftovers):
+            if said and held is None:
                 held = self._held(owner, user_id)
             backed = back(facts, leftovers, self.attributes, said, weak, held or ())
             if said and steers:
                 steer = steers.get(text)
                 backed = standing(steer, backed + preferences(steer, backed))
+            if said and held and self.attributes is not None:
+                backed = updated_requests(backed, self.attributes, held)
             for fact in backed:
                 unique.setdefault(fact.key, settle(fact))  # the first occurrence wins
         return [

@@ -339,6 +339,45 @@ def test_a_change_is_not_filed_under_an_attribute_it_does_not_change(
     assert _holding(current, kept), current
 
 
+@pytest.mark.parametrize(
+    ("first", "second", "old", "new"),
+    [
+        (
+            "Reply in French please, I'm practising.",
+            "actually, I'd rather have everything in Spanish from now on",
+            "French",
+            "Spanish",
+        ),
+        (
+            "Please call me Margaret.",
+            "actually all my friends call me Peggy these days, go with that instead",
+            "Margaret",
+            "Peggy",
+        ),
+        (
+            "Keep it formal please, Im using these for work emails.",
+            "no need to be so stiff anymore, talk to me casual like a mate",
+            "formal",
+            "casual",
+        ),
+    ],
+)
+def test_a_new_request_retires_the_preference_it_changes(
+    engine: MemoryEngine, first: str, second: str, old: str, new: str
+) -> None:
+    """A request read in the person's own words (not by a rule) that changes how they
+    are answered is filed under that preference, so the profile carries one."""
+    current = _after(engine, first, second)
+    assert _holding(current, new), current
+    assert not _holding(current, old), current
+
+
+def test_a_request_about_something_else_leaves_the_preference(engine: MemoryEngine) -> None:
+    current = _after(engine, "Please call me Margaret.", "from now on answer in bullet points")
+    assert _holding(current, "Margaret"), current
+    assert _holding(current, "bullet"), current
+
+
 def test_an_assistant_message_cannot_retract() -> None:
     facts = extract_facts("Forget that I said I like jazz", source="assistant")
     assert not any(f.is_retraction for f in facts)
