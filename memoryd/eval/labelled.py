@@ -35,6 +35,7 @@ SPLITS = (
     "test2",
     "test4",
     "test6",
+    "test7",
 )
 MODES = ("replace", "add", "repeat", "retract")
 FILES = ("positives.jsonl", "negatives.jsonl", "supersede.jsonl")
