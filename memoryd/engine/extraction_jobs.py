@@ -37,6 +37,7 @@ from datetime import datetime, timedelta
 from memoryd.config.settings import MemorySettings
 from memoryd.core.extraction import Fact, extract, fact_metadata
 from memoryd.core.extraction.attributes import ATTRIBUTES
+from memoryd.core.extraction.compound import parts
 from memoryd.core.extraction.guard import unsafe
 from memoryd.core.extraction.standing import MAY_ASK
 from memoryd.engine.attribute_backing import back, notable, settle, updated_requests
@@ -528,7 +529,7 @@ class ExtractionJobs:
                 backed = standing(steer, backed + preferences(steer, backed))
             if said and held and self.attributes is not None:
                 backed = updated_requests(backed, self.attributes, held)
-            for fact in backed:
+            for fact in (part for found in backed for part in parts(found)):
                 unique.setdefault(fact.key, settle(fact))  # the first occurrence wins
         return [
             Reconcile(owner, None, supersedes=f.retracts, user_id=user_id)

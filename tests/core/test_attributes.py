@@ -378,6 +378,73 @@ def test_a_request_about_something_else_leaves_the_preference(engine: MemoryEngi
     assert _holding(current, "bullet"), current
 
 
+# -- one memory per attribute ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "title", "employer"),
+    [
+        (
+            "I'm a pharmacist at Boots in Leeds",
+            "User is a pharmacist in Leeds",
+            "User works at Boots",
+        ),
+        (
+            "I work at Deloitte as an auditor, busy season is brutal",
+            "User works as an auditor, busy season is brutal",
+            "User works at Deloitte",
+        ),
+        (
+            "senior dev at Monzo, based in Cardiff",
+            "User is a senior dev, based in Cardiff",
+            "User works at Monzo",
+        ),
+    ],
+)
+def test_a_job_said_with_its_workplace_is_a_title_and_an_employer(
+    message: str, title: str, employer: str
+) -> None:
+    facts = {f.attribute: f.content for f in extract_facts(message)}
+    assert facts.get("job_title") == title
+    assert facts.get("employer") == employer
+
+
+@pytest.mark.parametrize(
+    "message", ["I'm a nurse at Christmas mostly", "I'm a member at Gold's Gym", "I work at Google"]
+)
+def test_what_is_not_a_job_at_a_workplace_stays_one_fact(message: str) -> None:
+    assert len([f for f in extract_facts(message) if not f.is_retraction]) == 1
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "old", "kept", "new"),
+    [
+        (
+            "I'm a pharmacist at Boots in Leeds",
+            "started at Lloyds Pharmacy last month, same job",
+            "Boots",
+            "pharmacist",
+            "Lloyds",
+        ),
+        (
+            "I'm a junior designer at Canva",
+            "got promoted, I'm a senior designer now",
+            "junior",
+            "Canva",
+            "senior designer",
+        ),
+        ("I work at Deloitte as an auditor", "I'm at KPMG now", "Deloitte", "auditor", "KPMG"),
+    ],
+)
+def test_either_half_of_a_job_at_a_workplace_changes_alone(
+    engine: MemoryEngine, first: str, second: str, old: str, kept: str, new: str
+) -> None:
+    current = _after(engine, first, second)
+    assert _holding(current, new), current
+    assert _holding(current, kept), current
+    assert not _holding(current, old), current
+
+
 def test_an_assistant_message_cannot_retract() -> None:
     facts = extract_facts("Forget that I said I like jazz", source="assistant")
     assert not any(f.is_retraction for f in facts)

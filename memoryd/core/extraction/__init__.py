@@ -27,6 +27,7 @@ from memoryd.core.extraction.attributes import (
     refine,
 )
 from memoryd.core.extraction.careful import careful, field_note, fragment, owned
+from memoryd.core.extraction.compound import parts
 from memoryd.core.extraction.context import about, follow_up
 from memoryd.core.extraction.grammar import pronouns
 from memoryd.core.extraction.guard import unsafe
@@ -395,6 +396,11 @@ def _weak(text: str, alone: bool) -> bool:
     return _OTHER_SUBJECT.match(asked) is None and _TELL_ABOUT.match(asked) is None
 
 
+def parts_of(fact: Fact | None) -> list[Fact | None]:
+    """A job said with its workplace as two facts (``compound``); None stays None."""
+    return [fact] if fact is None else list(parts(fact))
+
+
 #: The key prefix of the retraction a clause saying something ended makes (``ended``).
 ENDED = "ended:"
 #: What "I gave up X" still states after it retires X: a way of eating or living.
@@ -460,7 +466,11 @@ def _extract(
             text = own
             drafts = _match(text)
         topic = next(iter(drafts), None) or about(clause.text)
-        read = [_fact(draft, source, own or clause.text, clause.still) for draft in drafts]
+        read = [
+            part
+            for draft in drafts
+            for part in parts_of(_fact(draft, source, own or clause.text, clause.still))
+        ]
         if over:  # something of theirs ended: it is retired first
             key = ENDED + slugify("|".join(over), 120)
             if key not in seen:
