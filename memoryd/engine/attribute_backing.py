@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import NamedTuple
 
 from memoryd.core.extraction import ENDED, Fact, ended_mention, slugify
@@ -312,16 +312,87 @@ def updated(
 ) -> list[Fact]:
     """``facts`` with a statement of change filed under the single attribute the person
     already holds that the classifier reads it as ("Got a girlfriend now, Soo-ah" after
-    "single"; "doc put me on apixaban" after "I take warfarin"), so the new value
-    retires the old; a leftover statement of change so read is kept. One batch (the
-    message's clauses were just embedded: the session reads them again from its cache)."""
+    "single"; "my dad handed me down his old Volvo now" after "I drive a Ford Focus"),
+    so the new value retires the old; a leftover statement of change so read is kept.
+    One batch (the message's clauses were just embedded: the session reads them again
+    from its cache). Then ``switched``."""
     holds = [a for a in held if a not in _KEEP_RULE and (t := by_name(a)) and t.single]
-    if not holds:
-        return facts
     spoken = {f.clause for f in facts if f.clause}
-    at = [i for i, f in enumerate(facts) if _changing(f)]
-    loose = [c for c in leftovers if c not in spoken and CHANGE.search(c) and _ME.search(c)]
-    return _filed(facts, at, loose, model, holds, single_readings=True)
+    out = facts
+    if holds:
+        at = [i for i, f in enumerate(facts) if _changing(f)]
+        loose = [c for c in leftovers if c not in spoken and CHANGE.search(c) and _ME.search(c)]
+        out = _filed(facts, at, loose, model, holds, single_readings=True)
+    return switched(out, model, held) if isinstance(held, Mapping) else out
+
+
+#: Many-valued attributes a switch replaces when the person holds one value of them: a
+#: doctor "switched me to escitalopram" or "moved me onto apixaban" changes the one
+#: medicine they take, not a second one (with two, which one is not said: both stay).
+SWITCHED = frozenset({"medication"})
+#: words that say one thing replaced another, not that one was added
+SWITCH = re.compile(
+    r"\b(?:switch(?:ed|ing)?|swap(?:ped|ping)?|chang(?:ed|ing)|mov(?:ed|ing)|"
+    r"transition(?:ed|ing)?|replac(?:ed|ing)|instead|traded)\b",
+    re.IGNORECASE,
+)
+
+
+def switched(
+    facts: list[Fact], model: AttributeModel, held: Mapping[str, tuple[str, ...]]
+) -> list[Fact]:
+    """``facts`` with a switch ("GP's swapped me over to sertraline") filed under the
+    many-valued attribute the person holds exactly one value of and the classifier reads
+    it as, retiring that value (``SWITCHED``)."""
+    once = {
+        a: slots[0]
+        for a, slots in held.items()
+        if a in SWITCHED and len(slots) == 1 and "_and_" not in slots[0]  # not two at once
+    }
+    at = [
+        i
+        for i, f in enumerate(facts)
+        if _mine(f) and SWITCH.search(f.clause) is not None and _ME.search(f.clause)
+    ]
+    if not once or not at:
+        return facts
+    found = model.distributions([facts[i].clause for i in at])
+    if found is None:
+        return facts
+    labels, probs = found
+    index = {label: n for n, label in enumerate(labels)}
+    out = list(facts)
+    for row, i in enumerate(at):
+        fact = out[i]
+        best = max(once, key=lambda a: probs[row, index[a]] if a in index else -1.0)
+        p = float(probs[row, index[best]]) if best in index else 0.0
+        own = index.get(fact.attribute or "")
+        if p < UPDATE_AT or (fact.attribute != best and own is not None and probs[row, own] >= p):
+            continue
+        old = once.pop(best)
+        if fact.attribute != best:
+            target = by_name(best)
+            assert target is not None
+            slot, _single = _slot(target, fact.clause, slugify(fact.content, 60))
+            fact = dataclasses.replace(
+                fact, slot=slot, single=False, key=slot, attribute=best, category=best
+            )
+        if fact.slot != old:
+            out[i] = dataclasses.replace(fact, replaces=(*fact.replaces, old))
+        if not once:
+            break
+    return out
+
+
+def _mine(fact: Fact) -> bool:
+    """A statement of the person's own, not a request and not a retraction."""
+    return (
+        not fact.is_retraction
+        and fact.source == "user"
+        and bool(fact.clause)
+        and fact.attribute not in _KEEP_RULE
+        and not fact.content.startswith(_REQUESTED)
+    )
 
 
 def updated_requests(facts: list[Fact], model: AttributeModel, held: Collection[str]) -> list[Fact]:
@@ -401,12 +472,8 @@ def _changing(fact: Fact) -> bool:
     an attribute no later statement retires (a hobby, a like, a many-valued one)."""
     target = by_name(fact.attribute or "")
     return (
-        not fact.is_retraction
-        and fact.source == "user"
-        and bool(fact.clause)
+        _mine(fact)
         and not (target is not None and target.single)  # it retires its own already
-        and fact.attribute not in _KEEP_RULE
-        and not fact.content.startswith(_REQUESTED)
         and CHANGE.search(fact.clause) is not None
         and _ME.search(fact.clause) is not None
     )

@@ -40,7 +40,13 @@ from memoryd.core.extraction.attributes import ATTRIBUTES
 from memoryd.core.extraction.compound import parts
 from memoryd.core.extraction.guard import unsafe
 from memoryd.core.extraction.standing import MAY_ASK
-from memoryd.engine.attribute_backing import back, notable, settle, updated_requests
+from memoryd.engine.attribute_backing import (
+    SWITCHED,
+    back,
+    notable,
+    settle,
+    updated_requests,
+)
 from memoryd.engine.attribute_model import AttributeModel
 from memoryd.engine.background import BackgroundWorker
 from memoryd.engine.extraction_clients import ExtractionClients
@@ -66,7 +72,7 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE_S = 60.0
 #: The single-valued attributes a new statement may update (``_held``), and the rows
 #: read to find which of them a person holds.
-SINGLE_ATTRIBUTES = tuple(a.name for a in ATTRIBUTES if a.single)
+SINGLE_ATTRIBUTES = tuple(a.name for a in ATTRIBUTES if a.single) + tuple(sorted(SWITCHED))
 HELD_ROWS = 64
 #: Jobs held in memory (their texts with them) before new ones wait in the table.
 DEFAULT_MAX_PENDING = 256
@@ -483,12 +489,13 @@ class ExtractionJobs:
             held.api_key_id, held.session_id, texts, held.user_id, origin, guard=False
         )
 
-    def _held(self, owner: str, user_id: str) -> frozenset[str]:
-        """The single-valued attributes the person (this end user of the key, exactly:
-        the rows a new value may retire) holds a current captured value of; one read,
-        only when the classifier backs the rules."""
+    def _held(self, owner: str, user_id: str) -> dict[str, tuple[str, ...]]:
+        """The single-valued attributes (and the ones a switch replaces) the person
+        (this end user of the key, exactly: the rows a new value may retire) holds a
+        current captured value of, with the slots of those values; one read, only when
+        the classifier backs the rules."""
         if self.attributes is None or not self.attributes.available():
-            return frozenset()
+            return {}
         flt = Filter(
             owners=(owner,),
             now=utcnow(),
@@ -497,8 +504,11 @@ class ExtractionJobs:
             profile=SINGLE_ATTRIBUTES,
             pinned=False,
         )
-        rows = self.store.read().recent(flt, HELD_ROWS)
-        return frozenset(m.attribute for m in rows if m.attribute)
+        held: dict[str, tuple[str, ...]] = {}
+        for m in self.store.read().recent(flt, HELD_ROWS):
+            if m.attribute and m.slot:
+                held[m.attribute] = (*held.get(m.attribute, ()), m.slot)
+        return held
 
     def rule_items(
         self,
@@ -516,7 +526,7 @@ class ExtractionJobs:
         kept too."""
         extracted_at = to_iso(utcnow())
         unique: dict[str, Fact] = {}
-        held: frozenset[str] | None = None
+        held: dict[str, tuple[str, ...]] | None = None
         for text, source in texts:
             weak: list[str] = []
             facts, leftovers = extract(text, source=source, guard=guard, weak=weak)

@@ -378,6 +378,41 @@ def test_a_request_about_something_else_leaves_the_preference(engine: MemoryEngi
     assert _holding(current, "bullet"), current
 
 
+@pytest.mark.parametrize(
+    ("first", "second", "old", "new"),
+    [
+        (
+            "i take sertraline every morning",
+            "my GP switched me over to fluoxetine last week",
+            "sertraline",
+            "fluoxetine",
+        ),
+        ("I take warfarin", "my cardiologist moved me onto apixaban", "warfarin", "apixaban"),
+    ],
+)
+def test_a_switch_replaces_the_one_medicine_they_take(
+    engine: MemoryEngine, first: str, second: str, old: str, new: str
+) -> None:
+    current = _after(engine, first, second)
+    assert _holding(current, new), current
+    assert not _holding(current, old), current
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("I'm on metformin for my diabetes", "doctor added gliclazide as well"),  # one more
+        ("I'm on metformin and ramipril", "doctor switched me to gliclazide"),  # which one?
+    ],
+)
+def test_a_medicine_added_or_a_switch_that_names_no_one_keeps_the_old(
+    engine: MemoryEngine, first: str, second: str
+) -> None:
+    current = _after(engine, first, second)
+    assert _holding(current, "metformin"), current
+    assert _holding(current, "gliclazide"), current
+
+
 # -- one memory per attribute ---------------------------------------------------------------
 
 
