@@ -793,11 +793,41 @@ _REQUESTED = "User wants the assistant"
 _OTHERS = frozenset({"partner", "family_member", "pet"})
 
 
+#: A plan said to have moved: "I rescheduled the GRE to November 12", "Bali trip's been
+#: bumped back to the 10th of August", "the Bali trip is now in September".
+_MOVED_PLAN = re.compile(
+    r"\b(?:re-?schedul\w*|re-?book\w*|bumped|pushed\s+(?:back|forward)|postponed|"
+    r"brought\s+forward|put\s+back|delayed|moved\s+(?:it\s+|the\s+\w+\s+)?(?:to|forward|back)|"
+    r"(?:is|are|'s)\s+now\s+(?:on|in|at))\b",
+    re.IGNORECASE,
+)
+#: what it is called: a name, not a date ("the GRE", "Bali"; "March" names no plan)
+_NAME = re.compile(r"(?<![.!?]\s)\b(?-i:[A-Z][\w'-]{2,})")
+_DATE_WORD = re.compile(
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\w*|(?:mon|tues|wednes|thurs|"
+    r"fri|satur|sun)day|user|the|christmas|easter|our|my|his|her|hers|their|they|she|you|"
+    r"we|this|that|these|those|then|just|also|and|but|well|okay|yes|sorry|now|so|its|it's",
+    re.IGNORECASE,
+)
+
+
+def _rescheduled(fact: Fact) -> tuple[str, ...]:
+    """The person's plans a moved plan replaces: those that name what it names."""
+    if not fact.clause or _MOVED_PLAN.search(fact.clause) is None:
+        return ()
+    names = [n for n in _NAME.findall(fact.clause) if not _DATE_WORD.fullmatch(n)]
+    return tuple(f"plan:*~{n}" for n in dict.fromkeys(names))
+
+
 def settle(fact: Fact) -> Fact:
     """``fact`` with the supersede targets of what it denies ("User is not allergic to
-    strawberries" retires "User is allergic to strawberries" whatever slot each has)."""
+    strawberries" retires "User is allergic to strawberries" whatever slot each has),
+    and of the plan it moves ("I rescheduled the GRE to November 12")."""
     if fact.is_retraction or fact.source != "user" or fact.content.startswith(_REQUESTED):
         return fact  # "don't mention Dublin" asks the assistant; it denies nothing of theirs
+    moved = _rescheduled(fact)
+    if moved:
+        fact = dataclasses.replace(fact, replaces=(*fact.replaces, *moved))
     if fact.attribute in _OTHERS or fact.content.startswith("User's "):
         return fact  # "my son is not a fan of hiking": his, not the person's
     targets = denied(fact.content)

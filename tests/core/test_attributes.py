@@ -413,6 +413,25 @@ def test_a_medicine_added_or_a_switch_that_names_no_one_keeps_the_old(
     assert _holding(current, "gliclazide"), current
 
 
+def test_a_plan_said_to_have_moved_replaces_the_plan_it_names(engine: MemoryEngine) -> None:
+    current = _after(
+        engine,
+        "Flying to Lisbon on the 3rd of May for a hen do",
+        "the Lisbon trip got pushed back to the 20th of June",
+    )
+    assert _holding(current, "20th of June"), current
+    assert not _holding(current, "3rd of May"), current
+
+
+def test_someone_elses_plan_moving_leaves_theirs(engine: MemoryEngine) -> None:
+    current = _after(
+        engine,
+        "Flying to Lisbon on the 3rd of May for a hen do",
+        "my sister's Lisbon trip got postponed",
+    )
+    assert _holding(current, "3rd of May"), current
+
+
 # -- one memory per attribute ---------------------------------------------------------------
 
 
