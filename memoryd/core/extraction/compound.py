@@ -13,13 +13,28 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING
+from typing import Any, Protocol, TypeVar
 
 from memoryd.core.extraction.rules import _ORG, _is_job
 from memoryd.core.extraction.values import slugify
 
-if TYPE_CHECKING:
-    from memoryd.core.extraction import Fact
+
+class _Fact(Protocol):
+    """What of ``extraction.Fact`` this reads (the package imports this module)."""
+
+    @property
+    def attribute(self) -> str | None: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def replaces(self) -> tuple[str, ...]: ...
+    @property
+    def is_retraction(self) -> bool: ...
+
+
+F = TypeVar("F", bound=_Fact)
 
 __all__ = ["parts"]
 
@@ -46,7 +61,7 @@ _ROLE_END = re.compile(r"\s+(?:in|at|for|with|based|on|from|since)\s+", re.IGNOR
 _WORK = frozenset({"job_title", "employer"})
 
 
-def parts(fact: Fact) -> list[Fact]:
+def parts(fact: F) -> list[F]:
     """``fact`` as its job title and its employer when it states both, else itself."""
     if fact.attribute not in _WORK or fact.source != "user" or fact.is_retraction:
         return [fact]
@@ -68,8 +83,9 @@ def parts(fact: Fact) -> list[Fact]:
         return [fact]
     prep = m["prep"].lower()
     title = " ".join(title.split()).rstrip(" ,;:.")
-    job = dataclasses.replace(
-        fact,
+    whole: Any = fact  # a dataclass (``extraction.Fact``)
+    job: F = dataclasses.replace(
+        whole,
         key=f"occupation:{slugify(role, 60)}",
         content=title,
         slot="occupation",
@@ -77,8 +93,8 @@ def parts(fact: Fact) -> list[Fact]:
         replaces=tuple(r for r in fact.replaces if r != "employer"),
         attribute="job_title",
     )
-    employer = dataclasses.replace(
-        fact,
+    employer: F = dataclasses.replace(
+        whole,
         key=f"employer:{slugify(org, 60)}",
         content=f"User works {prep} {org}",
         slot="employer",
