@@ -36,6 +36,7 @@ SPLITS = (
     "test4",
     "test6",
     "test7",
+    "test8",
 )
 MODES = ("replace", "add", "repeat", "retract")
 FILES = ("positives.jsonl", "negatives.jsonl", "supersede.jsonl")
