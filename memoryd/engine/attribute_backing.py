@@ -297,10 +297,22 @@ CHANGE = re.compile(
     r"changed\s+my\s+mind)\b",
     re.IGNORECASE,
 )
+#: A request takes a preference only when the classifier is this sure of it: "from now
+#: on call my husband Bobby instead" is about him, and reads as a name less surely.
+REQUEST_AT = 0.5
 #: How the person wants to be answered and addressed: one value each, which a new
 #: request changes ("everyone's calling me Vonnie these days, go with that instead").
 _ANSWERED = frozenset(
     {"preferred_name", "tone", "answer_format", "answer_length", "answer_language", "ui_theme"}
+)
+#: a change of amount is no new value: "I started eating more beans now" is no new diet
+_AMOUNT = re.compile(r"\b(?:more|less|fewer|extra)\b", re.IGNORECASE)
+#: a request about someone else is not how the person wants to be addressed
+_SOMEONE_ELSE = re.compile(
+    r"\b(?:my|our)\s+(?:husband|wife|partner|boyfriend|girlfriend|fianc[eé]e?|son|daughter|"
+    r"kids?|child(?:ren)?|baby|mum|mom|mother|dad|father|brother|sister|friend|boss|"
+    r"colleague|dog|cat)\b|\b(?:his|her|their|him|them)\b",
+    re.IGNORECASE,
 )
 #: "me" or "I" in the clause: "my cardiologist switched me over to Eliquis" is the
 #: person's change; "my wife works at Apple now" is hers
@@ -320,8 +332,12 @@ def updated(
     spoken = {f.clause for f in facts if f.clause}
     out = facts
     if holds:
-        at = [i for i, f in enumerate(facts) if _changing(f)]
-        loose = [c for c in leftovers if c not in spoken and CHANGE.search(c) and _ME.search(c)]
+        at = [i for i, f in enumerate(facts) if _changing(f) and not _AMOUNT.search(f.clause)]
+        loose = [
+            c
+            for c in leftovers
+            if c not in spoken and CHANGE.search(c) and _ME.search(c) and not _AMOUNT.search(c)
+        ]
         out = _filed(facts, at, loose, model, holds, single_readings=True)
     return switched(out, model, held) if isinstance(held, Mapping) else out
 
@@ -330,10 +346,12 @@ def updated(
 #: doctor "switched me to escitalopram" or "moved me onto apixaban" changes the one
 #: medicine they take, not a second one (with two, which one is not said: both stay).
 SWITCHED = frozenset({"medication"})
-#: words that say one thing replaced another, not that one was added
+#: words that say their own medicine was replaced, not that one was added or that they
+#: changed someone else's ("I switched my dog to a new flea medicine")
 SWITCH = re.compile(
-    r"\b(?:switch(?:ed|ing)?|swap(?:ped|ping)?|chang(?:ed|ing)|mov(?:ed|ing)|"
-    r"transition(?:ed|ing)?|replac(?:ed|ing)|instead|traded)\b",
+    r"\b(?:switch(?:ed|ing)?|swap(?:ped|ping)?|chang(?:ed|ing)|mov(?:ed|ing)|put|"
+    r"transition(?:ed|ing)?)\s+(?:me|myself)\b|"
+    r"\bI(?:'ve|\s+have)?\s+(?:switched|swapped|changed|moved)\s+(?:over\s+)?(?:to|onto)\b",
     re.IGNORECASE,
 )
 
@@ -349,11 +367,7 @@ def switched(
         for a, slots in held.items()
         if a in SWITCHED and len(slots) == 1 and "_and_" not in slots[0]  # not two at once
     }
-    at = [
-        i
-        for i, f in enumerate(facts)
-        if _mine(f) and SWITCH.search(f.clause) is not None and _ME.search(f.clause)
-    ]
+    at = [i for i, f in enumerate(facts) if _mine(f) and SWITCH.search(f.clause) is not None]
     if not once or not at:
         return facts
     found = model.distributions([facts[i].clause for i in at])
@@ -410,8 +424,9 @@ def updated_requests(facts: list[Fact], model: AttributeModel, held: Collection[
         and f.source == "user"
         and f.clause
         and CHANGE.search(f.clause) is not None
+        and _SOMEONE_ELSE.search(f.clause) is None  # "call my husband Bobby instead"
     ]
-    return _filed(facts, at, [], model, holds, single_readings=False)
+    return _filed(facts, at, [], model, holds, single_readings=False, at_least=REQUEST_AT)
 
 
 def _filed(
@@ -422,6 +437,7 @@ def _filed(
     holds: list[str],
     *,
     single_readings: bool,
+    at_least: float = 0.0,
 ) -> list[Fact]:
     """``facts[at]`` moved to, and ``loose`` clauses kept under, the attribute of
     ``holds`` the classifier reads them as; ``single_readings``: that attribute must be
@@ -448,7 +464,7 @@ def _filed(
     for row, text in enumerate(texts):
         best = max(singles, key=lambda c: probs[row, c])
         attribute, p = labels[best], float(probs[row, best])
-        if attribute not in holds or p < UPDATE_AT or attribute in taken:
+        if attribute not in holds or p < max(UPDATE_AT, at_least) or attribute in taken:
             continue
         if row < len(at):
             i = at[row]
@@ -796,7 +812,7 @@ _OTHERS = frozenset({"partner", "family_member", "pet"})
 #: A plan said to have moved: "I rescheduled the GRE to November 12", "Bali trip's been
 #: bumped back to the 10th of August", "the Bali trip is now in September".
 _MOVED_PLAN = re.compile(
-    r"\b(?:re-?schedul\w*|re-?book\w*|bumped|pushed\s+(?:back|forward)|postponed|"
+    r"\b(?:re-?schedul\w*|re-?book\w*|bumped(?!\s+into)|pushed\s+(?:back|forward)|postponed|"
     r"brought\s+forward|put\s+back|delayed|moved\s+(?:it\s+|the\s+\w+\s+)?(?:to|forward|back)|"
     r"(?:is|are|'s)\s+now\s+(?:on|in|at))\b",
     re.IGNORECASE,
@@ -812,11 +828,24 @@ _DATE_WORD = re.compile(
 
 
 def _rescheduled(fact: Fact) -> tuple[str, ...]:
-    """The person's plans a moved plan replaces: those that name what it names."""
-    if not fact.clause or _MOVED_PLAN.search(fact.clause) is None:
+    """The person's plans a moved plan of theirs replaces: those that name what it
+    names, the name whole ("Sarah" in "bumped into Sarah at the gym" moves nothing)."""
+    if fact.attribute in _OTHERS or not fact.clause or fact.content.startswith("User's "):
+        return ()  # "My sister Emma is now in Boston" moves no plan of theirs
+    if _MOVED_PLAN.search(fact.clause) is None:
         return ()
-    names = [n for n in _NAME.findall(fact.clause) if not _DATE_WORD.fullmatch(n)]
-    return tuple(f"plan:*~{n}" for n in dict.fromkeys(names))
+    first = re.match(r"\W*([\w'-]+)(?:'s)?\s+(\w+)", fact.clause)
+    names = [
+        n
+        for at, n in ((m.start(), m.group()) for m in _NAME.finditer(fact.clause))
+        if not _DATE_WORD.fullmatch(n)
+        # a clause's first word is capitalised anyway: a name only before "trip"
+        and (at > (first.start(1) if first else 0) or (first and first[2] in _PLAN_WORDS))
+    ]
+    return tuple(f"plan:*~={n}" for n in dict.fromkeys(names))
+
+
+_PLAN_WORDS = frozenset({"trip", "flight", "holiday", "exam", "visit", "wedding", "move"})
 
 
 def settle(fact: Fact) -> Fact:

@@ -35,7 +35,7 @@ from concurrent.futures import Future
 from datetime import datetime, timedelta
 
 from memoryd.config.settings import MemorySettings
-from memoryd.core.extraction import Fact, extract, fact_metadata
+from memoryd.core.extraction import ENDED, Fact, extract, fact_metadata
 from memoryd.core.extraction.attributes import ATTRIBUTES
 from memoryd.core.extraction.compound import parts
 from memoryd.core.extraction.guard import unsafe
@@ -539,8 +539,12 @@ class ExtractionJobs:
                 backed = standing(steer, backed + preferences(steer, backed))
             if said and held and self.attributes is not None:
                 backed = updated_requests(backed, self.attributes, held)
-            for fact in (part for found in backed for part in parts(found)):
+            ruled = {f.clause for f in facts}  # the rules' facts were cut already
+            for fact in (p for f in backed for p in ([f] if f.clause in ruled else parts(f))):
                 unique.setdefault(fact.key, settle(fact))  # the first occurrence wins
+        # what a message says ended is retired before its facts are stored: "I'm a nurse
+        # at St Marys now. Quit the work choir though." keeps the nurse
+        ordered = sorted(unique.values(), key=lambda f: not f.key.startswith(ENDED))
         return [
             Reconcile(owner, None, supersedes=f.retracts, user_id=user_id)
             if f.is_retraction
@@ -558,5 +562,5 @@ class ExtractionJobs:
                 supersedes=f.supersedes,
                 user_id=user_id,
             )
-            for f in unique.values()
+            for f in ordered
         ]

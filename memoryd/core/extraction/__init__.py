@@ -415,14 +415,18 @@ def ended_mention(fact: Fact, over: tuple[str, ...]) -> bool:
     if fact.attribute in _KEPT_WHEN_ENDED:
         return False
     low = fact.content.lower()
-    gone = [w for t in over if "~" in t and (w := t.partition("~")[2].lower()) and w in low]
+    gone = [
+        w for t in over if "~" in t and (w := t.partition("~")[2].lstrip("=").lower()) and w in low
+    ]
     if not gone:
         return False
     # a single value the clause goes on to name replaces the old one ("ditched the
     # samsung, on a pixel 8 now"); "resigned from Mou Foods, no job currently" names none
     after = re.findall(r"[\w'-]+", low.split(gone[0], 1)[1])
     said = [w for w in after if w not in _FILLER]
-    return not (fact.single and len(said) >= 3 and said[0] not in ("no", "not", "nothing"))
+    kind = by_name(fact.attribute or "")
+    single = kind is not None and kind.single  # one value: a phone, not a like of rugby
+    return not (single and len(said) >= 3 and said[0] not in ("no", "not", "nothing"))
 
 
 _FILLER = frozenset(

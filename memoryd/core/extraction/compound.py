@@ -57,6 +57,16 @@ _AT_AS = re.compile(
     rf"^User\s+works\s+(?P<prep>at|for|with)\s+(?P<org>{_ORG.pattern})\s+as\s+"
     r"(?P<article>(?:an?\s+)?)(?P<role>[^,;]+?)(?P<rest>(?:[,;].*)?)$"
 )
+#: roles that are no employment ("a client at Barclays", "a student at Leeds Uni"), and
+#: a second role said beside the first ("a mentor at Code First Girls too")
+_NOT_EMPLOYED = frozenset(
+    re.findall(
+        r"\w+",
+        "client customer patient member volunteer mentor guest regular fan student pupil "
+        "supporter subscriber resident tenant parent",
+    )
+)
+_ALSO = re.compile(r"\b(?:too|also|as\s+well|on\s+the\s+side|on\s+weekends)\b", re.IGNORECASE)
 _ROLE_END = re.compile(r"\s+(?:in|at|for|with|based|on|from|since)\s+", re.IGNORECASE)
 _WORK = frozenset({"job_title", "employer"})
 
@@ -80,6 +90,8 @@ def parts(fact: F) -> list[F]:
     role_low = role.lower()
     head = role_low.split()[-1] if role_low.split() else ""
     if not head or not _is_job(role_low, head) or _WHEN.fullmatch(org) or len(org) < 2:
+        return [fact]
+    if head in _NOT_EMPLOYED or _ALSO.search(fact.content):
         return [fact]
     prep = m["prep"].lower()
     title = " ".join(title.split()).rstrip(" ,;:.")

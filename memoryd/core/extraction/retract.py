@@ -369,7 +369,7 @@ def retraction(clause: str, match: Match, before: str = "") -> tuple[str, ...] |
         drug = stopped["what"].lower()
         if drug in _MEDS_WORDS:
             return ("health:medication:*",)
-        return (f"*~{stopped['what']}",)
+        return (f"*~={stopped['what']}",) if len(drug) >= 4 else None  # "the IV": no drug
     m = _GONE.match(clause) or _DIED.match(clause)
     if m is not None:
         what = trim(m.group("what") or m.groupdict().get("what2") or "")
@@ -387,9 +387,9 @@ _ENDED = re.compile(
     r"sadly|anyway|ugh|update|news)[\s,:]+)*"
     r"(?:(?:I|we)\s+(?:(?:have|had|'ve|ve|just|finally|officially|also|already)\s+)*|"
     r"(?:I've|we've|ive)\s+(?:(?:just|finally|officially|also|already)\s+)*)?"
-    r"(?P<verb>quit|quitted|gave\s+up|given\s+up|packed\s+in|sold|"
+    r"(?P<verb>quit|quitted|gave\s+up|given\s+up|packed\s+in|sold(?!\s+out)|"
     r"pulled\s+out\s+of|resigned\s+from|walked\s+away\s+from|ditched|"
-    r"got\s+rid\s+of|left)\s+"
+    r"got\s+rid\s+of)\s+"
     r"(?:(?:the|my|our|that|those|this|with|at|on|from|in)\s+)*(?P<what>[^,;.!?()]+)",
     re.IGNORECASE,
 )
@@ -405,18 +405,42 @@ _ENDED_TAIL = re.compile(
 
 def ended(clause: str) -> tuple[str, ...] | None:
     """What a statement that something of the person's ended retires (supersede
-    targets), or None. The caller decides whether the words also state a lasting fact
-    ("I quit caffeine in January" is a diet; "quit ballet" ends a hobby)."""
+    targets, the thing's own words whole: "seat" is not "Seattle"), or None. The caller
+    decides whether the words also state a lasting fact ("I quit caffeine in January" is
+    a diet; "quit ballet" ends a hobby)."""
     if _CUE.search(clause) is None:
         return None
     m = _ENDED.match(clause.strip())
     if m is None:
         return None
-    what = _ENDED_TAIL.sub("", m["what"]).strip()
-    if not what:
+    what = _ENDED_TAIL.sub("", m["what"]).strip(" '\"")
+    words = re.findall(r"[\w'-]+", what)
+    if not words or len(words) > 4:
+        return None  # "quit the work WhatsApp group chat for the choir": no one thing
+    names = re.findall(r"(?-i:[A-Z][\w&'-]+)(?:\s+(?-i:[A-Z][\w&'-]+))*", what)
+    if names:
+        thing = names[-1]  # "Mou Foods", "the Hallam marathon"
+    else:
+        head = words[-1].lower()
+        if head in _TOPICS and len(words) == 1:
+            return _TOPICS[head]  # "quit my job": the job, whatever its words
+        if head in _TOPICS or head in _GENERIC_ENDS:
+            head = words[-2].lower() if len(words) > 1 else ""  # "the keto diet" -> keto
+        thing = head
+    if len(thing) < 4 or thing.lower() in _NOT_A_THING:
         return None
-    if m["verb"].lower() == "left" and (not what[:1].isupper() or " for " in m["what"]):
-        # "left Google" ends a job; "left early", "left my keys" end nothing, and "left
-        # Google for Netflix" says the new one (the rules read it)
-        return None
-    return _topic(what) or None
+    return (f"*~={thing}",)
+
+
+#: the last word of a thing that names its kind, not which one ("the café job")
+_GENERIC_ENDS = frozenset({"job", "thing", "stuff", "plan", "plans", "class", "classes", "lessons"})
+#: a time or a common word is no thing of theirs ("gave up my Saturday", "quit the app")
+_NOT_A_THING = frozenset(
+    re.findall(
+        r"\w+",
+        "monday tuesday wednesday thursday friday saturday sunday saturdays sundays weekend "
+        "weekends morning mornings evening evenings night nights time today tonight week "
+        "month year seat place spot turn chance idea hope that this there them office "
+        "group chat",
+    )
+)

@@ -33,15 +33,18 @@ def supersede(
     targets: list[str] = []
     params: list[Any] = []
     for slot, _, words in (s.partition("~") for s in slots if "~" in s):
-        said = f"%{escape_like(words)}%"
+        # "~=words": the words whole ("seat" is not in "Seattle"), else anywhere
+        said, content = f"%{escape_like(words)}%", "lower(content)"
+        if words.startswith("="):
+            said, content = f"% {escape_like(_spaced(words[1:]))} %", _WORDS
         if slot == "*":  # any slot: a retraction by what the memory says
-            targets.append("(slot IS NOT NULL AND lower(content) LIKE lower(?) ESCAPE '\\')")
+            targets.append(f"(slot IS NOT NULL AND {content} LIKE lower(?) ESCAPE '\\')")
             params.append(said)
         elif slot.endswith(":*"):
-            targets.append("(slot LIKE ? ESCAPE '\\' AND lower(content) LIKE lower(?) ESCAPE '\\')")
+            targets.append(f"(slot LIKE ? ESCAPE '\\' AND {content} LIKE lower(?) ESCAPE '\\')")
             params += [escape_like(slot[:-1]) + "%", said]
         else:
-            targets.append("(slot = ? AND lower(content) LIKE lower(?) ESCAPE '\\')")
+            targets.append(f"(slot = ? AND {content} LIKE lower(?) ESCAPE '\\')")
             params += [slot, said]
     slots = [s for s in slots if "~" not in s]
     exact = [s for s in slots if not s.endswith(":*")]
@@ -63,6 +66,24 @@ def supersede(
         [to_iso(now), by, owner, user_id, *params, by],
     )
     return [r[0] for r in rows]
+
+
+#: a memory's words between spaces, punctuation read as a space (SQLite and PostgreSQL
+#: both have ``replace`` and ``||``): "User's dog, Koda." is " user s dog  koda  "
+_PUNCTUATION = (",", ".", "!", "?", ";", ":", "'", '"', "(", ")", "-", "/")
+_WORDS = "lower(content)"
+for _mark in _PUNCTUATION:
+    _quoted = _mark.replace("'", "''")
+    _WORDS = f"replace({_WORDS}, '{_quoted}', ' ')"
+_WORDS = f"(' ' || {_WORDS} || ' ')"
+
+
+def _spaced(words: str) -> str:
+    """``words`` as ``_WORDS`` reads a memory: lower case, punctuation a space."""
+    low = words.lower()
+    for mark in _PUNCTUATION:
+        low = low.replace(mark, " ")
+    return " ".join(low.split())
 
 
 def reconcile(
