@@ -70,7 +70,7 @@ def supersede(
 
 #: a memory's words between spaces, punctuation read as a space (SQLite and PostgreSQL
 #: both have ``replace`` and ``||``): "User's dog, Koda." is " user s dog  koda  "
-_PUNCTUATION = (",", ".", "!", "?", ";", ":", "'", '"', "(", ")", "-", "/")
+_PUNCTUATION = (",", ".", "!", ";", ":", "'", '"', "(", ")", "-", "/")  # no "?": a placeholder
 _WORDS = "lower(content)"
 for _mark in _PUNCTUATION:
     _quoted = _mark.replace("'", "''")

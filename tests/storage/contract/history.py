@@ -107,6 +107,26 @@ class HistoryContract(Contract):
         assert done2.superseded == [literal.id]
         assert get(store, lookalike.id).superseded_at is None
 
+    def test_reconcile_whole_words(self, store: Store) -> None:
+        """``~=words`` retires the memories that say the words whole, punctuation read
+        as a space: "seat" is not in "Seattle", "five-a-side" is in "five-a-side,"."""
+        city = add(store, "a", "User lives in Seattle", metadata={"slot": "home_location"})
+        seat = add(store, "a", "User's seat: 14C.", metadata={"slot": "note:seat"})
+        game = add(store, "a", "User plays five-a-side, Thursdays", metadata={"slot": "hobbies:x"})
+        mine = add(store, "a", "User's (seat) it's O'Brien's", metadata={"slot": "note:y"})
+        other = add(store, "b", "User's seat is 2A", metadata={"slot": "note:seat"})
+        gone = store.write(
+            lambda w: w.reconcile(
+                Reconcile("a", None, supersedes=("*~=seat", "hobbies:*~=Five-a-side")),
+                None,
+                "",
+                NOW,
+            )
+        )
+        assert sorted(gone.superseded) == sorted([seat.id, game.id, mine.id])
+        assert get(store, city.id).superseded_at is None
+        assert get(store, other.id).superseded_at is None  # another owner's
+
     def test_reconcile_retracts_ids(self, store: Store) -> None:
         mine = add(store, "a", "wrong fact")
         keep = add(store, "a", "right fact")
